@@ -1,0 +1,124 @@
+package hone
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Checkpoint is an immutable, committed checkpoint directory in storage.
+// Two Checkpoint values with the same Path are the same checkpoint.
+type Checkpoint struct {
+	TrialID   string // the trial whose manager registered it
+	Index     int    // per-trial sequence number, from 0
+	Path      string // relative to the experiment directory, e.g. "<trial_dir>/checkpoint_000003"
+	Iteration int    // training_iteration of the result that produced it
+}
+
+// Name returns the checkpoint directory's base name, e.g. "checkpoint_000003".
+func (c *Checkpoint) Name() string { return CheckpointDirName(c.Index) }
+
+// CheckpointDirName is the directory name of the checkpoint with index i.
+func CheckpointDirName(i int) string { return fmt.Sprintf("checkpoint_%06d", i) }
+
+// CheckpointConfig is the retention policy of a trial's checkpoints
+// (SEMANTICS §2).
+type CheckpointConfig struct {
+	// NumToKeep is how many checkpoints to keep; 0 keeps all. Negative is
+	// invalid. The latest checkpoint and pinned checkpoints are never
+	// deleted.
+	NumToKeep int `json:"num_to_keep,omitempty" yaml:"num_to_keep"`
+	// ScoreAttribute ranks checkpoints by a result field; "" ranks by
+	// recency. A missing or NaN score ranks lowest.
+	ScoreAttribute string `json:"score_attribute,omitempty" yaml:"score_attribute"`
+	// ScoreOrder is "max" (default) or "min".
+	ScoreOrder Mode `json:"score_order,omitempty" yaml:"score_order"`
+	// Frequency asks for a checkpoint every N iterations; 0 never asks.
+	Frequency int `json:"frequency,omitempty" yaml:"frequency"`
+	// AtEnd asks for a checkpoint when the trial finishes.
+	AtEnd bool `json:"at_end,omitempty" yaml:"at_end"`
+}
+
+// Validate names the first invalid field.
+func (c CheckpointConfig) Validate() error {
+	if c.NumToKeep < 0 {
+		return fmt.Errorf("checkpoint.num_to_keep = %d: must be 0 (keep all) or >= 1", c.NumToKeep)
+	}
+	if c.ScoreOrder != "" && !c.ScoreOrder.Valid() {
+		return fmt.Errorf("checkpoint.score_order = %q: allowed values are \"max\" and \"min\"", c.ScoreOrder)
+	}
+	if c.Frequency < 0 {
+		return fmt.Errorf("checkpoint.frequency = %d: must be >= 0 (0 = never on schedule)", c.Frequency)
+	}
+	return nil
+}
+
+// SaveFuture is a pending save of one trial (SEMANTICS §1 "Saves"). There is
+// at most one in flight per trial: asking for a save while one is in flight
+// returns the same future. It resolves exactly once, to a checkpoint, to
+// "no checkpoint" (nil, nil), or to an error.
+//
+// A SaveFuture is used on the controller's goroutine only: Then callbacks run
+// synchronously inside Resolve, on that goroutine. It is not safe for
+// concurrent use.
+type SaveFuture struct {
+	TrialID string
+
+	mu    sync.Mutex // guards nothing on the hot path; keeps -race quiet for readers in tests
+	done  bool
+	cp    *Checkpoint
+	err   error
+	thens []func(*Checkpoint, error)
+}
+
+// NewSaveFuture returns an unresolved future for trialID. Called by the
+// controller only.
+func NewSaveFuture(trialID string) *SaveFuture { return &SaveFuture{TrialID: trialID} }
+
+// Done reports whether the future has resolved.
+func (f *SaveFuture) Done() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.done
+}
+
+// Result returns the resolved checkpoint (nil for "no checkpoint") and
+// error. Before resolution both are nil.
+func (f *SaveFuture) Result() (*Checkpoint, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cp, f.err
+}
+
+// Then registers fn to run when the future resolves, or runs it at once if
+// it already has. This is how a scheduler waits on a save without blocking
+// the runner: the continuation runs inside the controller step that
+// resolves the future.
+func (f *SaveFuture) Then(fn func(*Checkpoint, error)) {
+	f.mu.Lock()
+	if f.done {
+		cp, err := f.cp, f.err
+		f.mu.Unlock()
+		fn(cp, err)
+		return
+	}
+	f.thens = append(f.thens, fn)
+	f.mu.Unlock()
+}
+
+// Resolve settles the future and runs its continuations in registration
+// order. Resolving twice panics: it would mean two saves answered one
+// request. Called by the controller only.
+func (f *SaveFuture) Resolve(cp *Checkpoint, err error) {
+	f.mu.Lock()
+	if f.done {
+		f.mu.Unlock()
+		panic("hone: SaveFuture resolved twice for trial " + f.TrialID)
+	}
+	f.done, f.cp, f.err = true, cp, err
+	thens := f.thens
+	f.thens = nil
+	f.mu.Unlock()
+	for _, fn := range thens {
+		fn(cp, err)
+	}
+}

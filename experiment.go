@@ -1,0 +1,91 @@
+package hone
+
+import (
+	"fmt"
+	"time"
+)
+
+// FailureConfig says what happens when a trial fails (SEMANTICS §3).
+type FailureConfig struct {
+	// MaxFailures is how many times a trial is retried: 0 never, -1 without
+	// limit.
+	MaxFailures int `json:"max_failures,omitempty" yaml:"max_failures"`
+	// FailFast stops the whole experiment at the first trial error.
+	FailFast bool `json:"fail_fast,omitempty" yaml:"fail_fast"`
+}
+
+// Validate names the first invalid field.
+func (f FailureConfig) Validate() error {
+	if f.MaxFailures < -1 {
+		return fmt.Errorf("failure.max_failures = %d: must be -1 (unlimited), 0 (no retries) or a positive count", f.MaxFailures)
+	}
+	return nil
+}
+
+// Experiment is what to tune and how. The zero values of optional fields
+// are the defaults given in each field's comment.
+type Experiment struct {
+	// Name names the experiment directory under the storage root.
+	Name string
+	// Trainable names what is trained; it starts every trial directory
+	// name. Default "trainable".
+	Trainable string
+	// Metric and Mode are the objective. Mode defaults to "min" when Metric
+	// is set.
+	Metric string
+	Mode   Mode
+	// Searcher proposes configurations. Required.
+	Searcher Searcher
+	// Scheduler decides about running trials. Default: FIFO.
+	Scheduler Scheduler
+	// Stoppers stop trials or the experiment.
+	Stoppers []Stopper
+	// MaxConcurrentTrials caps running trials; 0 = as many as resources
+	// allow.
+	MaxConcurrentTrials int
+	// Resources is what each trial needs (default: 1 CPU). ResourcesFn,
+	// if set, overrides it per configuration.
+	Resources   Resources
+	ResourcesFn func(Config) Resources
+	// Checkpoint is the retention policy for every trial.
+	Checkpoint CheckpointConfig
+	// Failure is the retry policy.
+	Failure FailureConfig
+	// TimeBudget stops the experiment after this much time (on the
+	// executor's clock) since it started; 0 = no limit.
+	TimeBudget time.Duration
+	// Seed seeds every random choice hone makes.
+	Seed uint64
+	// Callbacks are told what happens.
+	Callbacks []Callback
+}
+
+// Validate checks the fields that do not depend on a plugin and names the
+// first invalid one.
+func (e *Experiment) Validate() error {
+	if e.Searcher == nil {
+		return fmt.Errorf("experiment: searcher is required")
+	}
+	if e.Mode != "" && !e.Mode.Valid() {
+		return fmt.Errorf("experiment: mode = %q: allowed values are \"min\" and \"max\"", e.Mode)
+	}
+	if e.Mode != "" && e.Metric == "" {
+		return fmt.Errorf("experiment: mode is set but metric is empty")
+	}
+	if e.MaxConcurrentTrials < 0 {
+		return fmt.Errorf("experiment: max_concurrent_trials = %d: must be >= 0 (0 = no limit)", e.MaxConcurrentTrials)
+	}
+	if e.TimeBudget < 0 {
+		return fmt.Errorf("experiment: time_budget = %v: must be >= 0", e.TimeBudget)
+	}
+	if err := e.Resources.Validate(); err != nil {
+		return fmt.Errorf("experiment: %w", err)
+	}
+	if err := e.Checkpoint.Validate(); err != nil {
+		return fmt.Errorf("experiment: %w", err)
+	}
+	if err := e.Failure.Validate(); err != nil {
+		return fmt.Errorf("experiment: %w", err)
+	}
+	return nil
+}

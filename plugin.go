@@ -1,0 +1,153 @@
+package hone
+
+import (
+	"errors"
+	"math/rand/v2"
+	"time"
+)
+
+// Decision is a scheduler's verdict on a trial after one of its results.
+type Decision int
+
+// The decisions of SEMANTICS §1. In the per-trial decision queue STOP beats
+// PAUSE beats CONTINUE.
+const (
+	Continue Decision = iota // keep training
+	Pause                    // checkpoint if needed, stop the process, status PAUSED
+	Stop                     // stop gracefully, status TERMINATED
+	Noop                     // the scheduler already acted through Control
+)
+
+func (d Decision) String() string {
+	switch d {
+	case Continue:
+		return "CONTINUE"
+	case Pause:
+		return "PAUSE"
+	case Stop:
+		return "STOP"
+	case Noop:
+		return "NOOP"
+	}
+	return "Decision(?)"
+}
+
+// Errors a Searcher returns from Suggest.
+var (
+	// ErrNotNow means "no suggestion now, ask again later" (e.g. a
+	// concurrency limit is reached).
+	ErrNotNow = errors.New("searcher: no suggestion now")
+	// ErrSearchDone means the searcher will never suggest again.
+	ErrSearchDone = errors.New("searcher: finished")
+)
+
+// Searcher proposes configurations. It is called on the controller's
+// goroutine only, so it needs no locking; it must be deterministic given its
+// seed and the sequence of calls, because resume replays that sequence.
+type Searcher interface {
+	// Suggest returns the configuration of a new trial with the given id,
+	// or ErrNotNow, or ErrSearchDone.
+	Suggest(trialID string) (Config, error)
+	// OnResult is told every result of a trial unless the scheduler's
+	// decision for it was STOP.
+	OnResult(trialID string, r *Result)
+	// OnTrialComplete is told once per trial when it finishes: last is its
+	// last result (nil if none) and failed is true if it ended in ERROR.
+	OnTrialComplete(trialID string, last *Result, failed bool)
+}
+
+// Stateful is an optional ability of searchers and schedulers: their state
+// can be saved and restored. Callers type-assert for it.
+type Stateful interface {
+	MarshalState() ([]byte, error)
+	UnmarshalState([]byte) error
+}
+
+// Scheduler decides what happens to running trials and which waiting trial
+// runs next. It is called on the controller's goroutine only. It never sets
+// a trial's status: it returns decisions, acts through Control, and brings
+// paused trials back by returning them from ChooseTrialToRun.
+type Scheduler interface {
+	// OnTrialAdd is told of a new trial, and of a trial re-added for a retry.
+	OnTrialAdd(c Control, t *Trial)
+	// OnResult returns the decision for t after result r.
+	OnResult(c Control, t *Trial, r *Result) Decision
+	// OnTrialComplete is told when a RUNNING trial finishes normally or is
+	// stopped; r is its last result (may be nil).
+	OnTrialComplete(c Control, t *Trial, r *Result)
+	// OnTrialError is told when a RUNNING trial fails (whether or not it
+	// will be retried).
+	OnTrialError(c Control, t *Trial)
+	// OnTrialRemove is told when a PENDING or PAUSED trial is stopped or
+	// fails.
+	OnTrialRemove(c Control, t *Trial)
+	// ChooseTrialToRun returns a PENDING or PAUSED trial to start next, or
+	// nil. It is asked whenever a slot is free.
+	ChooseTrialToRun(c Control) *Trial
+}
+
+// Control is what the controller gives schedulers: a read-only view of the
+// experiment and a small action API. It is valid only during the call it
+// was passed to.
+type Control interface {
+	// Trials returns every trial in creation order. Read only.
+	Trials() []*Trial
+	// Trial returns the trial with id, or nil.
+	Trial(id string) *Trial
+	// Now is the time of the event being processed.
+	Now() time.Time
+	// Rand is the scheduler's seeded random source.
+	Rand() *rand.Rand
+	// Metric and Mode are the experiment's objective.
+	Metric() string
+	Mode() Mode
+	// ScheduleSave asks t to checkpoint and returns the save future; if a
+	// save is already in flight it returns that same future.
+	ScheduleSave(t *Trial) *SaveFuture
+	// PauseTrial pauses t (RUNNING) at the next opportunity; with save
+	// false it does not checkpoint first.
+	PauseTrial(t *Trial, save bool)
+	// StopTrial stops t (any live status).
+	StopTrial(t *Trial)
+	// SetConfig replaces t's configuration and experiment tag; it takes
+	// effect at t's next start.
+	SetConfig(t *Trial, cfg Config, tag string)
+	// SetRestore makes t's next start restore from cp (which may belong to
+	// another trial) and pins cp until t has restored from it.
+	SetRestore(t *Trial, cp *Checkpoint)
+	// Logf writes a line to the experiment log.
+	Logf(format string, args ...any)
+}
+
+// Stopper decides when trials, or the whole experiment, stop. It is called
+// on the controller's goroutine with every result before the scheduler.
+type Stopper interface {
+	// ShouldStop reports whether trialID should stop after result r.
+	ShouldStop(trialID string, r *Result) bool
+	// ShouldStopAll reports whether the whole experiment should stop.
+	ShouldStopAll() bool
+}
+
+// Callback is told what happens in an experiment. Callbacks run on the
+// runner's goroutine after the journal has the event; a slow callback slows
+// the experiment. Embed NopCallback to implement only some methods.
+type Callback interface {
+	OnTrialStart(t *Trial)
+	OnTrialResult(t *Trial, r *Result)
+	OnCheckpoint(t *Trial, cp *Checkpoint)
+	OnTrialComplete(t *Trial)
+	OnTrialError(t *Trial, err error)
+	// OnExperimentEnd is called once, after the last trial finished or the
+	// experiment was stopped, with every trial.
+	OnExperimentEnd(trials []*Trial)
+}
+
+// NopCallback implements Callback with methods that do nothing.
+type NopCallback struct{}
+
+func (NopCallback) OnTrialStart(*Trial)              {}
+func (NopCallback) OnTrialResult(*Trial, *Result)    {}
+func (NopCallback) OnCheckpoint(*Trial, *Checkpoint) {}
+func (NopCallback) OnTrialComplete(*Trial)           {}
+func (NopCallback) OnTrialError(*Trial, error)       {}
+func (NopCallback) OnExperimentEnd(trials []*Trial)  {}
