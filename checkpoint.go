@@ -12,6 +12,9 @@ type Checkpoint struct {
 	Index     int    // per-trial sequence number, from 0
 	Path      string // relative to the experiment directory, e.g. "<trial_dir>/checkpoint_000003"
 	Iteration int    // training_iteration of the result that produced it
+	// TimeTotal is time_total_s of the result that produced it, so a trial
+	// restored from it keeps counting time from there.
+	TimeTotal float64
 }
 
 // Name returns the checkpoint directory's base name, e.g. "checkpoint_000003".

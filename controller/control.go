@@ -1,0 +1,66 @@
+package controller
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/hone-tune/hone"
+)
+
+// control is the hone.Control the controller hands to schedulers.
+type control struct{ c *Controller }
+
+func (c *Controller) ctl() hone.Control { return control{c} }
+
+func (x control) Trials() []*hone.Trial       { return x.c.trials }
+func (x control) Trial(id string) *hone.Trial { return x.c.byID[id] }
+func (x control) Now() time.Time              { return x.c.now }
+func (x control) Rand() *rand.Rand            { return x.c.schedRng }
+func (x control) Metric() string              { return x.c.metric }
+func (x control) Mode() hone.Mode             { return x.c.mode }
+
+func (x control) Logf(format string, args ...any) { x.c.logf(format, args...) }
+
+func (x control) ScheduleSave(t *hone.Trial) *hone.SaveFuture { return x.c.scheduleSave(t) }
+
+func (x control) PauseTrial(t *hone.Trial, save bool) {
+	c := x.c
+	s := c.st[t.ID]
+	switch t.Status {
+	case hone.StatusRunning:
+		if s.exiting {
+			return
+		}
+		c.enqueue(t, hone.Pause)
+		if !save && rank(s.cached) == rank(hone.Pause) {
+			s.pauseNoSave = true
+		}
+		if s.waiting || t.Saving != nil {
+			c.advance(t)
+			return
+		}
+		if save {
+			c.scheduleSave(t) // sent, and the pause carried out, at its next report
+			return
+		}
+		c.stopProcess(t)
+		c.pause(t)
+	case hone.StatusPending:
+		c.setStatus(t, hone.StatusPaused)
+	}
+}
+
+func (x control) StopTrial(t *hone.Trial) { x.c.stopTrial(t) }
+
+func (x control) SetConfig(t *hone.Trial, cfg hone.Config, tag string) {
+	t.Config = cfg
+	if tag != "" {
+		t.Tag = tag
+	}
+	x.c.record(&Record{Op: "config", Trial: t.ID, Config: cfg, Tag: t.Tag})
+}
+
+func (x control) SetRestore(t *hone.Trial, cp *hone.Checkpoint) {
+	x.c.setRestore(t, cp)
+	x.c.st[t.ID].explicitPin = cp != nil
+}

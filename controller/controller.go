@@ -1,0 +1,1066 @@
+// Package controller is hone's pure, deterministic state machine. It owns
+// every trial, consumes inputs (results, saves, exits, ticks), calls the
+// scheduler, searcher and stoppers, and emits actions for the runner. It
+// does no I/O, starts no goroutines and reads no clock: the same seed and the
+// same inputs give the same actions, which is what makes resume by journal
+// replay exact.
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/scheduler/fifo"
+)
+
+// Controller is the experiment state machine. It is not safe for concurrent
+// use: one goroutine (the runner) owns it.
+type Controller struct {
+	exp    *hone.Experiment
+	metric string
+	mode   hone.Mode
+	sched  hone.Scheduler
+	search hone.Searcher
+	pool   hone.Resources
+
+	trials []*hone.Trial
+	byID   map[string]*hone.Trial
+	st     map[string]*tstate
+
+	idRng    *rand.Rand
+	schedRng *rand.Rand
+
+	now          time.Time
+	began        bool
+	sessionStart time.Time
+	spent        time.Duration
+	lastSeen     time.Time // time of the input before the current one
+	endSent      bool
+
+	used     hone.Resources
+	live     int // trials with a live process (including stopping ones)
+	nPending int
+
+	searchDone  bool
+	stopping    bool // no new starts; the experiment ends when nothing is alive
+	interrupted bool
+	metricSeen  bool
+	fatal       error
+	deciding    *hone.Trial
+
+	pins map[string]int // checkpoint path -> number of trials that will restore from it
+
+	out []Action
+}
+
+// tstate is the controller's private per-trial state.
+type tstate struct {
+	mgr *Manager
+
+	alive    bool // a process exists for the trial
+	waiting  bool // the process is blocked after a result or a save
+	exiting  bool // DirectStop was sent
+	saveSent bool // DirectSave was sent for t.Saving
+
+	cached      hone.Decision // queued decision: Continue < Pause < Stop
+	pauseNoSave bool
+	afterSave   bool
+	interrupt   bool
+
+	iter       int
+	sinceIter  int
+	timeTotal  float64
+	lastTime   time.Time
+	restoredAt time.Time
+
+	warnedMetric bool
+	sawMetric    bool
+	explicitPin  bool // RestoreFrom was set by SetRestore (an exploit)
+}
+
+// New returns a controller for exp with a resource pool. Call Step with an
+// InBegin input to start it.
+func New(exp *hone.Experiment, pool hone.Resources) (*Controller, error) {
+	if err := exp.Validate(); err != nil {
+		return nil, err
+	}
+	if err := pool.Validate(); err != nil {
+		return nil, fmt.Errorf("resource pool: %w", err)
+	}
+	mode := exp.Mode
+	if mode == "" {
+		mode = hone.Min
+	}
+	sched := exp.Scheduler
+	if sched == nil {
+		sched = fifo.New()
+	}
+	return &Controller{
+		exp: exp, metric: exp.Metric, mode: mode, sched: sched, search: exp.Searcher, pool: pool,
+		byID:     map[string]*hone.Trial{},
+		st:       map[string]*tstate{},
+		idRng:    rand.New(rand.NewPCG(exp.Seed, 0x1d5eed)),
+		schedRng: rand.New(rand.NewPCG(exp.Seed, 0x5c4ed)),
+		pins:     map[string]int{},
+	}, nil
+}
+
+// Ready returns the actions emitted since the last call and clears them.
+// The runner appends every ActRecord to the journal, then carries out the
+// rest in order.
+func (c *Controller) Ready() []Action {
+	out := c.out
+	c.out = nil
+	return out
+}
+
+// Trials returns every trial in creation order. Read only.
+func (c *Controller) Trials() []*hone.Trial { return c.trials }
+
+// Trial returns the trial with id, or nil.
+func (c *Controller) Trial(id string) *hone.Trial { return c.byID[id] }
+
+// Manager returns the checkpoint manager of trial id, or nil.
+func (c *Controller) Manager(id string) *Manager {
+	if s := c.st[id]; s != nil {
+		return s.mgr
+	}
+	return nil
+}
+
+// Err returns the error that ended the experiment (fail_fast, a searcher
+// failure, a metric no result contains), or nil.
+func (c *Controller) Err() error { return c.fatal }
+
+// Alive reports how many trials have a live process.
+func (c *Controller) Alive() int { return c.live }
+
+// Done reports whether the experiment is over: nothing is alive and either
+// it was stopped or every trial is finished and the searcher has no more.
+func (c *Controller) Done() bool {
+	if c.live > 0 {
+		return false
+	}
+	if c.stopping {
+		return true
+	}
+	if !c.searchDone {
+		return false
+	}
+	for _, t := range c.trials {
+		if !t.Status.Finished() {
+			return false
+		}
+	}
+	return true
+}
+
+// Stuck reports whether the experiment can make no progress: nothing is
+// alive, it is not done, and no trial could be started. It describes why.
+func (c *Controller) Stuck() (bool, string) {
+	if c.live > 0 || c.Done() {
+		return false, ""
+	}
+	counts := map[hone.Status]int{}
+	for _, t := range c.trials {
+		counts[t.Status]++
+	}
+	why := fmt.Sprintf("no trial is running and none can start (pending=%d paused=%d terminated=%d error=%d",
+		counts[hone.StatusPending], counts[hone.StatusPaused], counts[hone.StatusTerminated], counts[hone.StatusError])
+	if !c.searchDone {
+		why += ", the searcher has no suggestion now"
+	}
+	return true, why + ")"
+}
+
+// Interrupted reports whether the experiment was stopped by InInterrupt.
+func (c *Controller) Interrupted() bool { return c.interrupted }
+
+// NextCheckpointPath returns the index and relative path where the next
+// checkpoint of trial id is to be committed.
+func (c *Controller) NextCheckpointPath(id string) (int, string, error) {
+	s := c.st[id]
+	if s == nil {
+		return 0, "", fmt.Errorf("unknown trial %q", id)
+	}
+	i, p := s.mgr.NextPath()
+	return i, p, nil
+}
+
+// Registered reports whether path is a registered checkpoint of any trial.
+func (c *Controller) Registered(p string) bool {
+	for _, s := range c.st {
+		if s.mgr.Has(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Step consumes one input and emits actions (see Ready).
+func (c *Controller) Step(in Input) {
+	c.lastSeen = c.now
+	c.now = in.At()
+	switch in.Kind {
+	case InBegin:
+		if !c.began {
+			c.began = true
+			c.sessionStart = c.now
+		}
+	case InResult:
+		if t := c.liveTrial(in); t != nil {
+			c.onResult(t, in)
+		}
+	case InSaved:
+		if t := c.liveTrial(in); t != nil {
+			c.onSaved(t, in)
+		}
+	case InExited, InStartFailed:
+		if t := c.liveTrial(in); t != nil {
+			c.onExited(t, in)
+		}
+	case InTick:
+	case InInterrupt:
+		c.interrupt()
+	case InResume:
+		flags := ResumeFlags{Unfinished: true}
+		if in.Resume != nil {
+			flags = *in.Resume
+		}
+		c.resume(flags)
+	default:
+		c.logf("ignoring unknown input kind %q", in.Kind)
+	}
+	c.checkBudget()
+	c.schedule()
+	if c.Done() && c.began && !c.endSent {
+		c.endSent = true
+		c.out = append(c.out, Action{Kind: ActNotify, Note: NoteEnd})
+	}
+}
+
+func (c *Controller) liveTrial(in Input) *hone.Trial {
+	t := c.byID[in.Trial]
+	if t == nil || !c.st[t.ID].alive {
+		c.logf("ignoring %s input for trial %q with no live process", in.Kind, in.Trial)
+		return nil
+	}
+	return t
+}
+
+// ---- results, saves and exits ----
+
+func (c *Controller) onResult(t *hone.Trial, in Input) {
+	s := c.st[t.ID]
+	s.waiting = true
+	s.iter++
+	s.sinceIter++
+	dt := c.now.Sub(s.lastTime).Seconds()
+	if dt < 0 {
+		dt = 0
+	}
+	s.lastTime = c.now
+	s.timeTotal += dt
+	done := in.Done
+	if d, ok := in.Metrics[hone.FieldDone].(bool); ok && d {
+		done = true
+	}
+	r := &hone.Result{
+		TrialID: t.ID, Metrics: in.Metrics,
+		TrainingIteration: s.iter, TimeThisIter: dt, TimeTotal: s.timeTotal,
+		TimeSinceRestore: c.now.Sub(s.restoredAt).Seconds(), IterationsSinceRestore: s.sinceIter,
+		Timestamp: c.now, Done: done, PID: in.PID, Hostname: in.Hostname,
+	}
+	if in.Checkpoint != nil {
+		r.Checkpoint = &hone.Checkpoint{TrialID: t.ID, Index: in.Checkpoint.Index, Path: in.Checkpoint.Path,
+			Iteration: s.iter, TimeTotal: s.timeTotal}
+	}
+	t.LastResult = r
+	c.notify(NoteResult, t, r, nil, "")
+	if r.Checkpoint != nil {
+		c.register(t, r.Checkpoint, r)
+	}
+	if c.metric != "" {
+		if _, ok := r.Value(c.metric); ok {
+			s.sawMetric, c.metricSeen = true, true
+		} else if !s.warnedMetric {
+			s.warnedMetric = true
+			c.logf("trial %s: result %d has no metric %q (keys: %s)", t.ID, s.iter, c.metric, keys(in.Metrics))
+		}
+	}
+
+	dec := hone.Continue
+	if done || c.shouldStop(t, r) {
+		dec = hone.Stop
+	} else {
+		c.deciding = t
+		dec = c.sched.OnResult(c.ctl(), t, r)
+		c.deciding = nil
+		if dec != hone.Stop {
+			c.search.OnResult(t.ID, r)
+		}
+	}
+	if f := c.exp.Checkpoint.Frequency; f > 0 && s.iter%f == 0 && r.Checkpoint == nil && dec != hone.Stop {
+		c.scheduleSave(t)
+	}
+	c.enqueue(t, dec)
+	c.advance(t)
+}
+
+func (c *Controller) shouldStop(t *hone.Trial, r *hone.Result) bool {
+	for _, st := range c.exp.Stoppers {
+		if st.ShouldStop(t.ID, r) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Controller) onSaved(t *hone.Trial, in Input) {
+	s := c.st[t.ID]
+	s.waiting = true
+	f := t.Saving
+	t.Saving, s.saveSent = nil, false
+	if f == nil {
+		c.logf("trial %s: save answered with none requested", t.ID)
+		c.advance(t)
+		return
+	}
+	if in.Err != "" {
+		err := fmt.Errorf("save failed: %s", in.Err)
+		f.Resolve(nil, err)
+		c.fail(t, err.Error())
+		return
+	}
+	cp := s.mgr.Latest()
+	if in.Checkpoint != nil {
+		cp = &hone.Checkpoint{TrialID: t.ID, Index: in.Checkpoint.Index, Path: in.Checkpoint.Path,
+			Iteration: s.iter, TimeTotal: s.timeTotal}
+		c.register(t, cp, t.LastResult)
+	}
+	s.afterSave = true
+	f.Resolve(cp, nil)
+	c.advance(t)
+}
+
+func (c *Controller) onExited(t *hone.Trial, in Input) {
+	s := c.st[t.ID]
+	s.alive, s.waiting, s.saveSent = false, false, false
+	c.live--
+	c.used = sub(c.used, t.Resources)
+	if f := t.Saving; f != nil {
+		t.Saving = nil
+		if in.Err != "" {
+			f.Resolve(nil, fmt.Errorf("trial exited during save: %s", in.Err))
+		} else {
+			f.Resolve(s.mgr.Latest(), nil)
+		}
+	}
+	if s.exiting {
+		s.exiting = false
+		if in.Err != "" && t.Status == hone.StatusRunning && !s.interrupt {
+			c.fail(t, in.Err)
+		} else if in.Err != "" {
+			c.logf("trial %s: error while stopping: %s", t.ID, in.Err)
+		}
+		return
+	}
+	if t.Status != hone.StatusRunning {
+		return
+	}
+	if in.Err != "" {
+		c.fail(t, in.Err)
+		return
+	}
+	c.finish(t, hone.StatusTerminated)
+}
+
+// ---- the decision queue ----
+
+// rank orders decisions for the queue: STOP beats PAUSE beats CONTINUE;
+// NOOP adds nothing.
+func rank(d hone.Decision) int {
+	switch d {
+	case hone.Stop:
+		return 2
+	case hone.Pause:
+		return 1
+	}
+	return 0
+}
+
+func (c *Controller) enqueue(t *hone.Trial, d hone.Decision) {
+	s := c.st[t.ID]
+	if rank(d) > rank(s.cached) {
+		s.cached = d
+	}
+}
+
+// advance carries out the queued decision of a waiting trial, unless a save
+// is in flight (then it waits for the save to resolve).
+func (c *Controller) advance(t *hone.Trial) {
+	s := c.st[t.ID]
+	if !s.waiting || c.deciding == t {
+		return
+	}
+	if t.Saving != nil {
+		if !s.saveSent {
+			s.saveSent = true
+			c.direct(t, hone.DirectSave)
+		}
+		return
+	}
+	if s.interrupt {
+		if !s.afterSave {
+			c.scheduleSave(t)
+			c.advance(t)
+			return
+		}
+		c.stopProcess(t)
+		return
+	}
+	switch s.cached {
+	case hone.Stop:
+		if c.exp.Checkpoint.AtEnd && !s.afterSave && !c.checkpointedNow(t) {
+			c.scheduleSave(t)
+			c.advance(t)
+			return
+		}
+		c.stopProcess(t)
+		c.finish(t, hone.StatusTerminated)
+	case hone.Pause:
+		if !s.pauseNoSave && !s.afterSave && !c.checkpointedNow(t) {
+			c.scheduleSave(t)
+			c.advance(t)
+			return
+		}
+		c.stopProcess(t)
+		c.pause(t)
+	default:
+		s.waiting, s.afterSave = false, false
+		c.direct(t, hone.DirectContinue)
+	}
+}
+
+// checkpointedNow reports whether t's latest checkpoint is from its current
+// iteration, so saving again would add nothing.
+func (c *Controller) checkpointedNow(t *hone.Trial) bool {
+	s := c.st[t.ID]
+	cp := s.mgr.Latest()
+	return cp != nil && cp.Iteration == s.iter && s.iter > 0
+}
+
+func (c *Controller) stopProcess(t *hone.Trial) {
+	s := c.st[t.ID]
+	if !s.alive || s.exiting {
+		return
+	}
+	s.waiting, s.exiting, s.afterSave = false, true, false
+	s.cached, s.pauseNoSave = hone.Continue, false
+	c.direct(t, hone.DirectStop)
+}
+
+func (c *Controller) scheduleSave(t *hone.Trial) *hone.SaveFuture {
+	if t.Saving != nil {
+		return t.Saving
+	}
+	s := c.st[t.ID]
+	f := hone.NewSaveFuture(t.ID)
+	if !s.alive || s.exiting {
+		f.Resolve(s.mgr.Latest(), nil)
+		return f
+	}
+	t.Saving = f
+	if s.waiting && c.deciding != t {
+		s.saveSent = true
+		c.direct(t, hone.DirectSave)
+	}
+	return f
+}
+
+// ---- status changes: the one place ----
+
+// setStatus is the only function that changes a trial's status.
+func (c *Controller) setStatus(t *hone.Trial, st hone.Status) {
+	if t.Status == st {
+		return
+	}
+	if t.Status == hone.StatusPending {
+		c.nPending--
+	}
+	if st == hone.StatusPending {
+		c.nPending++
+	}
+	t.Status = st
+	c.record(&Record{Op: "status", Trial: t.ID, Status: st, Error: t.Error, Failures: t.Failures})
+}
+
+func (c *Controller) finish(t *hone.Trial, st hone.Status) {
+	was := t.Status
+	c.setStatus(t, st)
+	c.setRestore(t, nil)
+	switch was {
+	case hone.StatusRunning:
+		c.sched.OnTrialComplete(c.ctl(), t, t.LastResult)
+	default:
+		c.sched.OnTrialRemove(c.ctl(), t)
+	}
+	c.search.OnTrialComplete(t.ID, t.LastResult, st == hone.StatusError)
+	c.notify(NoteComplete, t, t.LastResult, nil, "")
+	c.checkMetricSeen(t)
+}
+
+func (c *Controller) pause(t *hone.Trial) {
+	s := c.st[t.ID]
+	if !s.explicitPin {
+		c.setRestore(t, s.mgr.Latest())
+	}
+	c.setStatus(t, hone.StatusPaused)
+}
+
+// fail is the failure path of SEMANTICS §3: retry from the latest
+// checkpoint while retries are left, else ERROR.
+func (c *Controller) fail(t *hone.Trial, msg string) {
+	s := c.st[t.ID]
+	if s.alive {
+		c.stopProcess(t)
+	}
+	s.cached, s.pauseNoSave, s.afterSave = hone.Continue, false, false
+	t.Failures++
+	t.Error = msg
+	if t.Status == hone.StatusRunning {
+		c.sched.OnTrialError(c.ctl(), t)
+	} else {
+		c.sched.OnTrialRemove(c.ctl(), t)
+	}
+	c.notify(NoteError, t, t.LastResult, nil, msg)
+	maxF := c.exp.Failure.MaxFailures
+	if !c.exp.Failure.FailFast && (maxF < 0 || t.Failures <= maxF) {
+		c.logf("trial %s failed (%d of %s): %s; retrying from %s", t.ID, t.Failures, retries(maxF), firstLine(msg), describe(c.restorePoint(t)))
+		c.setRestore(t, c.restorePoint(t))
+		c.setStatus(t, hone.StatusPending)
+		c.sched.OnTrialAdd(c.ctl(), t)
+		return
+	}
+	c.setStatus(t, hone.StatusError)
+	c.setRestore(t, nil)
+	c.search.OnTrialComplete(t.ID, t.LastResult, true)
+	if c.exp.Failure.FailFast && c.fatal == nil {
+		c.fatal = fmt.Errorf("trial %s failed and fail_fast is set: %s", t.ID, firstLine(msg))
+		c.stopAll("fail_fast")
+	}
+}
+
+// restorePoint is where a retried trial restarts: an exploit's assigned
+// checkpoint if the trial has not checkpointed since, else its own latest.
+func (c *Controller) restorePoint(t *hone.Trial) *hone.Checkpoint {
+	s := c.st[t.ID]
+	if s.explicitPin && t.RestoreFrom != nil {
+		return t.RestoreFrom
+	}
+	return s.mgr.Latest()
+}
+
+func retries(m int) string {
+	if m < 0 {
+		return "unlimited"
+	}
+	return fmt.Sprint(m + 1)
+}
+
+// ---- checkpoints and pins ----
+
+func (c *Controller) register(t *hone.Trial, cp *hone.Checkpoint, r *hone.Result) {
+	s := c.st[cp.TrialID]
+	if s == nil || !s.mgr.Register(cp, r) {
+		return
+	}
+	c.record(&Record{Op: "ckpt", Trial: cp.TrialID, Path: cp.Path, CkIndex: cp.Index, Iteration: cp.Iteration, TimeTotal: cp.TimeTotal})
+	t.Checkpoint = cp
+	s.explicitPin = false
+	c.setRestore(t, cp)
+	c.notify(NoteCheckpoint, t, r, cp, "")
+	c.prune(s.mgr)
+}
+
+func (c *Controller) prune(m *Manager) {
+	for _, cp := range m.Prune(c.pinned) {
+		c.record(&Record{Op: "ckdel", Trial: cp.TrialID, Path: cp.Path})
+		c.out = append(c.out, Action{Kind: ActDelete, Checkpoint: cp})
+		if t := c.byID[cp.TrialID]; t != nil && t.Checkpoint == cp {
+			t.Checkpoint = m.Latest()
+		}
+	}
+}
+
+func (c *Controller) pinned(p string) bool { return c.pins[p] > 0 }
+
+// setRestore moves t's restore point (and its pin) to cp.
+func (c *Controller) setRestore(t *hone.Trial, cp *hone.Checkpoint) {
+	old := t.RestoreFrom
+	if old == cp {
+		return
+	}
+	t.RestoreFrom = cp
+	if cp != nil {
+		c.pins[cp.Path]++
+	}
+	if old != nil {
+		c.pins[old.Path]--
+		if c.pins[old.Path] <= 0 {
+			delete(c.pins, old.Path)
+			if s := c.st[old.TrialID]; s != nil {
+				c.prune(s.mgr)
+			}
+		}
+	}
+}
+
+// ---- starting trials ----
+
+func (c *Controller) schedule() {
+	if c.stopping || !c.began {
+		return
+	}
+	for {
+		if m := c.exp.MaxConcurrentTrials; m > 0 && c.live >= m {
+			return
+		}
+		if c.nPending == 0 {
+			c.suggest()
+		}
+		t := c.sched.ChooseTrialToRun(c.ctl())
+		if t == nil {
+			return
+		}
+		if t.Status != hone.StatusPending && t.Status != hone.StatusPaused {
+			c.logf("scheduler chose trial %s with status %s; ignoring", t.ID, t.Status)
+			return
+		}
+		if c.st[t.ID].alive {
+			return // still stopping; it can start once it has exited
+		}
+		if !fits(t.Resources, c.pool) {
+			t.Error = fmt.Sprintf("trial needs %s but the whole pool has %s", t.Resources, c.pool)
+			c.finishError(t)
+			continue
+		}
+		if !fits(add(c.used, t.Resources), c.pool) {
+			return
+		}
+		c.start(t)
+	}
+}
+
+func (c *Controller) finishError(t *hone.Trial) {
+	c.notify(NoteError, t, nil, nil, t.Error)
+	c.finish(t, hone.StatusError)
+}
+
+func (c *Controller) suggest() {
+	if c.searchDone {
+		return
+	}
+	id := c.newID()
+	cfg, err := c.search.Suggest(id)
+	switch {
+	case errors.Is(err, hone.ErrNotNow):
+		return
+	case errors.Is(err, hone.ErrSearchDone):
+		c.searchDone = true
+		return
+	case err != nil:
+		c.searchDone = true
+		if c.fatal == nil {
+			c.fatal = fmt.Errorf("searcher: %w", err)
+		}
+		c.stopAll("searcher failed")
+		return
+	}
+	c.addTrial(id, cfg)
+}
+
+func (c *Controller) addTrial(id string, cfg hone.Config) *hone.Trial {
+	idx := len(c.trials)
+	if n := len(c.trials); n > 0 {
+		idx = c.trials[n-1].Index + 1
+	}
+	res := c.exp.Resources
+	if c.exp.ResourcesFn != nil {
+		res = c.exp.ResourcesFn(cfg)
+	}
+	if isZero(res) {
+		res = hone.Resources{CPU: 1}
+	}
+	tag := fmt.Sprintf("%d_%s", idx, configTag(cfg))
+	t := &hone.Trial{ID: id, Index: idx, Config: cfg, Tag: tag, Resources: res}
+	t.Dir = trialDirName(c.trainable(), id, idx, tag, c.now)
+	c.trials = append(c.trials, t)
+	c.byID[id] = t
+	c.st[id] = &tstate{mgr: NewManager(c.exp.Checkpoint, t.Dir)}
+	c.record(&Record{Op: "trial", Trial: id, Index: idx, Config: cfg, Tag: tag, Dir: t.Dir, Resources: &res})
+	c.setStatus(t, hone.StatusPending)
+	c.sched.OnTrialAdd(c.ctl(), t)
+	return t
+}
+
+func (c *Controller) trainable() string {
+	if c.exp.Trainable != "" {
+		return c.exp.Trainable
+	}
+	return "trainable"
+}
+
+func (c *Controller) start(t *hone.Trial) {
+	s := c.st[t.ID]
+	c.used = add(c.used, t.Resources)
+	c.live++
+	s.alive, s.waiting, s.exiting, s.saveSent = true, false, false, false
+	s.cached, s.pauseNoSave, s.afterSave, s.interrupt = hone.Continue, false, false, false
+	s.iter, s.timeTotal = 0, 0
+	cp := t.RestoreFrom
+	if cp != nil {
+		s.iter, s.timeTotal = cp.Iteration, cp.TimeTotal
+	}
+	s.sinceIter = 0
+	s.lastTime, s.restoredAt = c.now, c.now
+	c.setStatus(t, hone.StatusRunning)
+	c.out = append(c.out, Action{Kind: ActStart, Trial: t, Checkpoint: cp, Iteration: s.iter})
+	c.notify(NoteStart, t, nil, cp, "")
+}
+
+func (c *Controller) newID() string {
+	for {
+		id := fmt.Sprintf("%08x", c.idRng.Uint32())
+		if _, dup := c.byID[id]; !dup {
+			return id
+		}
+	}
+}
+
+// ---- experiment-wide stops ----
+
+func (c *Controller) elapsed() time.Duration {
+	if !c.began {
+		return 0
+	}
+	return c.spent + c.now.Sub(c.sessionStart)
+}
+
+func (c *Controller) checkBudget() {
+	if c.stopping {
+		return
+	}
+	if b := c.exp.TimeBudget; b > 0 && c.elapsed() >= b {
+		c.stopAll(fmt.Sprintf("time budget of %v used", b))
+		return
+	}
+	for _, st := range c.exp.Stoppers {
+		if st.ShouldStopAll() {
+			c.stopAll("a stopper stopped the experiment")
+			return
+		}
+	}
+}
+
+// stopAll ends the experiment: running trials are stopped (TERMINATED);
+// pending and paused trials stay as they are, so a resume can continue them.
+func (c *Controller) stopAll(why string) {
+	if c.stopping {
+		return
+	}
+	c.stopping = true
+	c.logf("stopping the experiment: %s", why)
+	for _, t := range c.trials {
+		if t.Status == hone.StatusRunning {
+			c.stopTrial(t)
+		}
+	}
+}
+
+func (c *Controller) stopTrial(t *hone.Trial) {
+	s := c.st[t.ID]
+	switch t.Status {
+	case hone.StatusRunning:
+		if s.waiting || t.Saving != nil {
+			c.enqueue(t, hone.Stop)
+			c.advance(t)
+			return
+		}
+		c.stopProcess(t)
+		c.finish(t, hone.StatusTerminated)
+	case hone.StatusPending, hone.StatusPaused:
+		c.finish(t, hone.StatusTerminated)
+	}
+}
+
+func (c *Controller) interrupt() {
+	c.interrupted = true
+	c.stopping = true
+	c.logf("interrupted: saving and stopping running trials")
+	for _, t := range c.trials {
+		s := c.st[t.ID]
+		if t.Status != hone.StatusRunning || !s.alive || s.exiting {
+			continue
+		}
+		s.interrupt = true
+		if s.waiting {
+			c.advance(t)
+		} else {
+			c.scheduleSave(t) // sent when it next reports
+		}
+	}
+}
+
+// resume turns the state rebuilt by replay into a runnable one: no process
+// survived, so in-flight saves resolve to the latest checkpoint and RUNNING
+// trials go back to PENDING.
+func (c *Controller) resume(f ResumeFlags) {
+	if c.began {
+		c.spent += c.lastSessionEnd().Sub(c.sessionStart)
+	}
+	c.began, c.sessionStart = true, c.now
+	c.stopping, c.interrupted, c.endSent = false, false, false
+	for _, t := range c.trials {
+		s := c.st[t.ID]
+		if s.alive {
+			s.alive, s.waiting, s.exiting, s.saveSent = false, false, false, false
+			c.live--
+			c.used = sub(c.used, t.Resources)
+		}
+		if fut := t.Saving; fut != nil {
+			t.Saving = nil
+			fut.Resolve(s.mgr.Latest(), nil)
+		}
+		switch {
+		case t.Status == hone.StatusRunning && s.cached == hone.Stop && !s.interrupt:
+			c.finish(t, hone.StatusTerminated)
+		case t.Status == hone.StatusRunning && s.cached == hone.Pause && !s.interrupt:
+			c.pause(t)
+		case t.Status == hone.StatusRunning:
+			c.setRestore(t, c.restorePoint(t))
+			c.setStatus(t, hone.StatusPending)
+		}
+		s.cached, s.interrupt, s.afterSave, s.pauseNoSave = hone.Continue, false, false, false
+	}
+	c.live, c.used = 0, hone.Resources{}
+	if !f.Unfinished {
+		for _, t := range c.trials {
+			if !t.Status.Finished() {
+				c.finish(t, hone.StatusTerminated)
+			}
+		}
+		c.searchDone = true
+	}
+	var restart []*hone.Trial
+	for _, t := range c.trials {
+		if t.Status != hone.StatusError {
+			continue
+		}
+		switch {
+		case f.Errored:
+			t.Failures, t.Error = 0, ""
+			c.setRestore(t, c.st[t.ID].mgr.Latest())
+			c.setStatus(t, hone.StatusPending)
+			c.sched.OnTrialAdd(c.ctl(), t)
+		case f.RestartErrored:
+			restart = append(restart, t)
+		}
+	}
+	for _, old := range restart {
+		c.drop(old)
+		c.addTrial(c.newID(), old.Config.Clone())
+	}
+}
+
+func (c *Controller) lastSessionEnd() time.Time {
+	// The resume input's time is on a new clock; the previous session ended
+	// at the last time seen before it, which replay left in lastSeen.
+	return c.lastSeen
+}
+
+func (c *Controller) drop(t *hone.Trial) {
+	delete(c.byID, t.ID)
+	for i, x := range c.trials {
+		if x == t {
+			c.trials = append(c.trials[:i], c.trials[i+1:]...)
+			break
+		}
+	}
+	c.setRestore(t, nil)
+	delete(c.st, t.ID)
+	c.record(&Record{Op: "drop", Trial: t.ID})
+}
+
+// ---- metric check ----
+
+// checkMetricSeen fails the experiment when the first trial to finish never
+// reported the metric and no other trial has either: the metric name is
+// almost certainly wrong, and going on would waste the whole budget.
+func (c *Controller) checkMetricSeen(t *hone.Trial) {
+	if c.metric == "" || c.metricSeen || c.fatal != nil || t.LastResult == nil {
+		return
+	}
+	c.fatal = fmt.Errorf("metric %q is in no result: trial %s finished after %d results with keys %s",
+		c.metric, t.ID, t.LastResult.TrainingIteration, keys(t.LastResult.Metrics))
+	c.stopAll("the metric is in no result")
+}
+
+// ---- output helpers ----
+
+func (c *Controller) direct(t *hone.Trial, d hone.Directive) {
+	c.out = append(c.out, Action{Kind: ActDirect, Trial: t, Directive: d})
+}
+
+func (c *Controller) record(r *Record) { c.out = append(c.out, Action{Kind: ActRecord, Record: r}) }
+
+func (c *Controller) notify(n Note, t *hone.Trial, r *hone.Result, cp *hone.Checkpoint, err string) {
+	c.out = append(c.out, Action{Kind: ActNotify, Note: n, Trial: t, Result: r, Checkpoint: cp, Err: err})
+}
+
+func (c *Controller) logf(format string, args ...any) {
+	c.out = append(c.out, Action{Kind: ActLog, Text: fmt.Sprintf(format, args...)})
+}
+
+// ---- small helpers ----
+
+func keys(m map[string]any) string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	if len(ks) == 0 {
+		return "(none)"
+	}
+	return strings.Join(ks, ", ")
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func describe(cp *hone.Checkpoint) string {
+	if cp == nil {
+		return "scratch"
+	}
+	return cp.Path
+}
+
+func isZero(r hone.Resources) bool {
+	return r.CPU == 0 && r.GPU == 0 && r.Memory == 0 && len(r.Custom) == 0
+}
+
+func add(a, b hone.Resources) hone.Resources {
+	out := hone.Resources{CPU: a.CPU + b.CPU, GPU: a.GPU + b.GPU, Memory: a.Memory + b.Memory}
+	if len(a.Custom)+len(b.Custom) > 0 {
+		out.Custom = map[string]float64{}
+		for k, v := range a.Custom {
+			out.Custom[k] += v
+		}
+		for k, v := range b.Custom {
+			out.Custom[k] += v
+		}
+	}
+	return out
+}
+
+func sub(a, b hone.Resources) hone.Resources {
+	neg := hone.Resources{CPU: -b.CPU, GPU: -b.GPU, Memory: -b.Memory}
+	if len(b.Custom) > 0 {
+		neg.Custom = map[string]float64{}
+		for k, v := range b.Custom {
+			neg.Custom[k] = -v
+		}
+	}
+	return add(a, neg)
+}
+
+const eps = 1e-9
+
+// fits reports whether need fits in pool. A pool amount of zero for CPU
+// means "no CPU limit" only if need asks for none.
+func fits(need, pool hone.Resources) bool {
+	if need.CPU > pool.CPU+eps || need.GPU > pool.GPU+eps || need.Memory > pool.Memory && pool.Memory > 0 {
+		return false
+	}
+	for k, v := range need.Custom {
+		if v > pool.Custom[k]+eps {
+			return false
+		}
+	}
+	return true
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.=,+-]+`)
+
+// configTag renders the leaves of cfg as "k=v,k2=v2" in key order, numbers
+// to 4 significant digits, for the experiment tag.
+func configTag(cfg hone.Config) string {
+	var parts []string
+	var walk func(prefix string, m map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		ks := make([]string, 0, len(m))
+		for k := range m {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		for _, k := range ks {
+			v := m[k]
+			name := k
+			if prefix != "" {
+				name = prefix + "/" + k
+			}
+			switch x := v.(type) {
+			case map[string]any:
+				walk(name, x)
+			case hone.Config:
+				walk(name, x)
+			default:
+				parts = append(parts, name+"="+shortValue(x))
+			}
+		}
+	}
+	walk("", cfg)
+	return strings.Join(parts, ",")
+}
+
+func shortValue(v any) string {
+	if f, ok := v.(float64); ok && !math.IsInf(f, 0) && !math.IsNaN(f) && f != math.Trunc(f) {
+		return fmt.Sprintf("%.4g", f)
+	}
+	return fmt.Sprint(v)
+}
+
+// trialDirName builds "<trainable>_<id>_<index>_<short tag>_<date>" from
+// safe characters, at most about 130 characters long.
+func trialDirName(trainable, id string, idx int, tag string, at time.Time) string {
+	short := tag
+	if i := strings.IndexByte(short, '_'); i >= 0 {
+		short = short[i+1:]
+	}
+	short = strings.Trim(unsafeChars.ReplaceAllString(short, "_"), "_")
+	tr := strings.Trim(unsafeChars.ReplaceAllString(trainable, "_"), "_")
+	if len(tr) > 30 {
+		tr = tr[:30]
+	}
+	if len(short) > 60 {
+		short = short[:60]
+	}
+	name := fmt.Sprintf("%s_%s_%d", tr, id, idx)
+	if short != "" {
+		name += "_" + short
+	}
+	return path.Clean(name + "_" + at.UTC().Format("2006-01-02_15-04-05"))
+}

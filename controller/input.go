@@ -1,0 +1,149 @@
+package controller
+
+import (
+	"time"
+
+	"github.com/hone-tune/hone"
+)
+
+// InputKind names what an Input reports.
+type InputKind string
+
+// The inputs the controller steps on. Every input is journaled before the
+// controller sees it, so replaying the journal rebuilds the same state.
+const (
+	InBegin       InputKind = "begin"     // the experiment starts
+	InResult      InputKind = "result"    // a trial reported (EventResult)
+	InSaved       InputKind = "saved"     // a trial answered a save (EventSaved)
+	InExited      InputKind = "exited"    // a trial's process ended (EventExited)
+	InStartFailed InputKind = "startfail" // the executor could not start a trial
+	InTick        InputKind = "tick"      // time passed with no event
+	InInterrupt   InputKind = "interrupt" // stop gracefully, keeping state for resume
+	InResume      InputKind = "resume"    // the experiment resumes after a stop or crash
+)
+
+// CheckpointRef names a checkpoint the runner committed for an input.
+type CheckpointRef struct {
+	Index int    `json:"i"`
+	Path  string `json:"p"`
+}
+
+// ResumeFlags are the options of a resume (SEMANTICS §3).
+type ResumeFlags struct {
+	// Unfinished resumes PENDING, RUNNING and PAUSED trials; when false they
+	// are terminated. Default true in the runner.
+	Unfinished bool `json:"unfinished"`
+	// Errored retries ERROR trials from their latest checkpoint.
+	Errored bool `json:"errored,omitempty"`
+	// RestartErrored restarts ERROR trials from scratch under a new id.
+	RestartErrored bool `json:"restart_errored,omitempty"`
+}
+
+// Input is one thing that happened, fed to Controller.Step.
+type Input struct {
+	Kind       InputKind      `json:"k"`
+	Trial      string         `json:"t,omitempty"`
+	Time       int64          `json:"ns"` // unix nanoseconds
+	Metrics    map[string]any `json:"m,omitempty"`
+	Done       bool           `json:"d,omitempty"`
+	Checkpoint *CheckpointRef `json:"c,omitempty"`
+	Err        string         `json:"e,omitempty"`
+	PID        int            `json:"pid,omitempty"`
+	Hostname   string         `json:"host,omitempty"`
+	Resume     *ResumeFlags   `json:"r,omitempty"`
+}
+
+// At returns the input's time.
+func (in *Input) At() time.Time { return time.Unix(0, in.Time) }
+
+// FromEvent converts an executor event into an input. The runner commits
+// the event's staged checkpoint first and passes its reference (or nil).
+func FromEvent(ev hone.Event, cp *CheckpointRef) Input {
+	in := Input{Trial: ev.TrialID, Time: ev.Time.UnixNano(), Metrics: ev.Metrics,
+		Done: ev.Done, Checkpoint: cp, PID: ev.PID, Hostname: ev.Hostname}
+	switch ev.Kind {
+	case hone.EventResult:
+		in.Kind = InResult
+	case hone.EventSaved:
+		in.Kind = InSaved
+	case hone.EventExited:
+		in.Kind = InExited
+	}
+	if ev.Err != nil {
+		in.Err = ev.Err.Error()
+		if in.Err == "" {
+			in.Err = "error"
+		}
+	}
+	return in
+}
+
+// ActionKind names what an Action asks the runner to do.
+type ActionKind int
+
+// The actions.
+const (
+	// ActRecord: append Record to the journal (before anything else in the
+	// same batch is acted on).
+	ActRecord ActionKind = iota + 1
+	// ActStart: start Trial, restoring from Checkpoint if not nil.
+	ActStart
+	// ActDirect: send Directive to Trial.
+	ActDirect
+	// ActDelete: delete the committed Checkpoint.
+	ActDelete
+	// ActNotify: tell the callbacks Note about Trial (Result, Checkpoint, Err).
+	ActNotify
+	// ActLog: write Text to the experiment log.
+	ActLog
+)
+
+// Note is the callback an ActNotify action calls.
+type Note int
+
+// The notes, one per hone.Callback method.
+const (
+	NoteStart Note = iota + 1
+	NoteResult
+	NoteCheckpoint
+	NoteComplete
+	NoteError
+	NoteEnd
+)
+
+// Action is one thing the runner must do. Pointers refer to controller
+// state that stays valid until the next Step.
+type Action struct {
+	Kind       ActionKind
+	Trial      *hone.Trial
+	Directive  hone.Directive
+	Checkpoint *hone.Checkpoint
+	Result     *hone.Result
+	Note       Note
+	Err        string
+	Text       string
+	Record     *Record
+	// Iteration is the training iteration a started trial resumes from.
+	Iteration int
+}
+
+// Record is a journal line describing state the controller decided: trials
+// created, statuses, configurations and checkpoints. Readers of an
+// experiment directory rebuild trial state from records alone; resume
+// replays inputs instead.
+type Record struct {
+	Op        string          `json:"o"` // trial, status, config, ckpt, ckdel, drop
+	Trial     string          `json:"t"`
+	Index     int             `json:"idx,omitempty"`
+	Config    hone.Config     `json:"cfg,omitempty"`
+	Tag       string          `json:"tag,omitempty"`
+	Dir       string          `json:"dir,omitempty"`
+	Status    hone.Status     `json:"st,omitempty"`
+	Error     string          `json:"err,omitempty"`
+	Failures  int             `json:"fail,omitempty"`
+	Path      string          `json:"p,omitempty"`
+	CkIndex   int             `json:"ci,omitempty"`
+	Iteration int             `json:"it,omitempty"`
+	TimeTotal float64         `json:"tt,omitempty"`
+	Resources *hone.Resources `json:"res,omitempty"`
+}

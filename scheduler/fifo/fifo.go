@@ -1,0 +1,45 @@
+// Package fifo is the default scheduler: every result continues, and the
+// oldest PENDING trial runs first, then the oldest PAUSED one.
+package fifo
+
+import "github.com/hone-tune/hone"
+
+// Scheduler is the FIFO scheduler. It keeps no state.
+type Scheduler struct{}
+
+// New returns a FIFO scheduler.
+func New() Scheduler { return Scheduler{} }
+
+// OnTrialAdd does nothing.
+func (Scheduler) OnTrialAdd(hone.Control, *hone.Trial) {}
+
+// OnResult returns CONTINUE.
+func (Scheduler) OnResult(hone.Control, *hone.Trial, *hone.Result) hone.Decision {
+	return hone.Continue
+}
+
+// OnTrialComplete does nothing.
+func (Scheduler) OnTrialComplete(hone.Control, *hone.Trial, *hone.Result) {}
+
+// OnTrialError does nothing.
+func (Scheduler) OnTrialError(hone.Control, *hone.Trial) {}
+
+// OnTrialRemove does nothing.
+func (Scheduler) OnTrialRemove(hone.Control, *hone.Trial) {}
+
+// ChooseTrialToRun returns the oldest PENDING trial, else the oldest PAUSED
+// one, else nil.
+func (Scheduler) ChooseTrialToRun(c hone.Control) *hone.Trial {
+	var paused *hone.Trial
+	for _, t := range c.Trials() {
+		switch t.Status {
+		case hone.StatusPending:
+			return t
+		case hone.StatusPaused:
+			if paused == nil {
+				paused = t
+			}
+		}
+	}
+	return paused
+}
