@@ -261,6 +261,10 @@ func (c *Controller) liveTrial(in Input) *hone.Trial {
 func (c *Controller) onResult(t *hone.Trial, in Input) {
 	s := c.st[t.ID]
 	s.waiting = true
+	if in.Err != "" { // the runner could not commit the result's checkpoint
+		c.fail(t, in.Err)
+		return
+	}
 	s.iter++
 	s.sinceIter++
 	dt := c.now.Sub(s.lastTime).Seconds()
@@ -359,7 +363,15 @@ func (c *Controller) onExited(t *hone.Trial, in Input) {
 	if f := t.Saving; f != nil {
 		t.Saving = nil
 		if in.Err != "" {
-			f.Resolve(nil, fmt.Errorf("trial exited during save: %s", in.Err))
+			err := fmt.Errorf("save failed: trial exited: %s", in.Err)
+			f.Resolve(nil, err)
+			if !t.Status.Finished() && t.Status != hone.StatusRunning {
+				// The trial was paused (or already unpaused) while its save
+				// was in flight: a failed save still fails the trial.
+				s.exiting = false
+				c.fail(t, err.Error())
+				return
+			}
 		} else {
 			f.Resolve(s.mgr.Latest(), nil)
 		}

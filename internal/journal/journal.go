@@ -1,0 +1,305 @@
+// Package journal reads and writes an experiment's append-only journal:
+// a header line, then one JSON line per controller input ("in") or state
+// record ("rec"). Inputs are what resume replays; records are what readers
+// of an experiment directory use. A crash can leave at most a torn last
+// line, which readers ignore.
+package journal
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+
+	"github.com/hone-tune/hone/controller"
+)
+
+// FileName is the journal's name inside the experiment directory.
+const FileName = "experiment_state.jsonl"
+
+// Version is the journal format version written in the header.
+const Version = 1
+
+// Header is the first line of a journal.
+type Header struct {
+	Journal int    `json:"hone_journal"`
+	Name    string `json:"name"`
+	Seed    uint64 `json:"seed"`
+	Created int64  `json:"created"` // unix nanoseconds
+}
+
+// Line is one journal line after the header: exactly one field is set.
+type Line struct {
+	In  *controller.Input  `json:"in,omitempty"`
+	Rec *controller.Record `json:"rec,omitempty"`
+}
+
+// Writer appends to a journal. It buffers lines; Flush hands them to the
+// operating system (enough to survive a SIGKILL of the process) and Sync
+// also makes them durable on disk. Not safe for concurrent use.
+type Writer struct {
+	f   *os.File
+	w   *bufio.Writer
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+// Create creates a new journal at path with header h. It fails if the file
+// exists.
+func Create(path string, h Header) (*Writer, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create journal: %w", err)
+	}
+	w := newWriter(f)
+	h.Journal = Version
+	if err := w.write(h); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := w.Sync(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// Append opens an existing journal for appending. size is the length of its
+// valid prefix (from Read): a torn last line beyond it is cut off first.
+func Append(path string, size int64) (*Writer, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open journal: %w", err)
+	}
+	if err := f.Truncate(size); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("truncate torn journal tail: %w", err)
+	}
+	if _, err := f.Seek(size, io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("seek journal: %w", err)
+	}
+	return newWriter(f), nil
+}
+
+func newWriter(f *os.File) *Writer {
+	w := &Writer{f: f, w: bufio.NewWriterSize(f, 64<<10)}
+	w.enc = json.NewEncoder(&w.buf)
+	w.enc.SetEscapeHTML(false)
+	return w
+}
+
+func (w *Writer) write(v any) error {
+	w.buf.Reset()
+	if err := w.enc.Encode(v); err != nil {
+		return fmt.Errorf("encode journal line: %w", err)
+	}
+	if _, err := w.w.Write(w.buf.Bytes()); err != nil {
+		return fmt.Errorf("write journal: %w", err)
+	}
+	return nil
+}
+
+// AppendInput buffers an input line. Non-finite metric values are encoded
+// so that they survive JSON.
+func (w *Writer) AppendInput(in *controller.Input) error {
+	if hasNonFinite(in.Metrics) {
+		cp := *in
+		cp.Metrics = encodeNonFinite(in.Metrics).(map[string]any)
+		in = &cp
+	}
+	return w.write(Line{In: in})
+}
+
+// AppendRecord buffers a record line.
+func (w *Writer) AppendRecord(r *controller.Record) error {
+	if hasNonFinite(r.Config) {
+		cp := *r
+		cp.Config = encodeNonFinite(map[string]any(r.Config)).(map[string]any)
+		r = &cp
+	}
+	return w.write(Line{Rec: r})
+}
+
+// Flush writes buffered lines to the file.
+func (w *Writer) Flush() error {
+	if err := w.w.Flush(); err != nil {
+		return fmt.Errorf("flush journal: %w", err)
+	}
+	return nil
+}
+
+// Sync flushes and fsyncs.
+func (w *Writer) Sync() error {
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if err := w.f.Sync(); err != nil {
+		return fmt.Errorf("sync journal: %w", err)
+	}
+	return nil
+}
+
+// Close syncs and closes the journal.
+func (w *Writer) Close() error {
+	err := w.Sync()
+	if cerr := w.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close journal: %w", cerr)
+	}
+	return err
+}
+
+// Contents is a journal as read back.
+type Contents struct {
+	Header Header
+	Lines  []Line
+	// Size is the length of the valid prefix; a torn tail beyond it is
+	// ignored (and cut off by Append).
+	Size int64
+	// Torn is true when a torn last line was ignored.
+	Torn bool
+}
+
+// ErrNoJournal is returned by Read when the directory has no journal.
+var ErrNoJournal = errors.New("no experiment journal")
+
+// Read reads a whole journal. A last line without a newline, or that is not
+// valid JSON, is a torn write from a crash and is ignored; an invalid line
+// anywhere else is corruption and an error naming the line.
+func Read(path string) (*Contents, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read journal %s: %w", path, ErrNoJournal)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read journal: %w", err)
+	}
+	c := &Contents{}
+	off := 0
+	for lineNo := 1; off < len(data); lineNo++ {
+		nl := bytes.IndexByte(data[off:], '\n')
+		if nl < 0 {
+			c.Torn = true
+			break
+		}
+		raw := data[off : off+nl]
+		last := off+nl+1 == len(data)
+		if lineNo == 1 {
+			if err := json.Unmarshal(raw, &c.Header); err != nil || c.Header.Journal == 0 {
+				return nil, fmt.Errorf("read journal %s: line 1 is not a hone journal header", path)
+			}
+			if c.Header.Journal > Version {
+				return nil, fmt.Errorf("read journal %s: format version %d is newer than this hone (%d)", path, c.Header.Journal, Version)
+			}
+		} else {
+			var l Line
+			if err := json.Unmarshal(raw, &l); err != nil || (l.In == nil) == (l.Rec == nil) {
+				if last {
+					c.Torn = true
+					break
+				}
+				return nil, fmt.Errorf("read journal %s: line %d is corrupt", path, lineNo)
+			}
+			if l.In != nil && l.In.Metrics != nil {
+				l.In.Metrics = decodeNonFinite(l.In.Metrics).(map[string]any)
+			}
+			if l.Rec != nil && l.Rec.Config != nil {
+				l.Rec.Config = decodeNonFinite(map[string]any(l.Rec.Config)).(map[string]any)
+			}
+			c.Lines = append(c.Lines, l)
+		}
+		off += nl + 1
+		c.Size = int64(off)
+	}
+	if c.Size == 0 {
+		return nil, fmt.Errorf("read journal %s: empty or torn header", path)
+	}
+	return c, nil
+}
+
+// nonFiniteKey marks an encoded non-finite float: {"$f": "NaN"}.
+const nonFiniteKey = "$f"
+
+func hasNonFinite(v any) bool {
+	switch x := v.(type) {
+	case float64:
+		return math.IsNaN(x) || math.IsInf(x, 0)
+	case float32:
+		return hasNonFinite(float64(x))
+	case map[string]any:
+		for _, e := range x {
+			if hasNonFinite(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if hasNonFinite(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func encodeNonFinite(v any) any {
+	switch x := v.(type) {
+	case float32:
+		return encodeNonFinite(float64(x))
+	case float64:
+		switch {
+		case math.IsNaN(x):
+			return map[string]any{nonFiniteKey: "NaN"}
+		case math.IsInf(x, 1):
+			return map[string]any{nonFiniteKey: "+Inf"}
+		case math.IsInf(x, -1):
+			return map[string]any{nonFiniteKey: "-Inf"}
+		}
+		return x
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = encodeNonFinite(e)
+		}
+		return m
+	case []any:
+		s := make([]any, len(x))
+		for i, e := range x {
+			s[i] = encodeNonFinite(e)
+		}
+		return s
+	}
+	return v
+}
+
+func decodeNonFinite(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if len(x) == 1 {
+			if s, ok := x[nonFiniteKey].(string); ok {
+				switch s {
+				case "NaN":
+					return math.NaN()
+				case "+Inf":
+					return math.Inf(1)
+				case "-Inf":
+					return math.Inf(-1)
+				}
+			}
+		}
+		for k, e := range x {
+			x[k] = decodeNonFinite(e)
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			x[i] = decodeNonFinite(e)
+		}
+		return x
+	}
+	return v
+}

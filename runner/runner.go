@@ -1,0 +1,384 @@
+// Package runner is the one goroutine around the controller: it takes
+// events from the executor, journals them, steps the controller, and carries
+// out the controller's actions through the executor and the store. Run
+// starts an experiment; Resume continues one from its journal after a stop
+// or a crash.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/controller"
+	"github.com/hone-tune/hone/internal/journal"
+	"github.com/hone-tune/hone/store/local"
+)
+
+// Options says where and with what an experiment runs.
+type Options struct {
+	// Dir is the experiment directory (storage root joined with the
+	// experiment name). Required.
+	Dir string
+	// Executor runs the trials. Required.
+	Executor hone.Executor
+	// Store keeps checkpoints. Default: a durable local store in Dir.
+	Store hone.Store
+	// Pool is the resources trials share. Default: one CPU per core.
+	Pool hone.Resources
+	// Clock stamps inputs that are not executor events. Default: the
+	// executor's clock if it has one, else the wall clock.
+	Clock hone.Clock
+	// Log receives the experiment log, one line per entry. Default:
+	// os.Stderr. Use io.Discard to silence it.
+	Log io.Writer
+	// Tick is how often the controller sees the time pass while no event
+	// arrives (for time budgets). Default 1 s.
+	Tick time.Duration
+	// StopGrace is how long an interrupted experiment waits for trials to
+	// checkpoint and stop before the executor is closed. Default 30 s.
+	StopGrace time.Duration
+}
+
+// Outcome is how an experiment ended.
+type Outcome struct {
+	// Trials are every trial in creation order.
+	Trials []*hone.Trial
+	// Interrupted is true when ctx was cancelled: running trials were asked
+	// to checkpoint and stop, and Resume continues the experiment.
+	Interrupted bool
+}
+
+// Run starts a new experiment in opts.Dir and runs it to the end, or until
+// ctx is cancelled (a graceful stop that Resume can continue). It fails if
+// opts.Dir already holds an experiment. The returned error is the
+// experiment's failure (fail_fast, a searcher error, a metric in no result,
+// a stuck experiment) or an I/O failure; the Outcome is returned either way.
+func Run(ctx context.Context, exp *hone.Experiment, opts Options) (*Outcome, error) {
+	r, err := newRunner(exp, opts)
+	if err != nil {
+		return nil, err
+	}
+	jp := filepath.Join(opts.Dir, journal.FileName)
+	if _, err := os.Stat(jp); err == nil {
+		return nil, fmt.Errorf("run: %s already holds an experiment; resume it or choose another directory", opts.Dir)
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("run: create experiment directory: %w", err)
+	}
+	r.jw, err = journal.Create(jp, journal.Header{Name: exp.Name, Seed: exp.Seed, Created: r.clock.Now().UnixNano()})
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	return r.loop(ctx, controller.Input{Kind: controller.InBegin})
+}
+
+// Resume continues the experiment in opts.Dir. exp must be built the way
+// the original was (same searcher, scheduler and seed): its state is
+// rebuilt by replaying the journal. Trials that were RUNNING restart from
+// their latest checkpoint; uncommitted and unregistered checkpoint
+// directories are removed.
+func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags controller.ResumeFlags) (*Outcome, error) {
+	r, err := newRunner(exp, opts)
+	if err != nil {
+		return nil, err
+	}
+	jp := filepath.Join(opts.Dir, journal.FileName)
+	j, err := journal.Read(jp)
+	if err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
+	if j.Header.Seed != exp.Seed {
+		return nil, fmt.Errorf("resume: the experiment was run with seed %d, not %d; resume needs the same seed", j.Header.Seed, exp.Seed)
+	}
+	for _, l := range j.Lines {
+		if l.In != nil {
+			r.ctl.Step(*l.In)
+			r.ctl.Ready()
+		}
+	}
+	if j.Torn {
+		r.logf("journal had a torn last line from a crash; ignored it")
+	}
+	if err := r.cleanStorage(); err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
+	r.jw, err = journal.Append(jp, j.Size)
+	if err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
+	return r.loop(ctx, controller.Input{Kind: controller.InResume, Resume: &flags})
+}
+
+type runner struct {
+	exp   *hone.Experiment
+	opts  Options
+	ctl   *controller.Controller
+	exec  hone.Executor
+	store hone.Store
+	clock hone.Clock
+	log   io.Writer
+	jw    *journal.Writer
+
+	deferred []controller.Input
+}
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+func newRunner(exp *hone.Experiment, opts Options) (*runner, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("runner: Options.Dir is required")
+	}
+	if opts.Executor == nil {
+		return nil, errors.New("runner: Options.Executor is required")
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("runner: %w", err)
+	}
+	opts.Dir = dir
+	if opts.Pool.CPU == 0 && opts.Pool.GPU == 0 && len(opts.Pool.Custom) == 0 {
+		opts.Pool.CPU = float64(runtime.NumCPU())
+	}
+	if opts.Tick <= 0 {
+		opts.Tick = time.Second
+	}
+	if opts.StopGrace <= 0 {
+		opts.StopGrace = 30 * time.Second
+	}
+	ctl, err := controller.New(exp, opts.Pool)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{exp: exp, opts: opts, ctl: ctl, exec: opts.Executor, store: opts.Store, clock: opts.Clock, log: opts.Log}
+	if r.clock == nil {
+		if c, ok := opts.Executor.(hone.Clocked); ok {
+			r.clock = c.Clock()
+		} else {
+			r.clock = wallClock{}
+		}
+	}
+	if r.log == nil {
+		r.log = os.Stderr
+	}
+	if r.store == nil {
+		st, err := local.New(dir)
+		if err != nil {
+			return nil, fmt.Errorf("runner: %w", err)
+		}
+		r.store = st
+	}
+	return r, nil
+}
+
+func (r *runner) logf(format string, args ...any) {
+	fmt.Fprintf(r.log, "hone: "+format+"\n", args...)
+}
+
+// loop steps the first input, then events until the controller is done.
+func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome, err error) {
+	defer func() {
+		cerr := r.exec.Close()
+		jerr := r.jw.Close()
+		if err == nil {
+			err = errors.Join(cerr, jerr)
+		}
+		out = &Outcome{Trials: r.ctl.Trials(), Interrupted: r.ctl.Interrupted()}
+	}()
+	first.Time = r.clock.Now().UnixNano()
+	if err := r.step(first); err != nil {
+		return nil, err
+	}
+	var graceEnd time.Time
+	for !r.ctl.Done() {
+		if ctx.Err() != nil && !r.ctl.Interrupted() {
+			if err := r.step(controller.Input{Kind: controller.InInterrupt, Time: r.clock.Now().UnixNano()}); err != nil {
+				return nil, err
+			}
+			graceEnd = time.Now().Add(r.opts.StopGrace)
+			continue
+		}
+		if !graceEnd.IsZero() && time.Now().After(graceEnd) {
+			r.logf("trials did not stop within %v; closing the executor", r.opts.StopGrace)
+			return nil, nil
+		}
+		wait := ctx
+		if r.ctl.Interrupted() {
+			wait = context.Background()
+		}
+		wctx, cancel := context.WithTimeout(wait, r.opts.Tick)
+		ev, err := r.exec.Next(wctx)
+		cancel()
+		switch {
+		case errors.Is(err, hone.ErrIdle):
+			if stuck, why := r.ctl.Stuck(); stuck {
+				return nil, fmt.Errorf("experiment stuck: %s", why)
+			}
+			if r.ctl.Done() {
+				break
+			}
+			return nil, fmt.Errorf("experiment stuck: the executor has nothing running but the controller has %d live trials", r.ctl.Alive())
+		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+			if err := r.step(controller.Input{Kind: controller.InTick, Time: r.clock.Now().UnixNano()}); err != nil {
+				return nil, err
+			}
+		case err != nil:
+			return nil, fmt.Errorf("executor: %w", err)
+		default:
+			if err := r.step(r.input(ev)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return nil, r.ctl.Err()
+}
+
+// input converts an executor event, committing its staged checkpoint first.
+func (r *runner) input(ev hone.Event) controller.Input {
+	var ref *controller.CheckpointRef
+	var commitErr error
+	if ev.CheckpointDir != "" {
+		idx, dest, err := r.ctl.NextCheckpointPath(ev.TrialID)
+		if err == nil {
+			err = r.store.Commit(ev.CheckpointDir, dest)
+		}
+		if err != nil {
+			commitErr = fmt.Errorf("commit checkpoint: %w", err)
+		} else {
+			ref = &controller.CheckpointRef{Index: idx, Path: dest}
+		}
+	}
+	in := controller.FromEvent(ev, ref)
+	if commitErr != nil && in.Err == "" {
+		in.Err = commitErr.Error()
+	}
+	return in
+}
+
+// step journals one input, steps the controller and carries out its
+// actions; inputs produced while acting (a trial that failed to start)
+// follow in order.
+func (r *runner) step(in controller.Input) error {
+	r.deferred = append(r.deferred, in)
+	for len(r.deferred) > 0 {
+		in := r.deferred[0]
+		r.deferred = r.deferred[1:]
+		if err := r.jw.AppendInput(&in); err != nil {
+			return err
+		}
+		r.ctl.Step(in)
+		if err := r.apply(r.ctl.Ready()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *runner) apply(acts []controller.Action) error {
+	for i := range acts {
+		if acts[i].Kind == controller.ActRecord {
+			if err := r.jw.AppendRecord(acts[i].Record); err != nil {
+				return err
+			}
+		}
+	}
+	if err := r.jw.Flush(); err != nil {
+		return err
+	}
+	for i := range acts {
+		a := &acts[i]
+		switch a.Kind {
+		case controller.ActStart:
+			if err := r.start(a); err != nil {
+				r.deferred = append(r.deferred, controller.Input{Kind: controller.InStartFailed,
+					Trial: a.Trial.ID, Time: r.clock.Now().UnixNano(), Err: err.Error()})
+			}
+		case controller.ActDirect:
+			if err := r.exec.Direct(a.Trial.ID, a.Directive); err != nil {
+				r.logf("trial %s: %s: %v", a.Trial.ID, a.Directive, err)
+			}
+		case controller.ActDelete:
+			if err := r.store.Delete(a.Checkpoint.Path); err != nil {
+				r.logf("delete checkpoint %s: %v", a.Checkpoint.Path, err)
+			}
+		case controller.ActNotify:
+			r.notify(a)
+		case controller.ActLog:
+			r.logf("%s", a.Text)
+		}
+	}
+	return nil
+}
+
+func (r *runner) start(a *controller.Action) error {
+	t := a.Trial
+	dir := filepath.Join(r.opts.Dir, filepath.FromSlash(t.Dir))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create trial directory: %w", err)
+	}
+	spec := hone.StartSpec{TrialID: t.ID, Config: t.Config.Clone(), Dir: dir, Iteration: a.Iteration, Resources: t.Resources}
+	if a.Checkpoint != nil {
+		d, err := r.store.LocalDir(a.Checkpoint.Path)
+		if err != nil {
+			return fmt.Errorf("restore from %s: %w", a.Checkpoint.Path, err)
+		}
+		spec.RestoreDir = d
+	}
+	if err := r.exec.Start(spec); err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	return nil
+}
+
+func (r *runner) notify(a *controller.Action) {
+	for _, cb := range r.exp.Callbacks {
+		switch a.Note {
+		case controller.NoteStart:
+			cb.OnTrialStart(a.Trial)
+		case controller.NoteResult:
+			cb.OnTrialResult(a.Trial, a.Result)
+		case controller.NoteCheckpoint:
+			cb.OnCheckpoint(a.Trial, a.Checkpoint)
+		case controller.NoteComplete:
+			cb.OnTrialComplete(a.Trial)
+		case controller.NoteError:
+			cb.OnTrialError(a.Trial, errors.New(a.Err))
+		case controller.NoteEnd:
+			cb.OnExperimentEnd(r.ctl.Trials())
+		}
+	}
+}
+
+// cleanStorage removes what a crash left behind: uncommitted staging and
+// temporary directories, and committed checkpoints the journal never
+// registered (no one was told of them).
+func (r *runner) cleanStorage() error {
+	for _, t := range r.ctl.Trials() {
+		committed, leftovers, err := r.store.List(t.Dir)
+		if err != nil {
+			return fmt.Errorf("list checkpoints of %s: %w", t.ID, err)
+		}
+		for _, p := range leftovers {
+			if err := r.store.Delete(p); err != nil {
+				return fmt.Errorf("remove leftover %s: %w", p, err)
+			}
+		}
+		for _, p := range committed {
+			if !r.ctl.Registered(p) {
+				r.logf("removing checkpoint %s: committed but never registered before the crash", p)
+				if err := r.store.Delete(p); err != nil {
+					return fmt.Errorf("remove unregistered %s: %w", p, err)
+				}
+			}
+		}
+	}
+	return nil
+}
