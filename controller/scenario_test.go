@@ -115,11 +115,15 @@ type harness struct {
 	sched *scriptScheduler
 	srch  *listSearcher
 	log   []Input // every input, for replay
+	names map[string]string
 }
 
 func (h *harness) name(id string) string {
 	if tr := h.c.Trial(id); tr != nil {
 		return fmt.Sprintf("t%d", tr.Index)
+	}
+	if n, ok := h.names[id]; ok {
+		return n
 	}
 	return id
 }
@@ -354,6 +358,10 @@ func (h *harness) render(acts []Action) string {
 			case "status":
 				fmt.Fprintf(&b, "%s -> %s\n", h.name(r.Trial), r.Status)
 			case "trial":
+				if h.names == nil {
+					h.names = map[string]string{}
+				}
+				h.names[r.Trial] = fmt.Sprintf("t%d", r.Index)
 				fmt.Fprintf(&b, "%s added config=%s\n", h.name(r.Trial), configTag(r.Config))
 			case "ckpt":
 				fmt.Fprintf(&b, "%s registered %s (iter %d)\n", h.name(r.Trial), filepath.Base(r.Path), r.Iteration)
