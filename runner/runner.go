@@ -382,3 +382,10 @@ func (r *runner) cleanStorage() error {
 	}
 	return nil
 }
+
+// Exists reports whether dir holds an experiment (a journal), which Resume
+// can continue.
+func Exists(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, journal.FileName))
+	return err == nil
+}

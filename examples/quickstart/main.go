@@ -1,0 +1,137 @@
+// Command quickstart tunes a small neural network, trained in Go, on a
+// two-spirals classification task. It runs 12 trials of up to 30 epochs,
+// two at a time, checkpoints every 5 epochs, prints a live table of trials
+// and, at the end, the best configuration.
+//
+// Run it again with the same -dir after stopping it (Ctrl-C, or even
+// kill -9) and it resumes: finished trials are not redone and running ones
+// continue from their latest checkpoint.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/callback"
+	"github.com/hone-tune/hone/controller"
+	"github.com/hone-tune/hone/executor/inproc"
+	"github.com/hone-tune/hone/progress"
+	"github.com/hone-tune/hone/results"
+	"github.com/hone-tune/hone/runner"
+	"github.com/hone-tune/hone/search/random"
+	"github.com/hone-tune/hone/space"
+	"github.com/hone-tune/hone/stopper"
+	"github.com/hone-tune/hone/trial"
+)
+
+// trainable is the class-style trainable: hone can save it on demand.
+type trainable struct {
+	train, val   dataset
+	lr, momentum float64
+	batch        int
+	net          *mlp
+}
+
+func (t *trainable) Setup(cfg hone.Config) error {
+	lr, _ := hone.Number(cfg["lr"])
+	mom, _ := hone.Number(cfg["momentum"])
+	hidden, _ := hone.Number(cfg["hidden"])
+	batch, _ := hone.Number(cfg["batch_size"])
+	if lr <= 0 || hidden < 1 || batch < 1 {
+		return fmt.Errorf("bad config %v", cfg)
+	}
+	t.lr, t.momentum, t.batch = lr, mom, int(batch)
+	t.train, t.val = spirals(16000, 0.05, 1), spirals(2000, 0.05, 2)
+	t.net = newMLP(int(hidden), 42)
+	return nil
+}
+
+func (t *trainable) Step(context.Context) (trial.Metrics, error) {
+	loss := t.net.epoch(t.train, t.lr, t.momentum, t.batch)
+	return trial.Metrics{"loss": loss, "val_accuracy": t.net.accuracy(t.val)}, nil
+}
+
+func (t *trainable) Save(dir string) error { return t.net.save(dir) }
+
+func (t *trainable) Load(dir string) error {
+	m, err := loadMLP(dir)
+	if err != nil {
+		return err
+	}
+	t.net = m
+	return nil
+}
+
+func main() {
+	dir := flag.String("dir", filepath.Join("hone_results", "quickstart"), "experiment directory; an existing one is resumed")
+	samples := flag.Int("samples", 12, "number of trials")
+	epochs := flag.Int("epochs", 30, "epochs per trial")
+	flag.Parse()
+	if err := run(*dir, *samples, *epochs); err != nil {
+		fmt.Fprintln(os.Stderr, "quickstart:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir string, samples, epochs int) error {
+	sp := space.Space{
+		"lr":         space.LogUniform(1e-3, 1),
+		"momentum":   space.Uniform(0, 0.95),
+		"hidden":     space.Choice(4, 16, 64),
+		"batch_size": space.Choice(16, 64),
+	}
+	search, err := random.New(sp, samples, nil, 7)
+	if err != nil {
+		return err
+	}
+	exp := &hone.Experiment{
+		Name:                "quickstart",
+		Trainable:           "spirals_mlp",
+		Metric:              "val_accuracy",
+		Mode:                hone.Max,
+		Searcher:            search,
+		Stoppers:            []hone.Stopper{stopper.MaxIterations(epochs), stopper.Threshold{Field: "val_accuracy", Value: 0.99}},
+		MaxConcurrentTrials: 2,
+		Checkpoint:          hone.CheckpointConfig{NumToKeep: 2, Frequency: 5, AtEnd: true},
+		Failure:             hone.FailureConfig{MaxFailures: 2},
+		Seed:                7,
+		Callbacks: []hone.Callback{
+			callback.NewTrialFiles(dir),
+			progress.New(os.Stdout, progress.WithMetric("val_accuracy", hone.Max)),
+		},
+	}
+	opts := runner.Options{Dir: dir, Executor: inproc.NewClass(func() trial.Trainable { return &trainable{} })}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var out *runner.Outcome
+	if runner.Exists(dir) {
+		fmt.Printf("resuming the experiment in %s\n", dir)
+		out, err = runner.Resume(ctx, exp, opts, controller.ResumeFlags{Unfinished: true})
+	} else {
+		out, err = runner.Run(ctx, exp, opts)
+	}
+	if err != nil {
+		return err
+	}
+	if out.Interrupted {
+		fmt.Printf("stopped; run the same command again to resume %s\n", dir)
+		return nil
+	}
+	res, err := results.Open(dir)
+	if err != nil {
+		return err
+	}
+	best, acc, err := res.Best("val_accuracy", hone.Max, results.ScopeAll)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("best trial %s: val_accuracy=%.4f config=%v\n", best.ID, acc, map[string]any(best.Config))
+	return nil
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+)
+
+// dataset is a two-class spiral in the plane: hard enough that the
+// learning rate and the width of the network matter.
+type dataset struct {
+	x [][2]float64
+	y []int
+}
+
+func spirals(n int, noise float64, seed uint64) dataset {
+	r := rand.New(rand.NewPCG(seed, 7))
+	d := dataset{x: make([][2]float64, n), y: make([]int, n)}
+	for i := range n {
+		class := i % 2
+		t := r.Float64() * 3 * math.Pi
+		rad := t / (3 * math.Pi)
+		a := t + float64(class)*math.Pi
+		d.x[i] = [2]float64{rad*math.Cos(a) + r.NormFloat64()*noise, rad*math.Sin(a) + r.NormFloat64()*noise}
+		d.y[i] = class
+	}
+	return d
+}
+
+// mlp is a one-hidden-layer tanh network with a softmax output, trained by
+// minibatch SGD with momentum.
+type mlp struct {
+	H      int          `json:"hidden"`
+	W1     [][2]float64 `json:"w1"` // H x 2
+	B1     []float64    `json:"b1"`
+	W2     [][]float64  `json:"w2"` // 2 x H
+	B2     [2]float64   `json:"b2"`
+	V      []float64    `json:"v"` // momentum buffer, flattened parameters
+	Epochs int          `json:"epochs"`
+	Seed   uint64       `json:"seed"`
+}
+
+func newMLP(h int, seed uint64) *mlp {
+	r := rand.New(rand.NewPCG(seed, 11))
+	m := &mlp{H: h, W1: make([][2]float64, h), B1: make([]float64, h), W2: [][]float64{make([]float64, h), make([]float64, h)}, Seed: seed}
+	for j := range h {
+		m.W1[j] = [2]float64{r.NormFloat64() * 1.5, r.NormFloat64() * 1.5}
+		m.W2[0][j] = r.NormFloat64() / math.Sqrt(float64(h))
+		m.W2[1][j] = r.NormFloat64() / math.Sqrt(float64(h))
+	}
+	m.V = make([]float64, m.numParams())
+	return m
+}
+
+func (m *mlp) numParams() int { return 2*m.H + m.H + 2*m.H + 2 }
+
+// forward returns the hidden activations and class probabilities.
+func (m *mlp) forward(x [2]float64, h []float64) [2]float64 {
+	for j := range m.H {
+		h[j] = math.Tanh(m.W1[j][0]*x[0] + m.W1[j][1]*x[1] + m.B1[j])
+	}
+	var z [2]float64
+	for k := range 2 {
+		z[k] = m.B2[k]
+		for j := range m.H {
+			z[k] += m.W2[k][j] * h[j]
+		}
+	}
+	mx := math.Max(z[0], z[1])
+	e0, e1 := math.Exp(z[0]-mx), math.Exp(z[1]-mx)
+	return [2]float64{e0 / (e0 + e1), e1 / (e0 + e1)}
+}
+
+// epoch runs one pass of minibatch SGD and returns the mean training loss.
+func (m *mlp) epoch(d dataset, lr, momentum float64, batch int) float64 {
+	r := rand.New(rand.NewPCG(m.Seed, uint64(m.Epochs)))
+	order := r.Perm(len(d.y))
+	h := make([]float64, m.H)
+	g := make([]float64, m.numParams())
+	loss := 0.0
+	for start := 0; start < len(order); start += batch {
+		clear(g)
+		end := min(start+batch, len(order))
+		for _, i := range order[start:end] {
+			p := m.forward(d.x[i], h)
+			loss -= math.Log(math.Max(p[d.y[i]], 1e-12))
+			var dz [2]float64
+			for k := range 2 {
+				dz[k] = p[k]
+				if k == d.y[i] {
+					dz[k]--
+				}
+			}
+			// gradient layout: W1 (2H), B1 (H), W2 (2H), B2 (2)
+			for j := range m.H {
+				dh := (dz[0]*m.W2[0][j] + dz[1]*m.W2[1][j]) * (1 - h[j]*h[j])
+				g[2*j] += dh * d.x[i][0]
+				g[2*j+1] += dh * d.x[i][1]
+				g[2*m.H+j] += dh
+				g[3*m.H+j] += dz[0] * h[j]
+				g[4*m.H+j] += dz[1] * h[j]
+			}
+			g[5*m.H] += dz[0]
+			g[5*m.H+1] += dz[1]
+		}
+		n := float64(end - start)
+		for p := range g {
+			m.V[p] = momentum*m.V[p] - lr*g[p]/n
+		}
+		for j := range m.H {
+			m.W1[j][0] += m.V[2*j]
+			m.W1[j][1] += m.V[2*j+1]
+			m.B1[j] += m.V[2*m.H+j]
+			m.W2[0][j] += m.V[3*m.H+j]
+			m.W2[1][j] += m.V[4*m.H+j]
+		}
+		m.B2[0] += m.V[5*m.H]
+		m.B2[1] += m.V[5*m.H+1]
+	}
+	m.Epochs++
+	return loss / float64(len(order))
+}
+
+func (m *mlp) accuracy(d dataset) float64 {
+	h := make([]float64, m.H)
+	ok := 0
+	for i := range d.y {
+		p := m.forward(d.x[i], h)
+		pred := 0
+		if p[1] > p[0] {
+			pred = 1
+		}
+		if pred == d.y[i] {
+			ok++
+		}
+	}
+	return float64(ok) / float64(len(d.y))
+}
+
+func (m *mlp) save(dir string) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode model: %w", err)
+	}
+	return os.WriteFile(filepath.Join(dir, "model.json"), b, 0o644)
+}
+
+func loadMLP(dir string) (*mlp, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "model.json"))
+	if err != nil {
+		return nil, fmt.Errorf("load model: %w", err)
+	}
+	m := &mlp{}
+	if err := json.Unmarshal(b, m); err != nil {
+		return nil, fmt.Errorf("decode model: %w", err)
+	}
+	return m, nil
+}

@@ -1,0 +1,371 @@
+// Package inproc runs Go trainables in goroutines of the current process.
+//
+// An Executor runs either function-style trainables ([NewFunc]) or
+// class-style ones ([NewClass]), one goroutine per running trial. It
+// implements [hone.Executor]:
+//
+//   - Function style: every Session.Report emits an EventResult (Done from
+//     the Done option or a "done": true metric, CheckpointDir from
+//     WithCheckpoint) and blocks until the runner's directive.
+//     DirectContinue returns nil from Report; DirectSave emits an EventSaved
+//     with CheckpointDir "" (a function cannot save on demand) and Report
+//     keeps waiting; DirectStop cancels the function's context and makes
+//     Report return hone.ErrTrialStopped. The restore point is
+//     Session.Checkpoint.
+//   - Class style: Setup, then Load(RestoreDir) when restoring, then Step
+//     after Step. Each step emits an EventResult (Done when the metrics
+//     hold "done": true; with "should_checkpoint": true the trainable is
+//     saved first and the result carries the checkpoint) and waits.
+//     DirectContinue runs the next step; DirectSave saves into a fresh
+//     staging directory and emits an EventSaved, then waits again;
+//     DirectStop ends the trial. After a Done result the runner is
+//     expected to send DirectStop (or DirectSave first); a DirectContinue
+//     also ends the trial, normally, instead of stepping past the end.
+//
+// In both styles DirectStop may also come while the trial computes: its
+// context is cancelled and its EventExited follows when the code returns.
+// Once Direct(id, DirectStop) has returned, the only event still to come
+// for id is its EventExited: a result or save that the trial emitted but
+// Next has not yet returned is dropped (with its staged directory). The
+// exit is normal (Err nil) when the trainable returns nil or
+// hone.ErrTrialStopped, or returns anything but a panic after a stop was
+// requested; a panic anywhere in training code becomes an error holding the
+// panic value and the stack ([trial.PanicError]).
+//
+// Checkpoints are staged in fresh directories <Dir>/.staging/<n> (see
+// [trial.Stager]); the runner commits them.
+package inproc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/trial"
+)
+
+// Option configures an Executor; pass options to NewFunc or NewClass.
+type Option func(*options)
+
+type options struct {
+	clock    hone.Clock
+	hostname string
+	pid      int
+}
+
+// WithClock makes the executor stamp events with c (default: the wall
+// clock). c.Now is called from trial goroutines, one call at a time.
+func WithClock(c hone.Clock) Option { return func(o *options) { o.clock = c } }
+
+// WithHostname sets the Hostname of every event (default: os.Hostname).
+func WithHostname(name string) Option { return func(o *options) { o.hostname = name } }
+
+// WithPID sets the PID of every event (default: os.Getpid).
+func WithPID(pid int) Option { return func(o *options) { o.pid = pid } }
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+// body runs one trial's training code on the trial's goroutine and returns
+// how it ended.
+type body func(ctx context.Context, r *run) error
+
+// Executor runs Go trainables in goroutines. Its methods are called by the
+// runner, from one goroutine; trial goroutines talk to it through an
+// internal queue. Create it with NewFunc or NewClass.
+type Executor struct {
+	opts options
+	body body
+	wake chan struct{} // capacity 1: an event was queued
+	wg   sync.WaitGroup
+
+	mu      sync.Mutex
+	trials  map[string]*run // started trials whose EventExited Next has not returned
+	queue   []hone.Event    // events not yet returned by Next, from head on
+	head    int
+	running int // trial goroutines still alive
+	closed  bool
+}
+
+// run is one start of one trial.
+type run struct {
+	e          *Executor
+	spec       hone.StartSpec
+	cancel     context.CancelFunc
+	directives chan hone.Directive // capacity 1; sent to only while waiting
+	stager     *trial.Stager
+
+	// Guarded by Executor.mu.
+	waiting  bool // an emitted event awaits its directive
+	stopping bool // DirectStop or Close was received
+	exited   bool // the goroutine has returned
+}
+
+// NewFunc returns an executor that runs fn for every trial.
+func NewFunc(fn trial.Func, opts ...Option) *Executor {
+	return newExecutor(func(ctx context.Context, r *run) error {
+		return funcBody(ctx, fn, r)
+	}, opts)
+}
+
+// NewClass returns an executor that runs a trainable made by factory for
+// every trial start. factory is called on the trial's goroutine.
+func NewClass(factory func() trial.Trainable, opts ...Option) *Executor {
+	return newExecutor(func(ctx context.Context, r *run) error {
+		return classBody(ctx, factory, r)
+	}, opts)
+}
+
+func newExecutor(b body, opts []Option) *Executor {
+	o := options{clock: wallClock{}, pid: os.Getpid()}
+	o.hostname, _ = os.Hostname()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return &Executor{
+		opts:   o,
+		body:   b,
+		wake:   make(chan struct{}, 1),
+		trials: make(map[string]*run),
+	}
+}
+
+// Clock returns the clock that stamps events, so the runner can use the
+// same one. It implements hone.Clocked.
+func (e *Executor) Clock() hone.Clock { return e.opts.clock }
+
+// Start starts the trial on a new goroutine. It creates spec.Dir if needed.
+// It fails when spec.TrialID is empty, spec.Dir is not absolute, a trial
+// with that id is still running (its EventExited not yet returned by Next),
+// or the executor is closed.
+func (e *Executor) Start(spec hone.StartSpec) error {
+	if spec.TrialID == "" {
+		return errors.New("start trial: empty trial id")
+	}
+	if !filepath.IsAbs(spec.Dir) {
+		return fmt.Errorf("start trial %s: dir %q is not an absolute path", spec.TrialID, spec.Dir)
+	}
+	if err := os.MkdirAll(spec.Dir, 0o755); err != nil {
+		return fmt.Errorf("start trial %s: %w", spec.TrialID, err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return fmt.Errorf("start trial %s: executor closed", spec.TrialID)
+	}
+	if _, ok := e.trials[spec.TrialID]; ok {
+		return fmt.Errorf("start trial %s: already running", spec.TrialID)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &run{
+		e:          e,
+		spec:       spec,
+		cancel:     cancel,
+		directives: make(chan hone.Directive, 1),
+		stager:     trial.NewStager(spec.Dir),
+	}
+	e.trials[spec.TrialID] = r
+	e.running++
+	e.wg.Add(1)
+	go e.runTrial(ctx, r)
+	return nil
+}
+
+// runTrial is a trial's goroutine.
+func (e *Executor) runTrial(ctx context.Context, r *run) {
+	defer e.wg.Done()
+	err := e.body(ctx, r)
+	r.cancel()
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var pe *trial.PanicError
+	if err != nil && !errors.As(err, &pe) && (r.stopping || errors.Is(err, hone.ErrTrialStopped)) {
+		err = nil
+	}
+	r.exited = true
+	r.waiting = false
+	e.running--
+	e.pushLocked(r, hone.Event{Kind: hone.EventExited, Err: err})
+}
+
+// Direct answers a waiting trial, or stops a computing one. It fails for
+// an unknown trial (never started, or its EventExited already returned by
+// Next), and for DirectContinue or DirectSave to a trial that is not
+// waiting for a directive. DirectStop to a trial that is already stopping
+// or has exited is a no-op.
+func (e *Executor) Direct(trialID string, d hone.Directive) error {
+	e.mu.Lock()
+	r := e.trials[trialID]
+	if r == nil {
+		e.mu.Unlock()
+		return fmt.Errorf("direct %v to trial %s: no such trial running", d, trialID)
+	}
+	switch d {
+	case hone.DirectStop:
+		dropped := e.stopLocked(r)
+		e.mu.Unlock()
+		discard(dropped)
+		return nil
+	case hone.DirectContinue, hone.DirectSave:
+		defer e.mu.Unlock()
+		if !r.waiting {
+			return fmt.Errorf("direct %v to trial %s: trial is not waiting for a directive", d, trialID)
+		}
+		r.waiting = false
+		r.directives <- d
+		return nil
+	}
+	e.mu.Unlock()
+	return fmt.Errorf("direct %v to trial %s: unknown directive", d, trialID)
+}
+
+// stopLocked asks r to stop and drops its queued, unseen events; it returns
+// the staged checkpoint directories of the dropped events.
+func (e *Executor) stopLocked(r *run) []string {
+	if r.stopping || r.exited {
+		return nil
+	}
+	r.stopping = true
+	r.cancel()
+	if r.waiting {
+		r.waiting = false
+		r.directives <- hone.DirectStop
+	}
+	var dropped []string
+	kept := e.queue[:e.head]
+	for _, ev := range e.queue[e.head:] {
+		if ev.TrialID == r.spec.TrialID && ev.Kind != hone.EventExited {
+			if ev.CheckpointDir != "" {
+				dropped = append(dropped, ev.CheckpointDir)
+			}
+			continue
+		}
+		kept = append(kept, ev)
+	}
+	clear(e.queue[len(kept):])
+	e.queue = kept
+	return dropped
+}
+
+// Next returns the next event in arrival order. It returns ctx.Err() if
+// ctx is done, and hone.ErrIdle at once when no trial goroutine is alive
+// and no event is queued; otherwise it blocks. When it returns a trial's
+// EventExited, the trial id becomes free for another Start.
+func (e *Executor) Next(ctx context.Context) (hone.Event, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return hone.Event{}, err
+		}
+		e.mu.Lock()
+		if e.head < len(e.queue) {
+			ev := e.popLocked()
+			if ev.Kind == hone.EventExited {
+				delete(e.trials, ev.TrialID)
+			}
+			e.mu.Unlock()
+			return ev, nil
+		}
+		idle := e.running == 0
+		e.mu.Unlock()
+		if idle {
+			return hone.Event{}, hone.ErrIdle
+		}
+		select {
+		case <-e.wake:
+		case <-ctx.Done():
+			return hone.Event{}, ctx.Err()
+		}
+	}
+}
+
+func (e *Executor) popLocked() hone.Event {
+	ev := e.queue[e.head]
+	e.queue[e.head] = hone.Event{}
+	e.head++
+	switch {
+	case e.head == len(e.queue):
+		e.queue, e.head = e.queue[:0], 0
+	case e.head >= 64 && e.head*2 >= len(e.queue):
+		n := copy(e.queue, e.queue[e.head:])
+		clear(e.queue[n:])
+		e.queue, e.head = e.queue[:n], 0
+	}
+	return ev
+}
+
+// Close stops every trial and waits for their goroutines to return. A
+// trainable that ignores its cancelled context and never reports again
+// keeps Close waiting. Close may be called more than once; Next must not be
+// called after it.
+func (e *Executor) Close() error {
+	e.mu.Lock()
+	e.closed = true
+	var dropped []string
+	for _, r := range e.trials {
+		dropped = append(dropped, e.stopLocked(r)...)
+	}
+	e.mu.Unlock()
+	discard(dropped)
+	e.wg.Wait()
+	return nil
+}
+
+// pushLocked stamps ev for r and queues it.
+func (e *Executor) pushLocked(r *run, ev hone.Event) {
+	ev.TrialID = r.spec.TrialID
+	ev.Time = e.opts.clock.Now()
+	ev.PID = e.opts.pid
+	ev.Hostname = e.opts.hostname
+	e.queue = append(e.queue, ev)
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// exchange is called on r's goroutine: it emits ev and waits for the
+// runner's answer, answering DirectSave with save (or with an EventSaved
+// without a checkpoint when save is nil) and waiting again. It returns
+// DirectContinue or DirectStop; DirectStop also when the trial is stopping
+// or has exited, so ev cannot be emitted any more.
+func (r *run) exchange(ev hone.Event, save func() (string, error)) hone.Directive {
+	e := r.e
+	for {
+		e.mu.Lock()
+		ok := !r.stopping && !r.exited
+		if ok {
+			e.pushLocked(r, ev)
+			r.waiting = true
+		}
+		e.mu.Unlock()
+		if !ok {
+			discard([]string{ev.CheckpointDir})
+			return hone.DirectStop
+		}
+		d := <-r.directives
+		if d != hone.DirectSave {
+			return d
+		}
+		ev = hone.Event{Kind: hone.EventSaved}
+		if save != nil {
+			ev.CheckpointDir, ev.Err = save()
+		}
+	}
+}
+
+// discard removes staged checkpoint directories that will never be
+// committed. Failures are ignored: the store cleans up staging leftovers.
+func discard(dirs []string) {
+	for _, d := range dirs {
+		if d != "" {
+			_ = os.RemoveAll(d)
+		}
+	}
+}

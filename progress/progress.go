@@ -1,0 +1,537 @@
+// Package progress is a terminal progress reporter for experiments: a
+// hone.Callback that prints a table of trials.
+//
+// On a terminal it redraws the table in place (ANSI cursor movement) at
+// most once per interval; on anything else (a file, a pipe, CI logs) it
+// prints a plain table once per interval. Either way it draws only when a
+// callback arrives (it starts no goroutine), and it draws a final table and
+// a summary at experiment end.
+package progress
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/term"
+
+	"github.com/hone-tune/hone"
+)
+
+// Reporter is a hone.Callback that reports progress to a writer. It is
+// called on the runner's goroutine and is not safe for concurrent use.
+//
+// What it shows about a trial is what the callbacks said: a trial appears
+// once it starts, and its status is the one implied by the latest callback
+// about it (a trial paused by its scheduler shows RUNNING until it starts
+// again or the experiment ends, when every status is brought up to date).
+type Reporter struct {
+	w        io.Writer
+	metric   string
+	mode     hone.Mode
+	interval time.Duration
+	maxRows  int
+	clock    hone.Clock
+	tty      *bool
+	width    int // terminal width; 0: unknown, lines are not cut
+
+	rows     map[string]*row
+	started  bool
+	start    time.Time
+	lastDraw time.Time
+	drawn    int // lines of the last in-place draw
+	err      error
+}
+
+var _ hone.Callback = (*Reporter)(nil)
+
+// row is what the reporter knows about one trial.
+type row struct {
+	id       string
+	index    int
+	status   hone.Status
+	config   map[string]string // flattened with "/", display text
+	value    float64           // last value of the metric
+	hasValue bool
+	reported bool // has a result
+	iter     int
+	total    float64 // seconds
+	errText  string
+}
+
+// Option configures a Reporter.
+type Option func(*Reporter)
+
+// WithMetric sets the metric shown in the table and used to pick the best
+// trial, and its mode ("" means min).
+func WithMetric(name string, mode hone.Mode) Option {
+	return func(r *Reporter) {
+		r.metric = name
+		r.mode = cmp.Or(mode, hone.Min)
+	}
+}
+
+// WithInterval sets the shortest time between two draws (default 1 s on a
+// terminal, 30 s otherwise).
+func WithInterval(d time.Duration) Option { return func(r *Reporter) { r.interval = d } }
+
+// WithMaxRows caps the trials listed in a table (default 20). Beyond it the
+// table lists running trials first, then the best by the metric, and says
+// how many it left out.
+func WithMaxRows(n int) Option { return func(r *Reporter) { r.maxRows = max(n, 1) } }
+
+// WithClock sets the clock (default: the system clock).
+func WithClock(c hone.Clock) Option { return func(r *Reporter) { r.clock = c } }
+
+// WithTTY forces terminal mode on or off instead of detecting it from the
+// writer.
+func WithTTY(on bool) Option { return func(r *Reporter) { r.tty = &on } }
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// New returns a Reporter writing to w. Terminal mode is on when w is an
+// *os.File that is a terminal (unless WithTTY says otherwise).
+func New(w io.Writer, opts ...Option) *Reporter {
+	r := &Reporter{w: w, maxRows: 20, clock: systemClock{}, rows: map[string]*row{}}
+	for _, o := range opts {
+		o(r)
+	}
+	if r.tty == nil {
+		on := false
+		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			on = true
+			if width, _, err := term.GetSize(int(f.Fd())); err == nil {
+				r.width = width
+			}
+		}
+		r.tty = &on
+	}
+	if r.interval <= 0 {
+		r.interval = 30 * time.Second
+		if *r.tty {
+			r.interval = time.Second
+		}
+	}
+	return r
+}
+
+// Err returns the first error writing to w, or nil.
+func (r *Reporter) Err() error { return r.err }
+
+// OnTrialStart shows t as RUNNING with its current configuration.
+func (r *Reporter) OnTrialStart(t *hone.Trial) {
+	w := r.row(t)
+	w.status = hone.StatusRunning
+	w.config = flatConfig(t.Config)
+	r.tick()
+}
+
+// OnTrialResult records the metric, iteration and total time of res.
+func (r *Reporter) OnTrialResult(t *hone.Trial, res *hone.Result) {
+	w := r.row(t)
+	w.status = hone.StatusRunning
+	r.setResult(w, res)
+	r.tick()
+}
+
+// OnCheckpoint does nothing.
+func (r *Reporter) OnCheckpoint(*hone.Trial, *hone.Checkpoint) {}
+
+// OnTrialComplete shows t as TERMINATED.
+func (r *Reporter) OnTrialComplete(t *hone.Trial) {
+	r.row(t).status = hone.StatusTerminated
+	r.tick()
+}
+
+// OnTrialError shows t as ERROR, or as PENDING when it will be retried,
+// with the first line of err.
+func (r *Reporter) OnTrialError(t *hone.Trial, err error) {
+	w := r.row(t)
+	w.status = hone.StatusError
+	if t.Status == hone.StatusPending {
+		w.status = hone.StatusPending
+	}
+	if err != nil {
+		w.errText, _, _ = strings.Cut(err.Error(), "\n")
+	}
+	r.tick()
+}
+
+// OnExperimentEnd brings every trial up to date, draws the final table and
+// prints a summary with the best trial's configuration.
+func (r *Reporter) OnExperimentEnd(trials []*hone.Trial) {
+	for _, t := range trials {
+		w := r.row(t)
+		w.status = t.Status
+		w.config = flatConfig(t.Config)
+		if t.LastResult != nil {
+			r.setResult(w, t.LastResult)
+		}
+		if t.Error != "" {
+			w.errText, _, _ = strings.Cut(t.Error, "\n")
+		}
+	}
+	now := r.now()
+	lines := r.table(now)
+	lines = append(lines, "")
+	lines = append(lines, r.summary(now)...)
+	r.draw(lines)
+	r.drawn = 0
+}
+
+func (r *Reporter) row(t *hone.Trial) *row {
+	w := r.rows[t.ID]
+	if w == nil {
+		w = &row{id: t.ID, index: t.Index, status: t.Status}
+		r.rows[t.ID] = w
+	}
+	return w
+}
+
+func (r *Reporter) setResult(w *row, res *hone.Result) {
+	w.reported = true
+	w.iter = res.TrainingIteration
+	w.total = res.TimeTotal
+	if r.metric != "" {
+		w.value, w.hasValue = res.Value(r.metric)
+	}
+}
+
+func (r *Reporter) now() time.Time {
+	now := r.clock.Now()
+	if !r.started {
+		r.started, r.start, r.lastDraw = true, now, now
+	}
+	return now
+}
+
+// tick draws if the interval has passed since the last draw; on a terminal
+// it also draws at the first callback.
+func (r *Reporter) tick() {
+	first := !r.started
+	now := r.now()
+	if (first && *r.tty) || now.Sub(r.lastDraw) >= r.interval {
+		r.lastDraw = now
+		r.draw(r.table(now))
+	}
+}
+
+// draw writes lines: on a terminal over the previous draw, otherwise
+// followed by a blank line.
+func (r *Reporter) draw(lines []string) {
+	var b strings.Builder
+	if *r.tty && r.drawn > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA\x1b[J", r.drawn) // cursor up, clear to end of screen
+	}
+	for _, l := range lines {
+		if r.width > 0 {
+			l = cut(l, r.width-1)
+		}
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	if *r.tty {
+		r.drawn = len(lines)
+	} else {
+		b.WriteByte('\n')
+	}
+	if _, err := io.WriteString(r.w, b.String()); err != nil && r.err == nil {
+		r.err = fmt.Errorf("progress: %w", err)
+	}
+}
+
+// cut shortens l to at most n runes.
+func cut(l string, n int) string {
+	if utf8.RuneCountInString(l) <= n {
+		return l
+	}
+	return string([]rune(l)[:n])
+}
+
+// statusOrder is the order of statuses in counts.
+func statusOrder() []hone.Status {
+	return []hone.Status{hone.StatusRunning, hone.StatusPending, hone.StatusPaused, hone.StatusTerminated, hone.StatusError}
+}
+
+// counts renders "2 RUNNING, 1 TERMINATED" for rows.
+func counts(rows []*row) string {
+	n := map[hone.Status]int{}
+	for _, w := range rows {
+		n[w.status]++
+	}
+	var parts []string
+	for _, s := range statusOrder() {
+		if n[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[s], s))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sorted returns the rows in creation order.
+func (r *Reporter) sorted() []*row {
+	rows := make([]*row, 0, len(r.rows))
+	for _, w := range r.rows {
+		rows = append(rows, w)
+	}
+	slices.SortFunc(rows, func(a, b *row) int {
+		return cmp.Or(cmp.Compare(a.index, b.index), strings.Compare(a.id, b.id))
+	})
+	return rows
+}
+
+// better reports whether a ranks before b by the metric: rows without a
+// value (or with NaN) rank last; ties go to the older trial.
+func (r *Reporter) better(a, b *row) bool {
+	av, bv := a.hasValue && !math.IsNaN(a.value), b.hasValue && !math.IsNaN(b.value)
+	switch {
+	case av && bv && a.value != b.value:
+		return r.mode.Better(a.value, b.value)
+	case av != bv:
+		return av
+	}
+	return a.index < b.index
+}
+
+func (r *Reporter) best(rows []*row) *row {
+	if r.metric == "" {
+		return nil
+	}
+	var best *row
+	for _, w := range rows {
+		if w.hasValue && !math.IsNaN(w.value) && (best == nil || r.better(w, best)) {
+			best = w
+		}
+	}
+	return best
+}
+
+// table renders the header lines and the trials table.
+func (r *Reporter) table(now time.Time) []string {
+	rows := r.sorted()
+	lines := []string{fmt.Sprintf("== Status: %s (%s) | %s elapsed ==",
+		plural(len(rows), "trial"), counts(rows), now.Sub(r.start).Round(time.Second))}
+	keys := varyingKeys(rows)
+	if b := r.best(rows); b != nil {
+		l := fmt.Sprintf("Best trial so far: %s with %s=%s", b.id, r.metric, num(b.value))
+		if len(keys) > 0 {
+			l += " (" + params(b, keys) + ")"
+		}
+		lines = append(lines, l)
+	}
+	if len(rows) == 0 {
+		return lines
+	}
+	shown, hidden := r.pick(rows)
+
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	head := append([]string{"Trial", "Status"}, keys...)
+	if r.metric != "" {
+		head = append(head, r.metric)
+	}
+	fmt.Fprintln(tw, strings.Join(append(head, "iter", "total time (s)"), "\t"))
+	for _, w := range shown {
+		cells := []string{w.id, string(w.status)}
+		for _, k := range keys {
+			cells = append(cells, w.config[k])
+		}
+		if r.metric != "" {
+			v := ""
+			if w.hasValue {
+				v = num(w.value)
+			}
+			cells = append(cells, v)
+		}
+		if w.reported {
+			cells = append(cells, strconv.Itoa(w.iter), strconv.FormatFloat(w.total, 'f', 1, 64))
+		} else {
+			cells = append(cells, "", "")
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	_ = tw.Flush() // writes to a strings.Builder
+	for _, l := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+		lines = append(lines, strings.TrimRight(l, " "))
+	}
+	if len(hidden) > 0 {
+		lines = append(lines, fmt.Sprintf("... %s not shown (%s)", plural(len(hidden), "more trial"), counts(hidden)))
+	}
+	return lines
+}
+
+// pick chooses at most maxRows rows to show: running trials first, then
+// the best by the metric, then the oldest; shown rows keep creation order.
+func (r *Reporter) pick(rows []*row) (shown, hidden []*row) {
+	if len(rows) <= r.maxRows {
+		return rows, nil
+	}
+	byPriority := slices.Clone(rows)
+	slices.SortStableFunc(byPriority, func(a, b *row) int {
+		ar, br := a.status == hone.StatusRunning, b.status == hone.StatusRunning
+		switch {
+		case ar != br:
+			if ar {
+				return -1
+			}
+			return 1
+		case r.better(a, b):
+			return -1
+		case r.better(b, a):
+			return 1
+		}
+		return 0
+	})
+	keep := map[*row]bool{}
+	for _, w := range byPriority[:r.maxRows] {
+		keep[w] = true
+	}
+	for _, w := range rows {
+		if keep[w] {
+			shown = append(shown, w)
+		} else {
+			hidden = append(hidden, w)
+		}
+	}
+	return shown, hidden
+}
+
+// summary renders the end-of-experiment summary.
+func (r *Reporter) summary(now time.Time) []string {
+	rows := r.sorted()
+	lines := []string{fmt.Sprintf("Experiment finished after %s: %s (%s).",
+		now.Sub(r.start).Round(time.Second), plural(len(rows), "trial"), counts(rows))}
+	if b := r.best(rows); b != nil {
+		lines = append(lines, fmt.Sprintf("Best trial: %s with %s=%s at iteration %d, config:", b.id, r.metric, num(b.value), b.iter))
+		keys := make([]string, 0, len(b.config))
+		for k := range b.config {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			lines = append(lines, fmt.Sprintf("  %s: %s", k, b.config[k]))
+		}
+	} else if r.metric != "" {
+		lines = append(lines, fmt.Sprintf("No trial reported %s.", r.metric))
+	}
+	var failed []string
+	for _, w := range rows {
+		if w.status == hone.StatusError {
+			failed = append(failed, fmt.Sprintf("  %s: %s", w.id, w.errText))
+		}
+	}
+	if len(failed) > 0 {
+		lines = append(lines, plural(len(failed), "trial")+" failed:")
+		lines = append(lines, failed...)
+	}
+	return lines
+}
+
+// plural renders "1 trial", "2 trials".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func params(w *row, keys []string) string {
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + w.config[k]
+	}
+	return strings.Join(parts, ", ")
+}
+
+// varyingKeys returns, sorted, the configuration keys whose values are not
+// the same in every row (a key missing from some row varies).
+func varyingKeys(rows []*row) []string {
+	if len(rows) < 2 {
+		return nil
+	}
+	var keys []string
+	seen := map[string]bool{}
+	for _, w := range rows {
+		for k := range w.config {
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			v, ok := rows[0].config[k]
+			for _, o := range rows {
+				if ov, ook := o.config[k]; ook != ok || ov != v {
+					keys = append(keys, k)
+					break
+				}
+			}
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// flatConfig flattens a configuration to "/"-joined keys and display text.
+func flatConfig(c hone.Config) map[string]string {
+	out := map[string]string{}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		var m map[string]any
+		switch x := v.(type) {
+		case map[string]any:
+			m = x
+		case hone.Config:
+			m = x
+		default:
+			out[prefix] = display(v)
+			return
+		}
+		for k, e := range m {
+			if prefix != "" {
+				k = prefix + "/" + k
+			}
+			walk(k, e)
+		}
+	}
+	walk("", map[string]any(c))
+	return out
+}
+
+// display renders a configuration value: numbers compactly, strings as
+// they are, anything else as JSON.
+func display(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return "null"
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	if f, ok := hone.Number(v); ok {
+		return num(f)
+	}
+	if b, err := json.Marshal(v); err == nil {
+		return string(b)
+	}
+	return fmt.Sprintf("%v", v)
+}
+
+// num renders a number: integers exactly (below 1e15), others with 5
+// significant digits.
+func num(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'g', 5, 64)
+}

@@ -1,0 +1,269 @@
+package progress
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hone-tune/hone"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the golden files in testdata")
+
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) Now() time.Time { return c.t }
+
+func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
+// golden compares got with testdata/name, or rewrites it with -rewrite.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	p := filepath.Join("testdata", name)
+	if *rewrite {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("%v (run with -rewrite to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (run with -rewrite to update)\n--- got ---\n%s\n--- want ---\n%s", p, got, want)
+	}
+}
+
+func trial(i int, cfg hone.Config) *hone.Trial {
+	return &hone.Trial{ID: fmt.Sprintf("t%07d", i), Index: i, Config: cfg, Status: hone.StatusRunning}
+}
+
+func res(t *hone.Trial, it int, loss float64) *hone.Result {
+	r := &hone.Result{TrialID: t.ID, Metrics: map[string]any{"loss": loss}, TrainingIteration: it, TimeTotal: 10 * float64(it)}
+	t.LastResult = r
+	return r
+}
+
+// scenario drives three trials through a small experiment, one callback
+// every 10 s of clock time: results, a failure, a completion, and the end.
+func scenario(r *Reporter, clk *fakeClock) {
+	a := trial(0, hone.Config{"lr": 0.1, "layers": 2, "opt": "adam", "model": map[string]any{"width": 64}})
+	b := trial(1, hone.Config{"lr": 0.01, "layers": 2, "opt": "adam", "model": map[string]any{"width": 128}})
+	c := trial(2, hone.Config{"lr": 0.001, "layers": 4, "opt": "adam", "model": map[string]any{"width": 64}})
+	step := func(f func()) {
+		f()
+		clk.advance(10 * time.Second)
+	}
+	step(func() { r.OnTrialStart(a) })
+	step(func() { r.OnTrialStart(b) })
+	for it := 1; it <= 3; it++ {
+		step(func() { r.OnTrialResult(a, res(a, it, 1/float64(it))) })
+		step(func() { r.OnTrialResult(b, res(b, it, 0.8/float64(it))) })
+	}
+	step(func() {
+		b.Status = hone.StatusTerminated
+		r.OnTrialComplete(b)
+	})
+	step(func() { r.OnTrialStart(c) })
+	step(func() { r.OnTrialResult(c, res(c, 1, math.NaN())) })
+	step(func() {
+		c.Status, c.Error = hone.StatusError, "exit status 1\ntraceback..."
+		r.OnTrialError(c, errors.New(c.Error))
+	})
+	step(func() { r.OnTrialResult(a, res(a, 4, 0.2)) })
+	a.Status = hone.StatusTerminated
+	r.OnTrialComplete(a)
+	pending := trial(3, hone.Config{"lr": 0.5, "layers": 2, "opt": "adam", "model": map[string]any{"width": 64}})
+	pending.Status = hone.StatusPending
+	r.OnExperimentEnd([]*hone.Trial{a, b, c, pending})
+}
+
+func TestPlainGolden(t *testing.T) {
+	var out bytes.Buffer
+	clk := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	r := New(&out, WithMetric("loss", hone.Min), WithClock(clk))
+	scenario(r, clk)
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "\x1b") {
+		t.Error("plain output has escape codes")
+	}
+	golden(t, "plain.golden", out.String())
+}
+
+func TestNoMetricGolden(t *testing.T) {
+	var out bytes.Buffer
+	clk := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	r := New(&out, WithClock(clk), WithInterval(time.Minute), WithMaxRows(2))
+	scenario(r, clk)
+	golden(t, "nometric.golden", out.String())
+}
+
+func TestTTYRedrawsInPlace(t *testing.T) {
+	var out bytes.Buffer
+	clk := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	r := New(&out, WithMetric("loss", hone.Min), WithClock(clk), WithTTY(true))
+	a := trial(0, hone.Config{"lr": 0.1})
+	b := trial(1, hone.Config{"lr": 0.2})
+
+	r.OnTrialStart(a) // the first callback draws at once
+	first := out.String()
+	if first == "" || strings.Contains(first, "\x1b") {
+		t.Fatalf("first draw = %q, want a table without cursor movement", first)
+	}
+	lines := strings.Count(first, "\n")
+
+	clk.advance(500 * time.Millisecond)
+	r.OnTrialStart(b) // within the 1 s interval: no draw
+	if out.String() != first {
+		t.Fatalf("drew again within the interval: %q", out.String()[len(first):])
+	}
+
+	clk.advance(500 * time.Millisecond)
+	r.OnTrialResult(a, res(a, 1, 0.5))
+	second := out.String()[len(first):]
+	wantPrefix := fmt.Sprintf("\x1b[%dA\x1b[J", lines)
+	if !strings.HasPrefix(second, wantPrefix) {
+		t.Fatalf("second draw = %q, want it to start with %q", second, wantPrefix)
+	}
+	if !strings.Contains(second, "t0000001") || !strings.Contains(second, "0.5") {
+		t.Errorf("second draw misses the new trial or result: %q", second)
+	}
+
+	r.OnExperimentEnd([]*hone.Trial{a, b})
+	final := out.String()[len(first)+len(second):]
+	if !strings.HasPrefix(final, fmt.Sprintf("\x1b[%dA\x1b[J", strings.Count(second, "\n"))) {
+		t.Errorf("final draw does not replace the table: %q", final)
+	}
+	if !strings.Contains(final, "Experiment finished") {
+		t.Errorf("final draw has no summary: %q", final)
+	}
+}
+
+func TestTTYCutsLongLines(t *testing.T) {
+	var out bytes.Buffer
+	r := New(&out, WithTTY(true))
+	r.width = 20
+	r.OnTrialStart(trial(0, hone.Config{"a": strings.Repeat("x", 50)}))
+	for _, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+		if len([]rune(l)) > 19 {
+			t.Errorf("line %q longer than the terminal", l)
+		}
+	}
+}
+
+func TestDefaultIntervals(t *testing.T) {
+	if got := New(&bytes.Buffer{}).interval; got != 30*time.Second {
+		t.Errorf("plain interval = %v, want 30s", got)
+	}
+	if got := New(&bytes.Buffer{}, WithTTY(true)).interval; got != time.Second {
+		t.Errorf("terminal interval = %v, want 1s", got)
+	}
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if r := New(f); *r.tty {
+		t.Error("a regular file was taken for a terminal")
+	}
+}
+
+func TestVaryingKeys(t *testing.T) {
+	mk := func(cfgs ...hone.Config) []*row {
+		var rows []*row
+		for _, c := range cfgs {
+			rows = append(rows, &row{config: flatConfig(c)})
+		}
+		return rows
+	}
+	for _, tc := range []struct {
+		name string
+		rows []*row
+		want []string
+	}{
+		{"none", nil, nil},
+		{"one trial", mk(hone.Config{"a": 1}), nil},
+		{"same", mk(hone.Config{"a": 1, "b": "x"}, hone.Config{"a": 1, "b": "x"}), nil},
+		{"one differs", mk(hone.Config{"a": 1, "b": "x"}, hone.Config{"a": 2, "b": "x"}), []string{"a"}},
+		{"nested", mk(hone.Config{"m": map[string]any{"w": 1, "d": 2}}, hone.Config{"m": map[string]any{"w": 1, "d": 3}}), []string{"m/d"}},
+		{"missing in one", mk(hone.Config{"a": 1}, hone.Config{"a": 1, "b": 2}), []string{"b"}},
+		{"missing in first", mk(hone.Config{"a": 1, "c": true}, hone.Config{"a": 1, "b": 2}), []string{"b", "c"}},
+		{"int and float equal", mk(hone.Config{"a": 1}, hone.Config{"a": 1.0}), nil},
+		{"lists", mk(hone.Config{"l": []any{1, 2}}, hone.Config{"l": []any{1, 3}}), []string{"l"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := varyingKeys(tc.rows); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("varyingKeys = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMaxRowsPicksRunningThenBest(t *testing.T) {
+	var out bytes.Buffer
+	clk := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	r := New(&out, WithMetric("acc", hone.Max), WithClock(clk), WithMaxRows(3))
+	var trials []*hone.Trial
+	for i, acc := range []float64{0.5, 0.9, 0.1, 0.7, 0.3} {
+		tr := trial(i, hone.Config{"i": i})
+		tr.LastResult = &hone.Result{Metrics: map[string]any{"acc": acc}, TrainingIteration: 1}
+		tr.Status = hone.StatusTerminated
+		trials = append(trials, tr)
+	}
+	trials[2].Status = hone.StatusRunning
+	r.OnExperimentEnd(trials)
+	got := out.String()
+	for _, id := range []string{"t0000001", "t0000002", "t0000003"} {
+		if !strings.Contains(got, id+"  ") {
+			t.Errorf("table misses %s:\n%s", id, got)
+		}
+	}
+	for _, id := range []string{"t0000000  ", "t0000004  "} {
+		if strings.Contains(got, id) {
+			t.Errorf("table shows %s:\n%s", id, got)
+		}
+	}
+	if !strings.Contains(got, "... 2 more trials not shown (2 TERMINATED)") {
+		t.Errorf("no hidden-trials line:\n%s", got)
+	}
+	if !strings.Contains(got, "Best trial: t0000001 with acc=0.9") {
+		t.Errorf("wrong best trial:\n%s", got)
+	}
+}
+
+func TestNum(t *testing.T) {
+	for f, want := range map[float64]string{
+		3: "3", -2: "-2", 0.1: "0.1", 0.123456789: "0.12346", 1e20: "1e+20",
+		128: "128", 1e-7: "1e-07", math.NaN(): "NaN",
+	} {
+		if got := num(f); got != want {
+			t.Errorf("num(%v) = %q, want %q", f, got, want)
+		}
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+func TestWriteErrorKept(t *testing.T) {
+	r := New(failWriter{}, WithTTY(true))
+	r.OnTrialStart(trial(0, nil))
+	if err := r.Err(); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("Err = %v", err)
+	}
+}

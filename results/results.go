@@ -1,0 +1,356 @@
+// Package results reads an experiment directory — running, finished or
+// crashed — and answers questions about its trials: their configurations,
+// statuses, results and checkpoints, and which trial is best.
+package results
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/internal/journal"
+)
+
+// Experiment is an experiment directory as read by Open.
+type Experiment struct {
+	Dir    string
+	Name   string
+	Seed   uint64
+	Trials []*Trial // in creation order
+}
+
+// Trial is one trial as recorded in the journal.
+type Trial struct {
+	ID          string
+	Index       int
+	Config      hone.Config
+	Tag         string
+	Dir         string // absolute
+	Status      hone.Status
+	Error       string
+	Failures    int
+	Checkpoints []string // kept checkpoint paths, absolute, oldest first
+
+	rows []Row
+	read bool
+}
+
+// Row is one line of a trial's result.json. Non-finite numbers written as
+// the strings "NaN", "Infinity" and "-Infinity" are read back as floats.
+type Row map[string]any
+
+// Value returns a numeric field of the row.
+func (r Row) Value(key string) (float64, bool) { return hone.Number(r[key]) }
+
+// Open reads the experiment in dir. It reads the journal's records only:
+// it needs neither the searcher nor the scheduler, and works while the
+// experiment runs.
+func Open(dir string) (*Experiment, error) {
+	j, err := journal.Read(filepath.Join(dir, journal.FileName))
+	if err != nil {
+		return nil, fmt.Errorf("open experiment: %w", err)
+	}
+	e := &Experiment{Dir: dir, Name: j.Header.Name, Seed: j.Header.Seed}
+	byID := map[string]*Trial{}
+	for _, l := range j.Lines {
+		r := l.Rec
+		if r == nil {
+			continue
+		}
+		t := byID[r.Trial]
+		switch r.Op {
+		case "trial":
+			t = &Trial{ID: r.Trial, Index: r.Index, Config: r.Config, Tag: r.Tag, Dir: filepath.Join(dir, filepath.FromSlash(r.Dir))}
+			byID[r.Trial] = t
+			e.Trials = append(e.Trials, t)
+		case "status":
+			if t != nil {
+				t.Status, t.Error, t.Failures = r.Status, r.Error, r.Failures
+			}
+		case "config":
+			if t != nil {
+				t.Config, t.Tag = r.Config, r.Tag
+			}
+		case "ckpt":
+			if t != nil {
+				t.Checkpoints = append(t.Checkpoints, filepath.Join(dir, filepath.FromSlash(r.Path)))
+			}
+		case "ckdel":
+			if t != nil {
+				p := filepath.Join(dir, filepath.FromSlash(r.Path))
+				for i, c := range t.Checkpoints {
+					if c == p {
+						t.Checkpoints = append(t.Checkpoints[:i], t.Checkpoints[i+1:]...)
+						break
+					}
+				}
+			}
+		case "drop":
+			delete(byID, r.Trial)
+			for i, x := range e.Trials {
+				if x.ID == r.Trial {
+					e.Trials = append(e.Trials[:i], e.Trials[i+1:]...)
+					break
+				}
+			}
+		}
+	}
+	return e, nil
+}
+
+// Trial returns the trial with id, or nil.
+func (e *Experiment) Trial(id string) *Trial {
+	for _, t := range e.Trials {
+		if t.ID == id {
+			return t
+		}
+	}
+	return nil
+}
+
+// Results returns every row of the trial's result.json (cached after the
+// first call). A torn last line from a crash is ignored.
+func (t *Trial) Results() ([]Row, error) {
+	if t.read {
+		return t.rows, nil
+	}
+	f, err := os.Open(filepath.Join(t.Dir, "result.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		t.read = true
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("results of trial %s: %w", t.ID, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for sc.Scan() {
+		var row Row
+		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
+			continue // a torn line from a crash
+		}
+		for k, v := range row {
+			if s, ok := v.(string); ok {
+				switch s {
+				case "NaN":
+					row[k] = math.NaN()
+				case "Infinity":
+					row[k] = math.Inf(1)
+				case "-Infinity":
+					row[k] = math.Inf(-1)
+				}
+			}
+		}
+		t.rows = append(t.rows, row)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("results of trial %s: %w", t.ID, err)
+	}
+	t.read = true
+	return t.rows, nil
+}
+
+// Last returns the trial's last result, or nil.
+func (t *Trial) Last() (Row, error) {
+	rows, err := t.Results()
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	return rows[len(rows)-1], nil
+}
+
+// Scopes for Best: which results of a trial count.
+const (
+	ScopeLast      = "last"        // the last result
+	ScopeAvg       = "avg"         // the mean over all results
+	ScopeAll       = "all"         // the best result
+	ScopeLast5Avg  = "last-5-avg"  // the mean of the last 5
+	ScopeLast10Avg = "last-10-avg" // the mean of the last 10
+)
+
+// Score returns the trial's value of metric under scope and mode, and
+// whether any of its results had the metric. NaN values are skipped.
+func (t *Trial) Score(metric string, mode hone.Mode, scope string) (float64, bool, error) {
+	rows, err := t.Results()
+	if err != nil {
+		return 0, false, err
+	}
+	var vals []float64
+	for _, r := range rows {
+		if v, ok := r.Value(metric); ok && !math.IsNaN(v) {
+			vals = append(vals, v)
+		}
+	}
+	if len(vals) == 0 {
+		return 0, false, nil
+	}
+	mean := func(v []float64) float64 {
+		s := 0.0
+		for _, x := range v {
+			s += x
+		}
+		return s / float64(len(v))
+	}
+	switch scope {
+	case ScopeLast, "":
+		return vals[len(vals)-1], true, nil
+	case ScopeAvg:
+		return mean(vals), true, nil
+	case ScopeAll:
+		best := vals[0]
+		for _, v := range vals[1:] {
+			if mode.Better(v, best) {
+				best = v
+			}
+		}
+		return best, true, nil
+	case ScopeLast5Avg:
+		return mean(vals[max(0, len(vals)-5):]), true, nil
+	case ScopeLast10Avg:
+		return mean(vals[max(0, len(vals)-10):]), true, nil
+	}
+	return 0, false, fmt.Errorf("scope %q: allowed values are last, avg, all, last-5-avg, last-10-avg", scope)
+}
+
+// Best returns the trial with the best score of metric under mode and
+// scope. It is an error if no result of any trial has the metric; the error
+// lists the keys the results do have.
+func (e *Experiment) Best(metric string, mode hone.Mode, scope string) (*Trial, float64, error) {
+	if !mode.Valid() {
+		return nil, 0, fmt.Errorf("best trial: mode %q: allowed values are \"min\" and \"max\"", mode)
+	}
+	var best *Trial
+	var bestV float64
+	seen := map[string]bool{}
+	for _, t := range e.Trials {
+		v, ok, err := t.Score(metric, mode, scope)
+		if err != nil {
+			return nil, 0, fmt.Errorf("best trial: %w", err)
+		}
+		if !ok {
+			rows, _ := t.Results()
+			for _, r := range rows {
+				for k := range r {
+					seen[k] = true
+				}
+			}
+			continue
+		}
+		if best == nil || mode.Better(v, bestV) {
+			best, bestV = t, v
+		}
+	}
+	if best == nil {
+		ks := make([]string, 0, len(seen))
+		for k := range seen {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		return nil, 0, fmt.Errorf("best trial: metric %q is in no result of %s (result keys: %s)", metric, e.Dir, strings.Join(ks, ", "))
+	}
+	return best, bestV, nil
+}
+
+// WriteCSV writes one row per trial: trial_id, status, the configuration
+// (flattened with "/"), then the last result's fields.
+func (e *Experiment) WriteCSV(w io.Writer) error {
+	cfgKeys, resKeys := map[string]bool{}, map[string]bool{}
+	type line struct {
+		cfg map[string]string
+		res map[string]string
+	}
+	lines := make([]line, len(e.Trials))
+	for i, t := range e.Trials {
+		lines[i] = line{cfg: map[string]string{}, res: map[string]string{}}
+		flatten("", map[string]any(t.Config), lines[i].cfg)
+		last, err := t.Last()
+		if err != nil {
+			return err
+		}
+		for k, v := range last {
+			if k == hone.FieldConfig {
+				continue
+			}
+			flatten(k, v, lines[i].res)
+		}
+		for k := range lines[i].cfg {
+			cfgKeys[k] = true
+		}
+		for k := range lines[i].res {
+			resKeys[k] = true
+		}
+	}
+	ck, rk := sorted(cfgKeys), sorted(resKeys)
+	header := []string{"trial_id", "status"}
+	for _, k := range ck {
+		header = append(header, "config/"+k)
+	}
+	header = append(header, rk...)
+	cw := csv.NewWriter(w)
+	if err := cw.Write(header); err != nil {
+		return fmt.Errorf("write csv: %w", err)
+	}
+	for i, t := range e.Trials {
+		rec := []string{t.ID, string(t.Status)}
+		for _, k := range ck {
+			rec = append(rec, lines[i].cfg[k])
+		}
+		for _, k := range rk {
+			rec = append(rec, lines[i].res[k])
+		}
+		if err := cw.Write(rec); err != nil {
+			return fmt.Errorf("write csv: %w", err)
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write csv: %w", err)
+	}
+	return nil
+}
+
+func flatten(prefix string, v any, out map[string]string) {
+	if m, ok := v.(map[string]any); ok {
+		for k, e := range m {
+			key := k
+			if prefix != "" {
+				key = prefix + "/" + k
+			}
+			flatten(key, e, out)
+		}
+		return
+	}
+	if f, ok := v.(float64); ok {
+		out[prefix] = fmt.Sprintf("%g", f)
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		out[prefix] = fmt.Sprint(v)
+		return
+	}
+	s := string(b)
+	if str, ok := v.(string); ok {
+		s = str
+	}
+	out[prefix] = s
+}
+
+func sorted(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,144 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/controller"
+	"github.com/hone-tune/hone/executor/sim"
+	"github.com/hone-tune/hone/runner"
+	"github.com/hone-tune/hone/search/random"
+	"github.com/hone-tune/hone/space"
+	"github.com/hone-tune/hone/store/local"
+	"pgregory.net/rapid"
+)
+
+var errCrash = errors.New("simulated crash")
+
+// crashing wraps an executor and fails Next after n events, as if the
+// process died there: the runner returns without acting on anything more.
+type crashing struct {
+	hone.Executor
+	n int
+}
+
+func (c *crashing) Next(ctx context.Context) (hone.Event, error) {
+	if c.n <= 0 {
+		return hone.Event{}, errCrash
+	}
+	c.n--
+	return c.Executor.Next(ctx)
+}
+
+func (c *crashing) Clock() hone.Clock { return c.Executor.(hone.Clocked).Clock() }
+
+type simCase struct {
+	samples, iters, ckptEvery, concurrency, numToKeep int
+}
+
+func (sc simCase) experiment(t *rapid.T) *hone.Experiment {
+	sr, err := random.New(space.Space{
+		"rate":      space.Uniform(0.05, 0.5),
+		"asymptote": space.Uniform(0, 1),
+	}, sc.samples, nil, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &hone.Experiment{Name: "crash", Metric: "loss", Mode: hone.Min, Searcher: sr, Seed: 11,
+		MaxConcurrentTrials: sc.concurrency, Checkpoint: hone.CheckpointConfig{NumToKeep: sc.numToKeep}}
+}
+
+func (sc simCase) executor() *sim.Executor {
+	return sim.New(sim.Curve{Noise: 0.01, Seed: 5, MaxIterations: sc.iters, CheckpointEvery: sc.ckptEvery}.New)
+}
+
+func (sc simCase) options(dir string, e hone.Executor) runner.Options {
+	st, _ := local.New(dir, local.NoSync())
+	return runner.Options{Dir: dir, Executor: e, Store: st, Log: io.Discard}
+}
+
+type final struct {
+	status hone.Status
+	iter   int
+	loss   float64
+}
+
+func finals(trials []*hone.Trial) map[string]final {
+	out := map[string]final{}
+	for _, tr := range trials {
+		f := final{status: tr.Status}
+		if tr.LastResult != nil {
+			f.iter = tr.LastResult.TrainingIteration
+			f.loss, _ = tr.LastResult.Value("loss")
+		}
+		out[tr.ID] = f
+	}
+	return out
+}
+
+// TestCrashAtAnyEventThenResume is the SEMANTICS §3 property: a crash at a
+// random event followed by a resume ends with the same completed results as
+// an uninterrupted run, and leaves no unregistered checkpoint behind.
+func TestCrashAtAnyEventThenResume(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		sc := simCase{
+			samples:     rapid.IntRange(1, 8).Draw(t, "samples"),
+			iters:       rapid.IntRange(1, 8).Draw(t, "iters"),
+			ckptEvery:   rapid.IntRange(1, 3).Draw(t, "ckptEvery"),
+			concurrency: rapid.IntRange(1, 4).Draw(t, "concurrency"),
+			numToKeep:   rapid.IntRange(0, 2).Draw(t, "numToKeep"),
+		}
+		root, err := os.MkdirTemp("", "hone-crash-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(root)
+
+		a := filepath.Join(root, "a")
+		want, err := runner.Run(context.Background(), sc.experiment(t), sc.options(a, sc.executor()))
+		if err != nil {
+			t.Fatalf("uninterrupted run: %v", err)
+		}
+		events := sc.samples * (sc.iters + 1)
+		crashAt := rapid.IntRange(0, events).Draw(t, "crashAt")
+
+		b := filepath.Join(root, "b")
+		_, err = runner.Run(context.Background(), sc.experiment(t), sc.options(b, &crashing{Executor: sc.executor(), n: crashAt}))
+		if err != nil && !errors.Is(err, errCrash) {
+			t.Fatalf("crashing run: %v", err)
+		}
+		got, err := runner.Resume(context.Background(), sc.experiment(t), sc.options(b, sc.executor()), controller.ResumeFlags{Unfinished: true})
+		if err != nil {
+			t.Fatalf("resume: %v", err)
+		}
+		wf, gf := finals(want.Trials), finals(got.Trials)
+		if len(wf) != len(gf) {
+			t.Fatalf("%d trials after resume, want %d", len(gf), len(wf))
+		}
+		for id, w := range wf {
+			g, ok := gf[id]
+			if !ok {
+				t.Fatalf("trial %s missing after resume", id)
+			}
+			if g.status != w.status || g.iter != w.iter || math.Abs(g.loss-w.loss) > 1e-12 {
+				t.Fatalf("trial %s: got %+v, want %+v", id, g, w)
+			}
+		}
+		// Every checkpoint directory on disk is a registered one.
+		for _, tr := range got.Trials {
+			dirs, _ := filepath.Glob(filepath.Join(b, tr.Dir, "checkpoint_*"))
+			if sc.numToKeep > 0 && len(dirs) > sc.numToKeep {
+				t.Fatalf("trial %s keeps %d checkpoints, num_to_keep=%d", tr.ID, len(dirs), sc.numToKeep)
+			}
+			if left, _ := filepath.Glob(filepath.Join(b, tr.Dir, ".staging", "*")); len(left) > 0 {
+				t.Fatalf("trial %s: leftover staging dirs %v", tr.ID, left)
+			}
+		}
+	})
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs every check hone has: formatting, vet, the Go tests under the race
+# detector, and short fuzzing of the parsers. It installs nothing that the
+# Go toolchain does not fetch by itself (module downloads).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v go >/dev/null 2>&1; then
+  export PATH="$PATH:/usr/local/go/bin"
+fi
+command -v go >/dev/null || { echo "test.sh: go not found (install Go 1.26+)" >&2; exit 1; }
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "not gofmt-formatted:"; echo "$unformatted"; exit 1
+fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== go test -race"
+go test -race -count=1 -timeout 20m ./...
+
+echo "== fuzz (short)"
+go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 10s ./space/
+
+echo "all checks passed"
