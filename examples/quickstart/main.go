@@ -32,6 +32,7 @@ import (
 
 // trainable is the class-style trainable: hone can save it on demand.
 type trainable struct {
+	size         int
 	train, val   dataset
 	lr, momentum float64
 	batch        int
@@ -47,7 +48,7 @@ func (t *trainable) Setup(cfg hone.Config) error {
 		return fmt.Errorf("bad config %v", cfg)
 	}
 	t.lr, t.momentum, t.batch = lr, mom, int(batch)
-	t.train, t.val = spirals(16000, 0.05, 1), spirals(2000, 0.05, 2)
+	t.train, t.val = spirals(t.size, 0.05, 1), spirals(2000, 0.05, 2)
 	t.net = newMLP(int(hidden), 42)
 	return nil
 }
@@ -72,14 +73,15 @@ func main() {
 	dir := flag.String("dir", filepath.Join("hone_results", "quickstart"), "experiment directory; an existing one is resumed")
 	samples := flag.Int("samples", 12, "number of trials")
 	epochs := flag.Int("epochs", 30, "epochs per trial")
+	size := flag.Int("train-size", 16000, "training set size")
 	flag.Parse()
-	if err := run(*dir, *samples, *epochs); err != nil {
+	if err := run(*dir, *samples, *epochs, *size); err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, samples, epochs int) error {
+func run(dir string, samples, epochs, size int) error {
 	sp := space.Space{
 		"lr":         space.LogUniform(1e-3, 1),
 		"momentum":   space.Uniform(0, 0.95),
@@ -98,7 +100,7 @@ func run(dir string, samples, epochs int) error {
 		Searcher:            search,
 		Stoppers:            []hone.Stopper{stopper.MaxIterations(epochs), stopper.Threshold{Field: "val_accuracy", Value: 0.99}},
 		MaxConcurrentTrials: 2,
-		Checkpoint:          hone.CheckpointConfig{NumToKeep: 2, Frequency: 5, AtEnd: true},
+		Checkpoint:          hone.CheckpointConfig{NumToKeep: 2, Frequency: 10, AtEnd: true},
 		Failure:             hone.FailureConfig{MaxFailures: 2},
 		Seed:                7,
 		Callbacks: []hone.Callback{
@@ -106,7 +108,7 @@ func run(dir string, samples, epochs int) error {
 			progress.New(os.Stdout, progress.WithMetric("val_accuracy", hone.Max)),
 		},
 	}
-	opts := runner.Options{Dir: dir, Executor: inproc.NewClass(func() trial.Trainable { return &trainable{} })}
+	opts := runner.Options{Dir: dir, Executor: inproc.NewClass(func() trial.Trainable { return &trainable{size: size} })}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
