@@ -1,0 +1,99 @@
+package controller
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hone-tune/hone"
+)
+
+func step(t *testing.T, c *Controller, in Input) []Action {
+	t.Helper()
+	c.Step(in)
+	return c.Ready()
+}
+
+// TestAutoFields pins SEMANTICS §2's auto-filled result fields, including
+// time and iteration counting across a restore from a checkpoint.
+func TestAutoFields(t *testing.T) {
+	exp := &hone.Experiment{Searcher: &listSearcher{n: 1}, Metric: "loss", Failure: hone.FailureConfig{MaxFailures: 1}}
+	c, err := New(exp, hone.Resources{CPU: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) int64 { return t0.Add(time.Duration(s * float64(time.Second))).UnixNano() }
+	step(t, c, Input{Kind: InBegin, Time: at(0)})
+	tr := c.Trials()[0]
+	step(t, c, Input{Kind: InResult, Trial: tr.ID, Time: at(2), Metrics: map[string]any{"loss": 1.0}, PID: 7, Hostname: "h"})
+	r := tr.LastResult
+	if r.TrainingIteration != 1 || r.TimeThisIter != 2 || r.TimeTotal != 2 || r.IterationsSinceRestore != 1 ||
+		r.TimeSinceRestore != 2 || !r.Timestamp.Equal(t0.Add(2*time.Second)) || r.PID != 7 || r.Hostname != "h" || r.Done {
+		t.Fatalf("first result: %+v", r)
+	}
+	idx, p, _ := c.NextCheckpointPath(tr.ID)
+	step(t, c, Input{Kind: InResult, Trial: tr.ID, Time: at(5), Metrics: map[string]any{"loss": 0.5},
+		Checkpoint: &CheckpointRef{Index: idx, Path: p}})
+	r = tr.LastResult
+	if r.TrainingIteration != 2 || r.TimeThisIter != 3 || r.TimeTotal != 5 || r.Checkpoint == nil || r.Checkpoint.Iteration != 2 || r.Checkpoint.TimeTotal != 5 {
+		t.Fatalf("second result: %+v (checkpoint %+v)", r, r.Checkpoint)
+	}
+	if !strings.HasSuffix(r.Checkpoint.Path, "/checkpoint_000000") || !strings.HasPrefix(r.Checkpoint.Path, tr.Dir) {
+		t.Fatalf("checkpoint path %q not under trial dir %q", r.Checkpoint.Path, tr.Dir)
+	}
+	// A third result, then a crash: the retry restores iteration 2 and
+	// time_total 5 from the checkpoint.
+	step(t, c, Input{Kind: InResult, Trial: tr.ID, Time: at(6), Metrics: map[string]any{"loss": 0.4}})
+	acts := step(t, c, Input{Kind: InExited, Trial: tr.ID, Time: at(7), Err: "boom"})
+	var started *Action
+	for i := range acts {
+		if acts[i].Kind == ActStart {
+			started = &acts[i]
+		}
+	}
+	if started == nil || started.Iteration != 2 || started.Checkpoint == nil || started.Checkpoint.Path != p {
+		t.Fatalf("retry start: %+v", started)
+	}
+	step(t, c, Input{Kind: InResult, Trial: tr.ID, Time: at(10), Metrics: map[string]any{"loss": 0.3, "done": true}})
+	r = tr.LastResult
+	if r.TrainingIteration != 3 || r.TimeThisIter != 3 || r.TimeTotal != 8 || r.IterationsSinceRestore != 1 || r.TimeSinceRestore != 3 || !r.Done {
+		t.Fatalf("result after restore: %+v", r)
+	}
+	if got, _ := r.Value(hone.FieldTimeTotal); got != 8 {
+		t.Fatalf("Value(time_total_s) = %v", got)
+	}
+}
+
+// TestTrialDirName pins the trial directory layout of SEMANTICS §2.
+func TestTrialDirName(t *testing.T) {
+	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	got := trialDirName("my trainable!", "0a1b2c3d", 3, "3_lr=0.01,model/act=relu", at)
+	want := "my_trainable_0a1b2c3d_3_lr=0.01,model_act=relu_2026-03-04_05-06-07"
+	if got != want {
+		t.Fatalf("got %q want %q", got, want)
+	}
+	long := trialDirName(strings.Repeat("t", 200), "0a1b2c3d", 12345, "12345_"+strings.Repeat("k=v,", 100), at)
+	if len(long) > 135 || strings.ContainsAny(long, " /!") {
+		t.Fatalf("long name %q (%d chars)", long, len(long))
+	}
+}
+
+// TestValidation: bad experiment settings are errors naming the field.
+func TestValidation(t *testing.T) {
+	cases := []struct {
+		exp  hone.Experiment
+		want string
+	}{
+		{hone.Experiment{Searcher: &listSearcher{}, Checkpoint: hone.CheckpointConfig{NumToKeep: -1}}, "checkpoint.num_to_keep = -1"},
+		{hone.Experiment{Searcher: &listSearcher{}, Mode: "maximize", Metric: "x"}, `mode = "maximize": allowed values are "min" and "max"`},
+		{hone.Experiment{}, "searcher is required"},
+		{hone.Experiment{Searcher: &listSearcher{}, Failure: hone.FailureConfig{MaxFailures: -2}}, "failure.max_failures = -2"},
+	}
+	for _, c := range cases {
+		_, err := New(&c.exp, hone.Resources{CPU: 1})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want an error containing %q", err, c.want)
+		}
+	}
+}
