@@ -12,6 +12,7 @@ import (
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/sim"
+	"github.com/hone-tune/hone/results"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/search/random"
 	"github.com/hone-tune/hone/space"
@@ -37,6 +38,24 @@ func (c *crashing) Next(ctx context.Context) (hone.Event, error) {
 }
 
 func (c *crashing) Clock() hone.Clock { return c.Executor.(hone.Clocked).Clock() }
+
+// recording remembers the first StartSpec of each trial.
+type recording struct {
+	hone.Executor
+	starts map[string]hone.StartSpec
+}
+
+func (r *recording) Start(spec hone.StartSpec) error {
+	if r.starts == nil {
+		r.starts = map[string]hone.StartSpec{}
+	}
+	if _, ok := r.starts[spec.TrialID]; !ok {
+		r.starts[spec.TrialID] = spec
+	}
+	return r.Executor.Start(spec)
+}
+
+func (r *recording) Clock() hone.Clock { return r.Executor.(hone.Clocked).Clock() }
 
 type simCase struct {
 	samples, iters, ckptEvery, concurrency, numToKeep int
@@ -113,7 +132,12 @@ func TestCrashAtAnyEventThenResume(t *testing.T) {
 		if err != nil && !errors.Is(err, errCrash) {
 			t.Fatalf("crashing run: %v", err)
 		}
-		got, err := runner.Resume(context.Background(), sc.experiment(t), sc.options(b, sc.executor()), controller.ResumeFlags{Unfinished: true})
+		crashed, err := results.Open(b)
+		if err != nil {
+			t.Fatalf("open crashed experiment: %v", err)
+		}
+		rec := &recording{Executor: sc.executor()}
+		got, err := runner.Resume(context.Background(), sc.experiment(t), sc.options(b, rec), controller.ResumeFlags{Unfinished: true})
 		if err != nil {
 			t.Fatalf("resume: %v", err)
 		}
@@ -128,6 +152,20 @@ func TestCrashAtAnyEventThenResume(t *testing.T) {
 			}
 			if g.status != w.status || g.iter != w.iter || math.Abs(g.loss-w.loss) > 1e-12 {
 				t.Fatalf("trial %s: got %+v, want %+v", id, g, w)
+			}
+		}
+		// Finished trials are not started again; unfinished ones restart
+		// from their latest registered checkpoint when they have one.
+		for _, tr := range crashed.Trials {
+			spec, started := rec.starts[tr.ID]
+			if tr.Status == hone.StatusTerminated && started {
+				t.Fatalf("trial %s finished before the crash but was started again", tr.ID)
+			}
+			if started && (spec.RestoreDir != "") != (len(tr.Checkpoints) > 0) {
+				t.Fatalf("trial %s restarted with restore dir %q; registered checkpoints before the crash: %v", tr.ID, spec.RestoreDir, tr.Checkpoints)
+			}
+			if started && len(tr.Checkpoints) > 0 && filepath.Base(spec.RestoreDir) != filepath.Base(tr.Checkpoints[len(tr.Checkpoints)-1]) {
+				t.Fatalf("trial %s restored from %s, not its latest checkpoint %s", tr.ID, spec.RestoreDir, tr.Checkpoints[len(tr.Checkpoints)-1])
 			}
 		}
 		// Every checkpoint directory on disk is a registered one.
