@@ -23,6 +23,6 @@ echo "== go test -race"
 go test -race -count=1 -timeout 20m ./...
 
 echo "== fuzz (short)"
-go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 10s ./space/
+go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 30000x ./space/
 
 echo "all checks passed"
