@@ -254,6 +254,9 @@ func (h *harness) setup(args map[string]string) {
 	}
 	h.now = h.start()
 	h.srch = &listSearcher{n: atoi("samples", 1), wait: args["wait"] == "true"}
+	if args["log_search"] == "true" {
+		h.srch.log = func(format string, a ...any) { h.c.logf(format, a...) }
+	}
 	h.sched = &scriptScheduler{h: h, next: map[string]hone.Decision{}, hooks: map[string][][]string{}}
 	exp := &hone.Experiment{
 		Name: "scenario", Metric: args["metric"], Mode: hone.Mode(args["mode"]),
@@ -288,7 +291,7 @@ func (h *harness) setup(args map[string]string) {
 // does after a crash) and reports whether its trials match.
 func (h *harness) replay() string {
 	before := h.status()
-	srch := &listSearcher{n: h.srch.n, wait: h.srch.wait}
+	srch := &listSearcher{n: h.srch.n, wait: h.srch.wait, log: h.srch.log}
 	sched := &scriptScheduler{h: h, next: map[string]hone.Decision{}, hooks: map[string][][]string{}}
 	exp := *h.exp
 	exp.Searcher, exp.Scheduler = srch, sched
@@ -451,11 +454,13 @@ func (h *harness) checkpoints(name string) string {
 	return strings.Join(parts, " ") + "\n"
 }
 
-// listSearcher suggests {"x": i} for i < n, then finishes.
+// listSearcher suggests {"x": i} for i < n, then finishes. With a log
+// function it reports the calls it gets.
 type listSearcher struct {
 	n, i      int
 	wait      bool
 	completed []string
+	log       func(format string, args ...any)
 }
 
 func (s *listSearcher) Suggest(string) (hone.Config, error) {
@@ -468,9 +473,16 @@ func (s *listSearcher) Suggest(string) (hone.Config, error) {
 	s.i++
 	return hone.Config{"x": float64(s.i - 1)}, nil
 }
-func (s *listSearcher) OnResult(string, *hone.Result) {}
+func (s *listSearcher) OnResult(id string, _ *hone.Result) {
+	if s.log != nil {
+		s.log("search: OnResult %s", id)
+	}
+}
 func (s *listSearcher) OnTrialComplete(id string, _ *hone.Result, failed bool) {
 	s.completed = append(s.completed, id)
+	if s.log != nil {
+		s.log("search: OnTrialComplete %s failed=%v", id, failed)
+	}
 }
 
 // scriptScheduler is FIFO plus decisions and Control actions queued by the
@@ -485,7 +497,9 @@ type scriptScheduler struct {
 	replay  []hone.Decision
 }
 
-func (s *scriptScheduler) OnTrialAdd(hone.Control, *hone.Trial) {}
+func (s *scriptScheduler) OnTrialAdd(c hone.Control, t *hone.Trial) {
+	c.Logf("sched: OnTrialAdd %s", t.ID)
+}
 func (s *scriptScheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone.Decision {
 	if s.replay != nil {
 		d := s.replay[0]
@@ -504,9 +518,15 @@ func (s *scriptScheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result
 	s.decided = append(s.decided, d)
 	return d
 }
-func (s *scriptScheduler) OnTrialComplete(hone.Control, *hone.Trial, *hone.Result) {}
-func (s *scriptScheduler) OnTrialError(hone.Control, *hone.Trial)                  {}
-func (s *scriptScheduler) OnTrialRemove(hone.Control, *hone.Trial)                 {}
+func (s *scriptScheduler) OnTrialComplete(c hone.Control, t *hone.Trial, _ *hone.Result) {
+	c.Logf("sched: OnTrialComplete %s", t.ID)
+}
+func (s *scriptScheduler) OnTrialError(c hone.Control, t *hone.Trial) {
+	c.Logf("sched: OnTrialError %s", t.ID)
+}
+func (s *scriptScheduler) OnTrialRemove(c hone.Control, t *hone.Trial) {
+	c.Logf("sched: OnTrialRemove %s", t.ID)
+}
 func (s *scriptScheduler) ChooseTrialToRun(c hone.Control) *hone.Trial {
 	for _, tr := range c.Trials() {
 		if tr.Status == hone.StatusPending {

@@ -1,0 +1,90 @@
+package journal
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hone-tune/hone/controller"
+)
+
+func TestRoundTripAndTornTail(t *testing.T) {
+	p := filepath.Join(t.TempDir(), FileName)
+	w, err := Create(p, Header{Name: "x", Seed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &controller.Input{Kind: controller.InResult, Trial: "abcd0123", Time: 5,
+		Metrics: map[string]any{"loss": math.NaN(), "up": math.Inf(1), "nested": map[string]any{"d": math.Inf(-1)}, "ok": 1.5}}
+	if err := w.AppendInput(in); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AppendRecord(&controller.Record{Op: "status", Trial: "abcd0123", Status: "RUNNING"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(in.Metrics["loss"].(float64)) {
+		t.Fatal("AppendInput modified the caller's metrics")
+	}
+	// A crash in the middle of a write leaves a torn last line.
+	f, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"in":{"k":"result","t":"ab`)
+	f.Close()
+
+	c, err := Read(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Torn || len(c.Lines) != 2 || c.Header.Name != "x" || c.Header.Seed != 9 || c.Header.Journal != Version {
+		t.Fatalf("read back %+v", c)
+	}
+	m := c.Lines[0].In.Metrics
+	if !math.IsNaN(m["loss"].(float64)) || !math.IsInf(m["up"].(float64), 1) ||
+		!math.IsInf(m["nested"].(map[string]any)["d"].(float64), -1) || m["ok"].(float64) != 1.5 {
+		t.Fatalf("metrics read back as %v", m)
+	}
+	if c.Lines[1].Rec == nil || c.Lines[1].Rec.Status != "RUNNING" {
+		t.Fatalf("record read back as %+v", c.Lines[1])
+	}
+	// Append cuts the torn tail before writing more.
+	w, err = Append(p, c.Size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.AppendInput(&controller.Input{Kind: controller.InTick, Time: 6})
+	w.Close()
+	c2, err := Read(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c2.Torn || len(c2.Lines) != 3 || c2.Lines[2].In.Kind != controller.InTick {
+		t.Fatalf("after append: torn=%v lines=%d", c2.Torn, len(c2.Lines))
+	}
+}
+
+func TestCorruptionAndMissing(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Read(filepath.Join(dir, FileName)); err == nil || !strings.Contains(err.Error(), "no experiment journal") {
+		t.Fatalf("missing journal: %v", err)
+	}
+	p := filepath.Join(dir, "j")
+	os.WriteFile(p, []byte("{\"hone_journal\":1}\nnot json\n{\"in\":{\"k\":\"tick\",\"ns\":1}}\n"), 0o644)
+	if _, err := Read(p); err == nil || !strings.Contains(err.Error(), "line 2 is corrupt") {
+		t.Fatalf("corrupt middle line: %v", err)
+	}
+	os.WriteFile(p, []byte("{\"hone_journal\":99}\n"), 0o644)
+	if _, err := Read(p); err == nil || !strings.Contains(err.Error(), "newer than this hone") {
+		t.Fatalf("future version: %v", err)
+	}
+	os.WriteFile(p, []byte("hello\n"), 0o644)
+	if _, err := Read(p); err == nil || !strings.Contains(err.Error(), "not a hone journal header") {
+		t.Fatalf("not a journal: %v", err)
+	}
+	if _, err := Create(p, Header{}); err == nil {
+		t.Fatal("Create over an existing file succeeded")
+	}
+}

@@ -1,0 +1,73 @@
+package runner_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/controller"
+	"github.com/hone-tune/hone/executor/inproc"
+	"github.com/hone-tune/hone/runner"
+	"github.com/hone-tune/hone/trial"
+)
+
+// TestResumeCleansLeftovers pins SEMANTICS §2/§3: what a crash leaves
+// behind — a staging directory, a half-made temporary directory, and a
+// checkpoint that was committed but never registered in the journal — is
+// removed on resume and never registered; the registered checkpoint stays
+// and the trial restarts from it.
+func TestResumeCleansLeftovers(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "left")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reports := 0
+	interrupting := func(c context.Context, s trial.Session) error {
+		return quadratic(c, &countingSession{Session: s, onReport: func() {
+			reports++ // one trial: no concurrent reports
+			if reports == 3 {
+				cancel()
+			}
+		}})
+	}
+	out, err := runner.Run(ctx, experiment(t, dir, 1), runner.Options{Dir: dir, Log: io.Discard, Executor: inproc.NewFunc(interrupting)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := out.Trials[0]
+	if !out.Interrupted || tr.Checkpoint == nil {
+		t.Fatalf("interrupted=%v checkpoint=%v: the test needs an interrupted trial with a checkpoint", out.Interrupted, tr.Checkpoint)
+	}
+	kept := tr.Checkpoint.Path
+	td := filepath.Join(dir, tr.Dir)
+	for _, p := range []string{".staging/17", ".tmp-checkpoint_000041-abc", hone.CheckpointDirName(40)} {
+		if err := os.MkdirAll(filepath.Join(td, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(td, p, "step"), []byte("99"), 0o644)
+	}
+
+	restoredFrom := ""
+	resumed := func(c context.Context, s trial.Session) error {
+		restoredFrom = s.Checkpoint()
+		return quadratic(c, s)
+	}
+	out, err = runner.Resume(context.Background(), experiment(t, dir, 1), runner.Options{Dir: dir, Log: io.Discard, Executor: inproc.NewFunc(resumed)},
+		controller.ResumeFlags{Unfinished: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{".staging/17", ".tmp-checkpoint_000041-abc", hone.CheckpointDirName(40)} {
+		if _, err := os.Stat(filepath.Join(td, p)); !os.IsNotExist(err) {
+			t.Errorf("leftover %s survived resume (%v)", p, err)
+		}
+	}
+	if restoredFrom != filepath.Join(dir, kept) {
+		t.Errorf("resumed from %q, want the registered checkpoint %q", restoredFrom, filepath.Join(dir, kept))
+	}
+	if got := out.Trials[0]; got.Status != hone.StatusTerminated || got.LastResult.TrainingIteration != 6 {
+		t.Errorf("trial after resume: %s at iteration %d", got.Status, got.LastResult.TrainingIteration)
+	}
+}
