@@ -130,7 +130,10 @@ type Stopper interface {
 
 // Callback is told what happens in an experiment. Callbacks run on the
 // runner's goroutine after the journal has the event; a slow callback slows
-// the experiment. Embed NopCallback to implement only some methods.
+// the experiment. A callback may keep the *Trial pointers it is given and
+// read them during later callbacks (the controller never changes a trial
+// while a callback runs), but must not modify them or read them from other
+// goroutines. Embed NopCallback to implement only some methods.
 type Callback interface {
 	OnTrialStart(t *Trial)
 	OnTrialResult(t *Trial, r *Result)

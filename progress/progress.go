@@ -56,6 +56,7 @@ var _ hone.Callback = (*Reporter)(nil)
 
 // row is what the reporter knows about one trial.
 type row struct {
+	trial    *hone.Trial // read on the runner's goroutine, at each draw
 	id       string
 	index    int
 	status   hone.Status
@@ -193,7 +194,7 @@ func (r *Reporter) OnExperimentEnd(trials []*hone.Trial) {
 func (r *Reporter) row(t *hone.Trial) *row {
 	w := r.rows[t.ID]
 	if w == nil {
-		w = &row{id: t.ID, index: t.Index, status: t.Status}
+		w = &row{trial: t, id: t.ID, index: t.Index, status: t.Status}
 		r.rows[t.ID] = w
 	}
 	return w
@@ -223,6 +224,14 @@ func (r *Reporter) tick() {
 	now := r.now()
 	if (first && *r.tty) || now.Sub(r.lastDraw) >= r.interval {
 		r.lastDraw = now
+		// Statuses change without a callback (a pause, a retry): read the
+		// trials' current ones. Callbacks run on the runner's goroutine,
+		// so the controller is not changing them now.
+		for _, w := range r.rows {
+			if w.trial != nil && w.trial.Status.Valid() {
+				w.status = w.trial.Status
+			}
+		}
 		r.draw(r.table(now))
 	}
 }

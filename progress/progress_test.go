@@ -267,3 +267,28 @@ func TestWriteErrorKept(t *testing.T) {
 		t.Errorf("Err = %v", err)
 	}
 }
+
+// TestStatusWithoutCallback: a pause changes a trial's status with no
+// callback of its own; the next table shows it.
+func TestStatusWithoutCallback(t *testing.T) {
+	var out bytes.Buffer
+	clk := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	r := New(&out, WithMetric("loss", hone.Min), WithClock(clk), WithInterval(time.Second))
+	a := &hone.Trial{ID: "aaaa0000", Index: 0, Config: hone.Config{"x": 1.0}, Status: hone.StatusRunning}
+	b := &hone.Trial{ID: "bbbb0000", Index: 1, Config: hone.Config{"x": 2.0}, Status: hone.StatusRunning}
+	r.OnTrialStart(a)
+	r.OnTrialStart(b)
+	a.Status = hone.StatusPaused // the controller paused it
+	clk.advance(2 * time.Second)
+	r.OnTrialResult(b, &hone.Result{TrialID: b.ID, TrainingIteration: 1, Metrics: map[string]any{"loss": 0.5}})
+	tables := strings.Split(out.String(), "== Status")
+	last := tables[len(tables)-1]
+	if !strings.Contains(last, "1 PAUSED") {
+		t.Fatalf("last table does not count the paused trial:\n%s", last)
+	}
+	for _, l := range strings.Split(last, "\n") {
+		if strings.HasPrefix(l, "aaaa0000") && !strings.Contains(l, "PAUSED") {
+			t.Fatalf("paused trial's row: %q", l)
+		}
+	}
+}
