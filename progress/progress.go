@@ -419,8 +419,15 @@ func (r *Reporter) pick(rows []*row) (shown, hidden []*row) {
 // summary renders the end-of-experiment summary.
 func (r *Reporter) summary(now time.Time) []string {
 	rows := r.sorted()
-	lines := []string{fmt.Sprintf("Experiment finished after %s: %s (%s).",
-		now.Sub(r.start).Round(time.Second), plural(len(rows), "trial"), counts(rows))}
+	verb := "finished"
+	for _, w := range rows {
+		if !w.status.Finished() {
+			verb = "stopped" // interrupted or out of budget: a resume can go on
+			break
+		}
+	}
+	lines := []string{fmt.Sprintf("Experiment %s after %s: %s (%s).",
+		verb, now.Sub(r.start).Round(time.Second), plural(len(rows), "trial"), counts(rows))}
 	if b := r.best(rows); b != nil {
 		lines = append(lines, fmt.Sprintf("Best trial: %s with %s=%s at iteration %d, config:", b.id, r.metric, num(b.value), b.iter))
 		keys := make([]string, 0, len(b.config))

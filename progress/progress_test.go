@@ -148,7 +148,7 @@ func TestTTYRedrawsInPlace(t *testing.T) {
 	if !strings.HasPrefix(final, fmt.Sprintf("\x1b[%dA\x1b[J", strings.Count(second, "\n"))) {
 		t.Errorf("final draw does not replace the table: %q", final)
 	}
-	if !strings.Contains(final, "Experiment finished") {
+	if !strings.Contains(final, "Experiment stopped after") {
 		t.Errorf("final draw has no summary: %q", final)
 	}
 }

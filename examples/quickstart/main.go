@@ -112,6 +112,13 @@ func run(dir string, samples, epochs, size int) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		// After the first Ctrl-C, restore the default handling: a second one
+		// kills the process at once, which the journal makes safe.
+		<-ctx.Done()
+		stop()
+		fmt.Fprintln(os.Stderr, "\nstopping: trials are saving; press Ctrl-C again to stop at once")
+	}()
 	var out *runner.Outcome
 	if runner.Exists(dir) {
 		fmt.Printf("resuming the experiment in %s\n", dir)
