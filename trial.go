@@ -174,3 +174,21 @@ type Trial struct {
 
 // String returns the trial id.
 func (t *Trial) String() string { return t.ID }
+
+// Flatten calls fn for every leaf of a nested JSON-like value (maps of type
+// map[string]any or Config), with its key path joined by "/" under prefix.
+// A value that is not a map is itself a leaf. Map keys are visited in no
+// particular order.
+func Flatten(prefix string, v any, fn func(key string, leaf any)) {
+	m, ok := asMap(v)
+	if !ok {
+		fn(prefix, v)
+		return
+	}
+	for k, e := range m {
+		if prefix != "" {
+			k = prefix + "/" + k
+		}
+		Flatten(k, e, fn)
+	}
+}

@@ -240,22 +240,7 @@ func appendJSON(buf *bytes.Buffer, v any, indent bool) error {
 // flatten adds the cells of v under key prefix to cells: nested maps are
 // flattened with "/" between keys; other values become cell text.
 func flatten(cells map[string]string, prefix string, v any) {
-	var m map[string]any
-	switch x := v.(type) {
-	case map[string]any:
-		m = x
-	case hone.Config:
-		m = x
-	default:
-		cells[prefix] = cellText(v)
-		return
-	}
-	for k, e := range m {
-		if prefix != "" {
-			k = prefix + "/" + k
-		}
-		flatten(cells, k, e)
-	}
+	hone.Flatten(prefix, v, func(k string, leaf any) { cells[k] = cellText(leaf) })
 }
 
 // cellText renders one CSV cell: strings as they are, numbers as in JSON

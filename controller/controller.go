@@ -1021,30 +1021,8 @@ var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.=,+-]+`)
 // to 4 significant digits, for the experiment tag.
 func configTag(cfg hone.Config) string {
 	var parts []string
-	var walk func(prefix string, m map[string]any)
-	walk = func(prefix string, m map[string]any) {
-		ks := make([]string, 0, len(m))
-		for k := range m {
-			ks = append(ks, k)
-		}
-		sort.Strings(ks)
-		for _, k := range ks {
-			v := m[k]
-			name := k
-			if prefix != "" {
-				name = prefix + "/" + k
-			}
-			switch x := v.(type) {
-			case map[string]any:
-				walk(name, x)
-			case hone.Config:
-				walk(name, x)
-			default:
-				parts = append(parts, name+"="+shortValue(x))
-			}
-		}
-	}
-	walk("", cfg)
+	hone.Flatten("", map[string]any(cfg), func(k string, leaf any) { parts = append(parts, k+"="+shortValue(leaf)) })
+	sort.Strings(parts)
 	return strings.Join(parts, ",")
 }
 

@@ -500,26 +500,7 @@ func varyingKeys(rows []*row) []string {
 // flatConfig flattens a configuration to "/"-joined keys and display text.
 func flatConfig(c hone.Config) map[string]string {
 	out := map[string]string{}
-	var walk func(prefix string, v any)
-	walk = func(prefix string, v any) {
-		var m map[string]any
-		switch x := v.(type) {
-		case map[string]any:
-			m = x
-		case hone.Config:
-			m = x
-		default:
-			out[prefix] = display(v)
-			return
-		}
-		for k, e := range m {
-			if prefix != "" {
-				k = prefix + "/" + k
-			}
-			walk(k, e)
-		}
-	}
-	walk("", map[string]any(c))
+	hone.Flatten("", map[string]any(c), func(k string, leaf any) { out[k] = display(leaf) })
 	return out
 }
 

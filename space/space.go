@@ -195,22 +195,6 @@ func setPath(cfg map[string]any, path []string, v any) {
 	cur[path[len(path)-1]] = v
 }
 
-// lookup returns the value at path in cfg.
-func lookup(cfg map[string]any, path []string) (any, bool) {
-	var cur any = cfg
-	for _, k := range path {
-		m, ok := asMap(cur)
-		if !ok {
-			return nil, false
-		}
-		cur, ok = m[k]
-		if !ok {
-			return nil, false
-		}
-	}
-	return cur, true
-}
-
 // mergeInto deep-merges a copy of src into dst: maps merge key by key,
 // anything else replaces.
 func mergeInto(dst, src map[string]any) {
@@ -356,7 +340,7 @@ func (s Space) Check(cfg map[string]any) error {
 		if !l.isD || l.dom.kind == KindFunc || l.dom.kind == KindConst {
 			continue
 		}
-		v, ok := lookup(cfg, l.path)
+		v, ok := hone.Config(cfg).Lookup(l.path...)
 		if !ok {
 			return fmt.Errorf("space: %s: missing", pathString(l.path))
 		}
@@ -381,7 +365,7 @@ func (s Space) ToUnit(cfg map[string]any) ([]float64, error) {
 		if p.Dim < 0 {
 			continue
 		}
-		v, ok := lookup(cfg, p.Path)
+		v, ok := hone.Config(cfg).Lookup(p.Path...)
 		if !ok {
 			return nil, fmt.Errorf("space: to unit: %s: missing", p.Name())
 		}
