@@ -55,6 +55,10 @@ func (r Row) Value(key string) (float64, bool) { return hone.Number(r[key]) }
 // it needs neither the searcher nor the scheduler, and works while the
 // experiment runs.
 func Open(dir string) (*Experiment, error) {
+	dir, err := filepath.Abs(dir) // Trial.Dir and Checkpoints are absolute
+	if err != nil {
+		return nil, fmt.Errorf("open experiment: %w", err)
+	}
 	j, err := journal.Read(filepath.Join(dir, journal.FileName))
 	if err != nil {
 		return nil, fmt.Errorf("open experiment: %w", err)
@@ -181,6 +185,11 @@ const (
 // Score returns the trial's value of metric under scope and mode, and
 // whether any of its results had the metric. NaN values are skipped.
 func (t *Trial) Score(metric string, mode hone.Mode, scope string) (float64, bool, error) {
+	switch scope {
+	case ScopeLast, "", ScopeAvg, ScopeAll, ScopeLast5Avg, ScopeLast10Avg:
+	default:
+		return 0, false, fmt.Errorf("scope %q: allowed values are last, avg, all, last-5-avg, last-10-avg", scope)
+	}
 	rows, err := t.Results()
 	if err != nil {
 		return 0, false, err
@@ -278,8 +287,8 @@ func (e *Experiment) WriteCSV(w io.Writer) error {
 			return err
 		}
 		for k, v := range last {
-			if k == hone.FieldConfig {
-				continue
+			if k == hone.FieldConfig || k == hone.FieldTrialID {
+				continue // trial_id is the first column already
 			}
 			flatten(k, v, lines[i].res)
 		}
