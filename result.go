@@ -88,6 +88,14 @@ func Number(x any) (float64, bool) {
 		return float64(n), true
 	case int32:
 		return float64(n), true
+	case int16:
+		return float64(n), true
+	case int8:
+		return float64(n), true
+	case uint16:
+		return float64(n), true
+	case uint8:
+		return float64(n), true
 	case uint:
 		return float64(n), true
 	case uint64:

@@ -14,9 +14,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/callback"
 	"github.com/hone-tune/hone/internal/journal"
 )
 
@@ -144,17 +146,13 @@ func (t *Trial) Results() ([]Row, error) {
 			continue // a torn line from a crash
 		}
 		for k, v := range row {
-			if s, ok := v.(string); ok {
-				switch s {
-				case "NaN":
-					row[k] = math.NaN()
-				case "Infinity":
-					row[k] = math.Inf(1)
-				case "-Infinity":
-					row[k] = math.Inf(-1)
+			if str, ok := v.(string); ok {
+				if f, ok := callback.ParseNonFinite(str); ok {
+					row[k] = f
 				}
 			}
 		}
+
 		t.rows = append(t.rows, row)
 	}
 	if err := sc.Err(); err != nil {
@@ -329,30 +327,23 @@ func (e *Experiment) WriteCSV(w io.Writer) error {
 }
 
 func flatten(prefix string, v any, out map[string]string) {
-	if m, ok := v.(map[string]any); ok {
-		for k, e := range m {
-			key := k
-			if prefix != "" {
-				key = prefix + "/" + k
-			}
-			flatten(key, e, out)
-		}
-		return
-	}
-	if f, ok := v.(float64); ok {
-		out[prefix] = fmt.Sprintf("%g", f)
-		return
+	hone.Flatten(prefix, v, func(k string, leaf any) { out[k] = cell(leaf) })
+}
+
+// cell renders one CSV cell: numbers in full without exponents, strings
+// as they are, anything else as JSON.
+func cell(v any) string {
+	switch x := v.(type) {
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case string:
+		return x
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		out[prefix] = fmt.Sprint(v)
-		return
+		return fmt.Sprint(v)
 	}
-	s := string(b)
-	if str, ok := v.(string); ok {
-		s = str
-	}
-	out[prefix] = s
+	return string(b)
 }
 
 func sorted(m map[string]bool) []string {
