@@ -97,3 +97,58 @@ func TestValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestResourcePool pins the resource arithmetic: CPU, GPU, memory and
+// custom resources must all fit; a pool without memory set does not limit
+// memory.
+func TestResourcePool(t *testing.T) {
+	pool := hone.Resources{CPU: 4, GPU: 1, Memory: 8 << 30, Custom: map[string]float64{"tpu": 2}}
+	cases := []struct {
+		need hone.Resources
+		want bool
+	}{
+		{hone.Resources{CPU: 4}, true},
+		{hone.Resources{CPU: 4.5}, false},
+		{hone.Resources{CPU: 1, GPU: 0.5}, true},
+		{hone.Resources{CPU: 1, GPU: 2}, false},
+		{hone.Resources{Memory: 9 << 30}, false},
+		{hone.Resources{Custom: map[string]float64{"tpu": 2}}, true},
+		{hone.Resources{Custom: map[string]float64{"tpu": 3}}, false},
+		{hone.Resources{Custom: map[string]float64{"fpga": 1}}, false},
+	}
+	for i, c := range cases {
+		if got := fits(c.need, pool); got != c.want {
+			t.Errorf("case %d: fits(%s) = %v, want %v", i, c.need, got, c.want)
+		}
+	}
+	if !fits(hone.Resources{Memory: 1 << 40}, hone.Resources{CPU: 1}) {
+		t.Error("a pool without memory limited memory")
+	}
+	used := add(hone.Resources{CPU: 1, GPU: 0.5, Custom: map[string]float64{"tpu": 1}}, hone.Resources{CPU: 2, Custom: map[string]float64{"tpu": 1}})
+	if fits(add(used, hone.Resources{Custom: map[string]float64{"tpu": 1}}), pool) {
+		t.Error("three tpus fit in a pool of two")
+	}
+	back := sub(used, hone.Resources{CPU: 2, Custom: map[string]float64{"tpu": 1}})
+	if back.CPU != 1 || back.GPU != 0.5 || back.Custom["tpu"] != 1 {
+		t.Errorf("sub: %+v", back)
+	}
+}
+
+// TestGPUTrialsShareThePool runs the controller with GPU trials: two trials
+// of one GPU each on a one-GPU pool run one after the other.
+func TestGPUTrialsShareThePool(t *testing.T) {
+	exp := &hone.Experiment{Searcher: &listSearcher{n: 2}, Resources: hone.Resources{CPU: 1, GPU: 1}}
+	c, err := New(exp, hone.Resources{CPU: 8, GPU: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	step(t, c, Input{Kind: InBegin, Time: 1})
+	if c.Alive() != 1 {
+		t.Fatalf("%d trials alive on one GPU, want 1", c.Alive())
+	}
+	first := c.Trials()[0]
+	step(t, c, Input{Kind: InExited, Trial: first.ID, Time: 2})
+	if c.Alive() != 1 || c.Trials()[1].Status != hone.StatusRunning {
+		t.Fatalf("second trial did not start after the first freed the GPU")
+	}
+}

@@ -127,7 +127,14 @@ type runner struct {
 	jw    *journal.Writer
 
 	deferred []controller.Input
+	lastSync time.Time // wall time of the last journal fsync
 }
+
+// syncEvery is how often the journal is fsynced while an experiment runs.
+// Every line reaches the operating system before the runner acts on it,
+// which is what a killed process needs; fsyncs, which only a power loss
+// needs, are batched.
+const syncEvery = time.Second
 
 type wallClock struct{}
 
@@ -276,6 +283,12 @@ func (r *runner) step(in controller.Input) error {
 		}
 		r.ctl.Step(in)
 		if err := r.apply(r.ctl.Ready()); err != nil {
+			return err
+		}
+	}
+	if now := time.Now(); now.Sub(r.lastSync) >= syncEvery {
+		r.lastSync = now
+		if err := r.jw.Sync(); err != nil {
 			return err
 		}
 	}
