@@ -48,6 +48,7 @@ type Controller struct {
 	used     hone.Resources
 	live     int // trials with a live process (including stopping ones)
 	nPending int
+	nPaused  int
 
 	searchDone  bool
 	stopping    bool // no new starts; the experiment ends when nothing is alive
@@ -505,11 +506,17 @@ func (c *Controller) setStatus(t *hone.Trial, st hone.Status) {
 	if t.Status == st {
 		return
 	}
-	if t.Status == hone.StatusPending {
+	switch t.Status {
+	case hone.StatusPending:
 		c.nPending--
+	case hone.StatusPaused:
+		c.nPaused--
 	}
-	if st == hone.StatusPending {
+	switch st {
+	case hone.StatusPending:
 		c.nPending++
+	case hone.StatusPaused:
+		c.nPaused++
 	}
 	t.Status = st
 	c.record(&Record{Op: "status", Trial: t.ID, Status: st, Error: t.Error, Failures: t.Failures})
@@ -648,6 +655,9 @@ func (c *Controller) schedule() {
 		}
 		if c.nPending == 0 {
 			c.suggest()
+		}
+		if c.nPending == 0 && c.nPaused == 0 {
+			return // nothing could be chosen; spare the scheduler a scan
 		}
 		t := c.sched.ChooseTrialToRun(c.ctl())
 		if t == nil {
