@@ -1,0 +1,56 @@
+package wire
+
+// Version is the protocol version this package speaks.
+const Version = 1
+
+// MaxMessageSize is the largest message, in bytes, including its newline.
+const MaxMessageSize = 1 << 20
+
+// ReportPrefix starts a stdout fallback report line.
+const ReportPrefix = "HONE_REPORT "
+
+// Message types.
+const (
+	TypeHello     = "hello"
+	TypeWelcome   = "welcome"
+	TypeReport    = "report"
+	TypeDirective = "directive"
+	TypeSaved     = "saved"
+	TypeError     = "error"
+)
+
+// Directive actions.
+const (
+	ActionContinue   = "continue"
+	ActionCheckpoint = "checkpoint"
+	ActionStop       = "stop"
+)
+
+// Environment variable names.
+const (
+	EnvProtocol   = "HONE_PROTOCOL"
+	EnvSocket     = "HONE_SOCKET"
+	EnvToken      = "HONE_TOKEN"
+	EnvTrialID    = "HONE_TRIAL_ID"
+	EnvTrialDir   = "HONE_TRIAL_DIR"
+	EnvStagingDir = "HONE_STAGING_DIR"
+	EnvRestoreDir = "HONE_RESTORE_DIR"
+	EnvIteration  = "HONE_ITERATION"
+	EnvConfig     = "HONE_CONFIG"
+)
+
+// Message is any protocol message; Type says which fields matter.
+type Message struct {
+	Type       string         `json:"type"`
+	V          int            `json:"v,omitempty"`          // hello, welcome
+	Token      string         `json:"token,omitempty"`      // hello
+	TrialID    string         `json:"trial_id,omitempty"`   // hello
+	CanSave    bool           `json:"can_save,omitempty"`   // hello
+	Metrics    map[string]any `json:"metrics,omitempty"`    // report
+	Checkpoint string         `json:"checkpoint,omitempty"` // report, saved
+	Done       bool           `json:"done,omitempty"`       // report
+	Action     string         `json:"action,omitempty"`     // directive
+	Reason     string         `json:"reason,omitempty"`     // directive
+	Error      string         `json:"error,omitempty"`      // saved
+	Message    string         `json:"message,omitempty"`    // error
+}
