@@ -1064,3 +1064,22 @@ func trialDirName(trainable, id string, idx int, tag string, at time.Time) strin
 	}
 	return path.Clean(name + "_" + at.UTC().Format("2006-01-02_15-04-05"))
 }
+
+// Control returns the hone.Control the controller gives schedulers, for
+// test harnesses that act as a scheduler would between inputs. Its Logf
+// lines come out of the next Ready as ActLog actions.
+func (c *Controller) Control() hone.Control { return c.ctl() }
+
+// Pool returns the resource pool the controller was made with.
+func (c *Controller) Pool() hone.Resources { return c.pool }
+
+// HasProcess reports whether trial id has a live process (including one
+// that is stopping).
+func (c *Controller) HasProcess(id string) bool {
+	s := c.st[id]
+	return s != nil && s.alive
+}
+
+// Pinned reports whether the checkpoint at path is pinned: some trial will
+// restore from it.
+func (c *Controller) Pinned(path string) bool { return c.pinned(path) }

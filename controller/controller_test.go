@@ -152,3 +152,16 @@ func TestGPUTrialsShareThePool(t *testing.T) {
 		t.Fatalf("second trial did not start after the first freed the GPU")
 	}
 }
+
+// listSearcher suggests {"x": i} for i < n, then finishes.
+type listSearcher struct{ n, i int }
+
+func (s *listSearcher) Suggest(string) (hone.Config, error) {
+	if s.i >= s.n {
+		return nil, hone.ErrSearchDone
+	}
+	s.i++
+	return hone.Config{"x": float64(s.i - 1)}, nil
+}
+func (s *listSearcher) OnResult(string, *hone.Result)              {}
+func (s *listSearcher) OnTrialComplete(string, *hone.Result, bool) {}
