@@ -217,11 +217,11 @@ func (c *Controller) Step(in Input) {
 			c.sessionStart = c.now
 		}
 	case InResult:
-		if t := c.liveTrial(in); t != nil {
+		if t := c.liveTrial(in); t != nil && !c.toldToStop(t, in) {
 			c.onResult(t, in)
 		}
 	case InSaved:
-		if t := c.liveTrial(in); t != nil {
+		if t := c.liveTrial(in); t != nil && !c.toldToStop(t, in) {
 			c.onSaved(t, in)
 		}
 	case InExited, InStartFailed:
@@ -255,6 +255,17 @@ func (c *Controller) liveTrial(in Input) *hone.Trial {
 		return nil
 	}
 	return t
+}
+
+// toldToStop reports (and logs) a result or save from a trial that was
+// already told to stop: the executor contract says none comes, and acting
+// on one would answer a process that is exiting.
+func (c *Controller) toldToStop(t *hone.Trial, in Input) bool {
+	if !c.st[t.ID].exiting {
+		return false
+	}
+	c.logf("ignoring %s input for trial %s: it was told to stop", in.Kind, t.ID)
+	return true
 }
 
 // ---- results, saves and exits ----

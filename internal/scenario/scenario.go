@@ -44,6 +44,7 @@ func Run(t *testing.T, glob string, rewrite bool, schedulers map[string]Schedule
 }
 
 type block struct {
+	comment   string // "#" lines just before the command, kept on rewrite
 	cmd, want string
 	line      int
 }
@@ -58,15 +59,26 @@ func parseScript(t *testing.T, path string) []block {
 	lineNo := 0
 	var cur *block
 	inWant := false
+	comment := ""
+	header := true // the file's leading comment is written separately
 	for sc.Scan() {
 		lineNo++
 		l := sc.Text()
 		switch {
 		case cur == nil:
-			if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
+			if strings.HasPrefix(l, "#") {
+				if !header {
+					comment += l + "\n"
+				}
 				continue
 			}
-			cur = &block{cmd: l, line: lineNo}
+			if strings.TrimSpace(l) == "" {
+				header = false
+				continue
+			}
+			header = false
+			cur = &block{cmd: l, line: lineNo, comment: comment}
+			comment = ""
 		case !inWant:
 			if l != "----" {
 				t.Fatalf("%s:%d: want ---- after command, got %q", path, lineNo, l)
@@ -102,7 +114,7 @@ func runScript(t *testing.T, path string, rewrite bool, schedulers map[string]Sc
 	for _, b := range blocks {
 		got := h.run(b.cmd)
 		if rewrite {
-			fmt.Fprintf(&rewritten, "\n%s\n----\n%s", b.cmd, got)
+			fmt.Fprintf(&rewritten, "\n%s%s\n----\n%s", b.comment, b.cmd, got)
 			continue
 		}
 		if got != b.want {

@@ -1,0 +1,266 @@
+// Package asha is the asynchronous successive-halving scheduler (ASHA, Li
+// et al. 2018), with Ray Tune's semantics (SEMANTICS §4): trials are
+// assigned a bracket at random, weighted by a softmax of each bracket's
+// number of rungs, and stopped at a rung when their score is below the
+// (1 − 1/η) percentile of the scores recorded there. It never pauses.
+package asha
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/scheduler/fifo"
+)
+
+// Config holds ASHA's parameters. Start from DefaultConfig.
+type Config struct {
+	// Metric and Mode default to the experiment's.
+	Metric string
+	Mode   hone.Mode
+	// TimeAttr is the result field that measures progress (default
+	// training_iteration).
+	TimeAttr string
+	// MaxT is the time at which a trial stops (with StopLastTrials).
+	MaxT float64
+	// GracePeriod is the first rung: no trial stops before it.
+	GracePeriod float64
+	// ReductionFactor η: rungs are η apart and 1/η of trials pass each.
+	ReductionFactor float64
+	// Brackets is the number of brackets, each starting one rung later.
+	Brackets int
+	// StopLastTrials stops trials that reach MaxT.
+	StopLastTrials bool
+}
+
+// DefaultConfig returns Ray's defaults: max_t 100, grace period 1,
+// reduction factor 4, one bracket, stop_last_trials.
+func DefaultConfig() Config {
+	return Config{TimeAttr: hone.FieldTrainingIteration, MaxT: 100, GracePeriod: 1, ReductionFactor: 4, Brackets: 1, StopLastTrials: true}
+}
+
+// Validate names the first invalid parameter.
+func (c Config) Validate() error {
+	switch {
+	case c.Mode != "" && !c.Mode.Valid():
+		return fmt.Errorf("asha: mode = %q: allowed values are \"min\" and \"max\"", c.Mode)
+	case !(c.GracePeriod > 0):
+		return fmt.Errorf("asha: grace_period = %v: must be > 0", c.GracePeriod)
+	case !(c.MaxT >= c.GracePeriod):
+		return fmt.Errorf("asha: max_t = %v: must be >= grace_period (%v)", c.MaxT, c.GracePeriod)
+	case !(c.ReductionFactor > 1):
+		return fmt.Errorf("asha: reduction_factor = %v: must be > 1", c.ReductionFactor)
+	case c.Brackets < 1:
+		return fmt.Errorf("asha: brackets = %d: must be >= 1", c.Brackets)
+	}
+	return nil
+}
+
+// Scheduler is ASHA. It is used on the controller's goroutine only.
+type Scheduler struct {
+	fifo.Scheduler // ChooseTrialToRun: oldest PENDING, then PAUSED
+
+	cfg      Config
+	brackets []*bracket
+	trialOf  map[string]*bracket
+	warned   bool
+}
+
+// bracket is one bracket's rungs, highest milestone first.
+type bracket struct {
+	rungs []*rung
+}
+
+type rung struct {
+	milestone float64
+	recorded  map[string]float64 // trial id -> score (higher is better)
+}
+
+// New returns an ASHA scheduler. Zero numeric fields take the defaults of
+// DefaultConfig; StopLastTrials is taken as given.
+func New(cfg Config) (*Scheduler, error) {
+	def := DefaultConfig()
+	if cfg.TimeAttr == "" {
+		cfg.TimeAttr = def.TimeAttr
+	}
+	if cfg.MaxT == 0 {
+		cfg.MaxT = def.MaxT
+	}
+	if cfg.GracePeriod == 0 {
+		cfg.GracePeriod = def.GracePeriod
+	}
+	if cfg.ReductionFactor == 0 {
+		cfg.ReductionFactor = def.ReductionFactor
+	}
+	if cfg.Brackets == 0 {
+		cfg.Brackets = def.Brackets
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Scheduler{cfg: cfg, trialOf: map[string]*bracket{}}
+	for b := 0; b < cfg.Brackets; b++ {
+		s.brackets = append(s.brackets, newBracket(cfg, b))
+	}
+	return s, nil
+}
+
+// newBracket makes bracket s: milestones grace·η^(k+s) for
+// k < floor(log(max_t/grace)/log(η) − s + 1), highest first.
+func newBracket(cfg Config, s int) *bracket {
+	n := int(math.Floor(math.Log(cfg.MaxT/cfg.GracePeriod)/math.Log(cfg.ReductionFactor) - float64(s) + 1 + 1e-9))
+	b := &bracket{}
+	for k := n - 1; k >= 0; k-- {
+		b.rungs = append(b.rungs, &rung{milestone: cfg.GracePeriod * math.Pow(cfg.ReductionFactor, float64(k+s)), recorded: map[string]float64{}})
+	}
+	return b
+}
+
+// Milestones returns bracket b's milestones, lowest first (for tests and
+// reports).
+func (s *Scheduler) Milestones(b int) []float64 {
+	var out []float64
+	for i := len(s.brackets[b].rungs) - 1; i >= 0; i-- {
+		out = append(out, s.brackets[b].rungs[i].milestone)
+	}
+	return out
+}
+
+// Bracket returns the index of the bracket trial id was assigned, or -1.
+func (s *Scheduler) Bracket(id string) int {
+	for i, b := range s.brackets {
+		if s.trialOf[id] == b {
+			return i
+		}
+	}
+	return -1
+}
+
+// OnTrialAdd assigns t a bracket at random, weighted by softmax of the
+// brackets' rung counts. A re-added trial (retry) keeps its bracket.
+func (s *Scheduler) OnTrialAdd(c hone.Control, t *hone.Trial) {
+	if _, ok := s.trialOf[t.ID]; ok {
+		return
+	}
+	maxRungs := 0
+	for _, b := range s.brackets {
+		maxRungs = max(maxRungs, len(b.rungs))
+	}
+	weights := make([]float64, len(s.brackets))
+	total := 0.0
+	for i, b := range s.brackets {
+		weights[i] = math.Exp(float64(len(b.rungs) - maxRungs))
+		total += weights[i]
+	}
+	x := c.Rand().Float64() * total
+	pick := len(s.brackets) - 1
+	for i, w := range weights {
+		if x < w {
+			pick = i
+			break
+		}
+		x -= w
+	}
+	s.trialOf[t.ID] = s.brackets[pick]
+}
+
+func (s *Scheduler) objective(c hone.Control) (string, hone.Mode) {
+	m, mode := s.cfg.Metric, s.cfg.Mode
+	if m == "" {
+		m = c.Metric()
+	}
+	if mode == "" {
+		mode = c.Mode()
+	}
+	return m, mode
+}
+
+// values returns the time and score (higher is better) of r, or ok=false
+// (with one warning per experiment) when either is missing.
+func (s *Scheduler) values(c hone.Control, r *hone.Result) (float64, float64, bool) {
+	metric, mode := s.objective(c)
+	tv, ok1 := r.Value(s.cfg.TimeAttr)
+	mv, ok2 := r.Value(metric)
+	if !ok1 || !ok2 {
+		if !s.warned {
+			s.warned = true
+			c.Logf("asha: a result of trial %s has no %q or no %q; such results continue", r.TrialID, s.cfg.TimeAttr, metric)
+		}
+		return 0, 0, false
+	}
+	return tv, mode.Score(mv), true
+}
+
+// OnResult stops a trial at max_t (with StopLastTrials) or below the cutoff
+// of the highest rung it reached and had not yet recorded; else CONTINUE.
+func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone.Decision {
+	tv, score, ok := s.values(c, r)
+	if !ok {
+		return hone.Continue
+	}
+	if tv >= s.cfg.MaxT && s.cfg.StopLastTrials {
+		return hone.Stop
+	}
+	b := s.trialOf[t.ID]
+	if b == nil {
+		return hone.Continue
+	}
+	return b.onResult(t.ID, tv, score, s.cfg.ReductionFactor, s.cfg.StopLastTrials)
+}
+
+func (b *bracket) onResult(id string, tv, score, rf float64, stopLast bool) hone.Decision {
+	for _, g := range b.rungs {
+		_, done := g.recorded[id]
+		if tv >= g.milestone && done && !stopLast {
+			break
+		}
+		if tv < g.milestone || done {
+			continue
+		}
+		dec := hone.Continue
+		if cut, ok := cutoff(g.recorded, rf); ok && score < cut {
+			dec = hone.Stop
+		}
+		g.recorded[id] = score
+		return dec
+	}
+	return hone.Continue
+}
+
+// cutoff is the (1 − 1/rf) percentile, linearly interpolated, of the
+// recorded scores, ignoring NaN.
+func cutoff(recorded map[string]float64, rf float64) (float64, bool) {
+	vals := make([]float64, 0, len(recorded))
+	for _, v := range recorded {
+		if !math.IsNaN(v) {
+			vals = append(vals, v)
+		}
+	}
+	if len(vals) == 0 {
+		return 0, false
+	}
+	sort.Float64s(vals)
+	pos := (1 - 1/rf) * float64(len(vals)-1)
+	lo := int(math.Floor(pos))
+	hi := int(math.Ceil(pos))
+	return vals[lo] + (vals[hi]-vals[lo])*(pos-float64(lo)), true
+}
+
+// OnTrialComplete records the trial's last result at its rung, then
+// forgets the trial.
+func (s *Scheduler) OnTrialComplete(c hone.Control, t *hone.Trial, r *hone.Result) {
+	if b := s.trialOf[t.ID]; b != nil && r != nil {
+		if tv, score, ok := s.values(c, r); ok {
+			b.onResult(t.ID, tv, score, s.cfg.ReductionFactor, s.cfg.StopLastTrials)
+		}
+	}
+	delete(s.trialOf, t.ID)
+}
+
+// OnTrialError forgets a failed trial unless it will be retried (it is
+// then re-added and keeps its bracket and recorded scores).
+func (s *Scheduler) OnTrialError(c hone.Control, t *hone.Trial) {}
+
+// OnTrialRemove forgets t.
+func (s *Scheduler) OnTrialRemove(c hone.Control, t *hone.Trial) { delete(s.trialOf, t.ID) }

@@ -1,0 +1,163 @@
+package asha
+
+import (
+	"flag"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/internal/scenario"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of the scenario scripts in testdata/")
+
+func factory(args map[string]string) (hone.Scheduler, error) {
+	cfg := DefaultConfig()
+	num := func(k string, dst *float64) {
+		if v, ok := args[k]; ok {
+			*dst, _ = strconv.ParseFloat(v, 64)
+		}
+	}
+	num("max_t", &cfg.MaxT)
+	num("grace", &cfg.GracePeriod)
+	num("rf", &cfg.ReductionFactor)
+	if v, ok := args["brackets"]; ok {
+		cfg.Brackets, _ = strconv.Atoi(v)
+	}
+	if args["stop_last"] == "false" {
+		cfg.StopLastTrials = false
+	}
+	if v, ok := args["time_attr"]; ok {
+		cfg.TimeAttr = v
+	}
+	return New(cfg)
+}
+
+// TestScenarios pins SEMANTICS §4 ASHA with scripts in testdata/.
+func TestScenarios(t *testing.T) {
+	scenario.Run(t, "testdata/*.txt", *rewrite, map[string]scenario.SchedulerFactory{"asha": factory})
+}
+
+// TestMilestones pins bracket s's rungs: grace·η^(k+s) for
+// k < floor(log(max_t/grace)/log(η) − s + 1).
+func TestMilestones(t *testing.T) {
+	cases := []struct {
+		maxT, grace, rf float64
+		brackets        int
+		want            [][]float64
+	}{
+		{100, 1, 4, 1, [][]float64{{1, 4, 16, 64}}},
+		{81, 1, 3, 3, [][]float64{{1, 3, 9, 27, 81}, {3, 9, 27, 81}, {9, 27, 81}}},
+		{9, 1, 3, 1, [][]float64{{1, 3, 9}}},
+		{10, 2, 2, 2, [][]float64{{2, 4, 8}, {4, 8}}},
+		{1, 1, 2, 1, [][]float64{{1}}},
+	}
+	for _, c := range cases {
+		cfg := DefaultConfig()
+		cfg.MaxT, cfg.GracePeriod, cfg.ReductionFactor, cfg.Brackets = c.maxT, c.grace, c.rf, c.brackets
+		s, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for b, want := range c.want {
+			got := s.Milestones(b)
+			if len(got) != len(want) {
+				t.Fatalf("max_t=%v grace=%v rf=%v bracket %d: %v, want %v", c.maxT, c.grace, c.rf, b, got, want)
+			}
+			for i := range want {
+				if math.Abs(got[i]-want[i]) > 1e-9 {
+					t.Fatalf("max_t=%v grace=%v rf=%v bracket %d: %v, want %v", c.maxT, c.grace, c.rf, b, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestCutoff checks the linear-interpolation percentile (numpy's default)
+// and that NaN is ignored.
+func TestCutoff(t *testing.T) {
+	rec := func(v ...float64) map[string]float64 {
+		m := map[string]float64{}
+		for i, x := range v {
+			m[strconv.Itoa(i)] = x
+		}
+		return m
+	}
+	cases := []struct {
+		rec  map[string]float64
+		rf   float64
+		want float64
+		ok   bool
+	}{
+		{rec(), 4, 0, false},
+		{rec(math.NaN()), 4, 0, false},
+		{rec(5), 4, 5, true},
+		{rec(1, 2, 3, 4, 5), 4, 4, true},            // 75th percentile
+		{rec(1, 2), 3, 1 + 2.0/3, true},             // 66.7th
+		{rec(1, math.NaN(), 2), 3, 1 + 2.0/3, true}, // NaN ignored
+		{rec(10, 0, 20, 30), 2, 15, true},           // median of 4
+	}
+	for i, c := range cases {
+		got, ok := cutoff(c.rec, c.rf)
+		if ok != c.ok || (ok && math.Abs(got-c.want) > 1e-12) {
+			t.Errorf("case %d: cutoff = %v, %v; want %v, %v", i, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// TestBracketSoftmax: with brackets of 4, 3 and 2 rungs the assignment
+// probabilities are softmax(4,3,2) ≈ 0.665, 0.245, 0.090.
+func TestBracketSoftmax(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.MaxT, cfg.GracePeriod, cfg.ReductionFactor, cfg.Brackets = 64, 1, 4, 3
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &fixedRand{r: rand.New(rand.NewPCG(1, 2))}
+	counts := make([]int, 3)
+	const n = 20000
+	for i := 0; i < n; i++ {
+		tr := &hone.Trial{ID: strconv.Itoa(i)}
+		s.OnTrialAdd(c, tr)
+		counts[s.Bracket(tr.ID)]++
+	}
+	e := math.E
+	z := 1 + 1/e + 1/(e*e)
+	want := []float64{1 / z, 1 / e / z, 1 / (e * e) / z}
+	for i := range want {
+		got := float64(counts[i]) / n
+		if math.Abs(got-want[i]) > 0.015 { // > 4 standard deviations
+			t.Errorf("bracket %d: frequency %.3f, want %.3f", i, got, want[i])
+		}
+	}
+}
+
+// fixedRand is a Control that only offers a random source (all OnTrialAdd
+// uses).
+type fixedRand struct {
+	hone.Control
+	r *rand.Rand
+}
+
+func (f *fixedRand) Rand() *rand.Rand { return f.r }
+
+func TestValidate(t *testing.T) {
+	for _, c := range []struct {
+		mut  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.ReductionFactor = 1 }, "reduction_factor = 1: must be > 1"},
+		{func(c *Config) { c.GracePeriod = -1 }, "grace_period = -1: must be > 0"},
+		{func(c *Config) { c.MaxT = 0.5 }, "max_t = 0.5: must be >= grace_period (1)"},
+		{func(c *Config) { c.Brackets = -1 }, "brackets = -1: must be >= 1"},
+	} {
+		cfg := DefaultConfig()
+		c.mut(&cfg)
+		if _, err := New(cfg); err == nil || err.Error() != "asha: "+c.want {
+			t.Errorf("got %v, want %q", err, "asha: "+c.want)
+		}
+	}
+}
