@@ -1,0 +1,511 @@
+// Package hyperband is synchronous HyperBand (Li et al. 2017) and its
+// variant for BOHB, with Ray Tune's post-refactor semantics (SEMANTICS §4):
+// trials fill brackets of bands; at a bracket's milestone a trial is
+// PAUSED; when every live trial of the bracket reached it, the bracket keeps
+// the best ceil(n/η) and stops the rest; kept paused trials go to the
+// bracket's ready-to-unpause set and come back through ChooseTrialToRun.
+// The scheduler never sets a status.
+package hyperband
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/hone-tune/hone"
+)
+
+// BudgetKey is the result field HyperBand for BOHB sets when a trial
+// reaches a milestone: {"budget": <milestone>}.
+const BudgetKey = "hyperband_info"
+
+// Config holds HyperBand's parameters. Start from DefaultConfig.
+type Config struct {
+	// Metric and Mode default to the experiment's.
+	Metric string
+	Mode   hone.Mode
+	// TimeAttr measures training progress (default training_iteration).
+	TimeAttr string
+	// MaxT is the most time a trial gets (default 81).
+	MaxT float64
+	// ReductionFactor η (default 3).
+	ReductionFactor float64
+	// StopLastTrials stops a bracket's trials once its last milestone is
+	// reached (default true).
+	StopLastTrials bool
+}
+
+// DefaultConfig returns Ray's defaults: max_t 81, η 3, stop_last_trials.
+func DefaultConfig() Config {
+	return Config{TimeAttr: hone.FieldTrainingIteration, MaxT: 81, ReductionFactor: 3, StopLastTrials: true}
+}
+
+// Validate names the first invalid parameter.
+func (c Config) Validate() error {
+	switch {
+	case c.Mode != "" && !c.Mode.Valid():
+		return fmt.Errorf("hyperband: mode = %q: allowed values are \"min\" and \"max\"", c.Mode)
+	case !(c.MaxT >= 1):
+		return fmt.Errorf("hyperband: max_t = %v: must be >= 1", c.MaxT)
+	case !(c.ReductionFactor > 1):
+		return fmt.Errorf("hyperband: reduction_factor = %v: must be > 1", c.ReductionFactor)
+	}
+	return nil
+}
+
+// Pauser is what HyperBand for BOHB tells its searcher: which trials are
+// paused at a milestone and which are unpaused (the BOHB searcher does not
+// count paused trials against its concurrency limit).
+type Pauser interface {
+	OnPause(trialID string)
+	OnUnpause(trialID string)
+}
+
+// Scheduler is synchronous HyperBand, or HyperBand for BOHB (NewForBOHB).
+// It is used on the controller's goroutine only.
+type Scheduler struct {
+	cfg    Config
+	bohb   bool
+	pauser Pauser
+
+	sMax1   int          // brackets per band
+	bands   [][]*bracket // nil entries: brackets skipped because r0 = 0
+	current *bracket     // the bracket being filled
+	of      map[string]*bracket
+	warned  bool
+	busy    bool // inside processBracket: removals only clean up
+}
+
+// bracket is one bracket: its live trials in arrival order, the current
+// milestone, and the ready-to-unpause set.
+type bracket struct {
+	s         int
+	n         int     // trials kept at the next halving (starts at n0)
+	n0        int     // capacity
+	r, cumulR float64 // rung length and current milestone
+	halves    int     // halvings left
+	live      []*member
+	byID      map[string]*member
+	ready     map[string]bool
+	totalWork float64
+	progress  float64
+}
+
+type member struct {
+	id    string
+	time  float64
+	score float64 // higher is better; NaN when unknown
+}
+
+// New returns synchronous HyperBand. Zero numeric fields take the defaults
+// of DefaultConfig; StopLastTrials is taken as given.
+func New(cfg Config) (*Scheduler, error) { return newScheduler(cfg, false, nil) }
+
+// NewForBOHB returns HyperBand for BOHB: the most aggressive bracket fills
+// first, a trial at a milestone pauses until its whole bracket is there,
+// results at a milestone carry hyperband_info.budget for the searcher, and
+// pauser (the BOHB searcher, or nil) hears of pauses and unpauses.
+func NewForBOHB(cfg Config, pauser Pauser) (*Scheduler, error) {
+	return newScheduler(cfg, true, pauser)
+}
+
+func newScheduler(cfg Config, bohb bool, p Pauser) (*Scheduler, error) {
+	def := DefaultConfig()
+	if cfg.TimeAttr == "" {
+		cfg.TimeAttr = def.TimeAttr
+	}
+	if cfg.MaxT == 0 {
+		cfg.MaxT = def.MaxT
+	}
+	if cfg.ReductionFactor == 0 {
+		cfg.ReductionFactor = def.ReductionFactor
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Scheduler{cfg: cfg, bohb: bohb, pauser: p, of: map[string]*bracket{}, bands: [][]*bracket{nil}}
+	s.sMax1 = int(math.Round(math.Log(cfg.MaxT)/math.Log(cfg.ReductionFactor))) + 1
+	return s, nil
+}
+
+// n0 is bracket s's capacity: ceil((s_max+1)/(s+1) · η^s).
+func (s *Scheduler) n0(b int) int {
+	return int(math.Ceil(float64(s.sMax1) / float64(b+1) * math.Pow(s.cfg.ReductionFactor, float64(b)) * (1 - 1e-12)))
+}
+
+// r0 is bracket s's first milestone: floor(max_t · η^-s).
+func (s *Scheduler) r0(b int) float64 {
+	return math.Floor(s.cfg.MaxT*math.Pow(s.cfg.ReductionFactor, -float64(b)) + 1e-9)
+}
+
+func (s *Scheduler) newBracket(b int) *bracket {
+	br := &bracket{s: b, n: s.n0(b), n0: s.n0(b), r: s.r0(b), cumulR: s.r0(b), halves: b,
+		byID: map[string]*member{}, ready: map[string]bool{}}
+	// total work, for ChooseTrialToRun's completion order
+	n, r := float64(br.n0), br.r
+	for i := 0; i <= b; i++ {
+		br.totalWork += n * r
+		n = math.Ceil(n / s.cfg.ReductionFactor)
+		r = math.Min(r*s.cfg.ReductionFactor, s.cfg.MaxT)
+	}
+	return br
+}
+
+// OnTrialAdd puts t in the current bracket; a full bracket opens the next
+// one of the band (skipping brackets whose first milestone is 0), and a
+// full band opens a new band.
+func (s *Scheduler) OnTrialAdd(c hone.Control, t *hone.Trial) {
+	if _, ok := s.of[t.ID]; ok {
+		return
+	}
+	if s.current == nil || s.current.filled() {
+		for {
+			band := s.bands[len(s.bands)-1]
+			if len(band) == s.sMax1 {
+				s.bands = append(s.bands, nil)
+				band = nil
+			}
+			k := len(band)
+			b := k // Ray fills the no-halving bracket (s=0) first
+			if s.bohb {
+				b = s.sMax1 - 1 - k // BOHB fills the most aggressive first
+			}
+			var br *bracket
+			if s.r0(b) > 0 {
+				br = s.newBracket(b)
+			}
+			s.bands[len(s.bands)-1] = append(band, br)
+			if br != nil {
+				s.current = br
+				break
+			}
+		}
+	}
+	m := &member{id: t.ID, score: math.NaN()}
+	s.current.live = append(s.current.live, m)
+	s.current.byID[t.ID] = m
+	s.of[t.ID] = s.current
+}
+
+// filled reports whether b holds as many live trials as it keeps at its
+// current milestone (its capacity before the first halving).
+func (b *bracket) filled() bool { return len(b.live) >= b.n }
+
+// iterDone reports whether every live trial reached the milestone.
+func (b *bracket) iterDone() bool {
+	for _, m := range b.live {
+		if m.time < b.cumulR {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *bracket) finished(stopLast bool) bool { return stopLast && b.halves == 0 && b.iterDone() }
+
+func (b *bracket) continueTrial(m *member, stopLast bool) bool {
+	if !stopLast && b.halves == 0 {
+		return true
+	}
+	return m.time < b.cumulR
+}
+
+func (b *bracket) remove(id string) {
+	if _, ok := b.byID[id]; !ok {
+		return
+	}
+	delete(b.byID, id)
+	delete(b.ready, id)
+	for i, m := range b.live {
+		if m.id == id {
+			b.live = append(b.live[:i], b.live[i+1:]...)
+			break
+		}
+	}
+}
+
+func (b *bracket) completion(stopLast bool) float64 {
+	if b.finished(stopLast) {
+		return 1
+	}
+	if b.totalWork <= 0 {
+		return 0
+	}
+	return math.Min(b.progress/b.totalWork, 1)
+}
+
+func (s *Scheduler) objective(c hone.Control) (string, hone.Mode) {
+	m, mode := s.cfg.Metric, s.cfg.Mode
+	if m == "" {
+		m = c.Metric()
+	}
+	if mode == "" {
+		mode = c.Mode()
+	}
+	return m, mode
+}
+
+// OnResult updates t's time and score; below the milestone it continues;
+// at the milestone it pauses, or processes the bracket when t is the last
+// live trial to get there (HyperBand for BOHB: when the bracket is full
+// and every other live trial is paused).
+func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone.Decision {
+	b := s.of[t.ID]
+	if b == nil {
+		return hone.Continue
+	}
+	m := b.byID[t.ID]
+	delete(b.ready, t.ID) // it runs again
+	metric, mode := s.objective(c)
+	tv, ok1 := r.Value(s.cfg.TimeAttr)
+	mv, ok2 := r.Value(metric)
+	if !ok1 || !ok2 {
+		if !s.warned {
+			s.warned = true
+			c.Logf("hyperband: a result of trial %s has no %q or no %q; such results continue", t.ID, s.cfg.TimeAttr, metric)
+		}
+		return hone.Continue
+	}
+	if d := tv - m.time; d > 0 {
+		b.progress += d
+	}
+	m.time, m.score = tv, mode.Score(mv)
+	if b.continueTrial(m, s.cfg.StopLastTrials) {
+		return hone.Continue
+	}
+	if s.bohb {
+		if r.Metrics == nil {
+			r.Metrics = map[string]any{}
+		}
+		r.Metrics[BudgetKey] = map[string]any{"budget": b.cumulR}
+		if !b.filled() || s.othersRunning(c, b, t) {
+			if s.pauser != nil {
+				s.pauser.OnPause(t.ID)
+			}
+			return hone.Pause
+		}
+	}
+	return s.processBracket(c, b, t)
+}
+
+// othersRunning reports whether a live trial of b other than t is not
+// PAUSED.
+func (s *Scheduler) othersRunning(c hone.Control, b *bracket, t *hone.Trial) bool {
+	for _, m := range b.live {
+		if m.id == t.ID {
+			continue
+		}
+		if x := c.Trial(m.id); x != nil && x.Status != hone.StatusPaused {
+			return true
+		}
+	}
+	return false
+}
+
+// processBracket halves b while every live trial has reached its milestone
+// (several times when the kept trials are already past the next one), and
+// returns the decision for cur (nil when called on a removal): PAUSE while
+// others have not reached the milestone, STOP if cur is cut or the bracket
+// finished, CONTINUE if cur is kept and has further to go.
+func (s *Scheduler) processBracket(c hone.Control, b *bracket, cur *hone.Trial) hone.Decision {
+	s.busy = true
+	defer func() { s.busy = false }()
+	action := hone.Pause
+	for len(b.live) > 0 && b.iterDone() {
+		if b.finished(s.cfg.StopLastTrials) {
+			// Every other live trial is at the last milestone: paused, or
+			// still RUNNING while its pause waits for a save. Stop them all.
+			for _, m := range append([]*member(nil), b.live...) {
+				if cur != nil && m.id == cur.ID {
+					continue
+				}
+				b.remove(m.id)
+				delete(s.of, m.id)
+				if t := c.Trial(m.id); t != nil {
+					c.StopTrial(t)
+				}
+			}
+			return hone.Stop
+		}
+		good, bad := s.halve(b)
+		for _, m := range bad {
+			b.remove(m.id)
+			delete(s.of, m.id)
+			if cur != nil && m.id == cur.ID {
+				action = hone.Stop
+				continue
+			}
+			if t := c.Trial(m.id); t != nil {
+				c.StopTrial(t)
+			}
+		}
+		for _, m := range good {
+			if !b.continueTrial(m, s.cfg.StopLastTrials) {
+				continue // already past the new milestone: the next round decides
+			}
+			if cur != nil && m.id == cur.ID {
+				action = hone.Continue
+				continue
+			}
+			// Mark it ready whether it is PAUSED already or still RUNNING
+			// with its pause waiting for a save (Ray skips the latter, and
+			// that trial is then never resumed). A trial that keeps running
+			// drops the mark at its next result.
+			b.ready[m.id] = true
+			if s.pauser != nil {
+				s.pauser.OnUnpause(m.id)
+			}
+		}
+		if !s.cfg.StopLastTrials && b.halves == 0 {
+			break // nothing more to decide: everyone continues
+		}
+	}
+	return action
+}
+
+// halve moves b to its next milestone and splits its live trials into the
+// best ceil(n/η) and the rest. With stop_last_trials off, a bracket past
+// its last halving keeps everyone.
+func (s *Scheduler) halve(b *bracket) (good, bad []*member) {
+	if b.halves == 0 {
+		return b.live, nil
+	}
+	b.halves--
+	b.n = int(math.Ceil(float64(b.n) / s.cfg.ReductionFactor * (1 - 1e-12)))
+	b.r = math.Min(b.r*s.cfg.ReductionFactor, s.cfg.MaxT)
+	b.cumulR = b.r
+	sorted := append([]*member(nil), b.live...)
+	sort.SliceStable(sorted, func(i, j int) bool { return better(sorted[i].score, sorted[j].score) })
+	if b.n >= len(sorted) {
+		return sorted, nil
+	}
+	return sorted[:b.n], sorted[b.n:]
+}
+
+// better orders scores best first; NaN ranks lowest.
+func better(a, b float64) bool {
+	if math.IsNaN(b) {
+		return !math.IsNaN(a)
+	}
+	return a > b
+}
+
+// OnTrialComplete removes t from its bracket and re-evaluates the bracket.
+func (s *Scheduler) OnTrialComplete(c hone.Control, t *hone.Trial, _ *hone.Result) {
+	s.OnTrialRemove(c, t)
+}
+
+// OnTrialError removes t from its bracket and re-evaluates the bracket; a
+// retried trial is added again (to the bracket being filled).
+func (s *Scheduler) OnTrialError(c hone.Control, t *hone.Trial) { s.OnTrialRemove(c, t) }
+
+// OnTrialRemove removes t from its bracket and re-evaluates the bracket, so
+// a bracket never waits for a dead trial.
+func (s *Scheduler) OnTrialRemove(c hone.Control, t *hone.Trial) {
+	b := s.of[t.ID]
+	if b == nil {
+		return
+	}
+	b.remove(t.ID)
+	delete(s.of, t.ID)
+	if s.busy || len(b.live) == 0 {
+		return
+	}
+	// Also when the removal finishes the bracket: its paused trials must
+	// then be stopped (Ray skips finished brackets here, and their paused
+	// trials wait forever).
+	s.processBracket(c, b, nil)
+}
+
+// ChooseTrialToRun returns, bands in order and brackets by least progress
+// first, a PENDING trial or a PAUSED trial in its bracket's ready set. For
+// BOHB, when nothing is runnable and nothing is running, it processes every
+// bracket with paused trials and tries once more.
+func (s *Scheduler) ChooseTrialToRun(c hone.Control) *hone.Trial {
+	if t := s.choose(c); t != nil {
+		return t
+	}
+	if !s.bohb {
+		return nil
+	}
+	for _, t := range c.Trials() {
+		if t.Status == hone.StatusRunning {
+			return nil
+		}
+	}
+	for _, band := range s.bands {
+		for _, b := range band {
+			if b != nil && s.hasPaused(c, b) {
+				s.processBracket(c, b, nil)
+			}
+		}
+	}
+	return s.choose(c)
+}
+
+func (s *Scheduler) hasPaused(c hone.Control, b *bracket) bool {
+	for _, m := range b.live {
+		if t := c.Trial(m.id); t != nil && t.Status == hone.StatusPaused {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Scheduler) choose(c hone.Control) *hone.Trial {
+	for _, band := range s.bands {
+		var bs []*bracket
+		for _, b := range band {
+			if b != nil {
+				bs = append(bs, b)
+			}
+		}
+		sort.SliceStable(bs, func(i, j int) bool {
+			return bs[i].completion(s.cfg.StopLastTrials) < bs[j].completion(s.cfg.StopLastTrials)
+		})
+		for _, b := range bs {
+			for _, m := range b.live {
+				t := c.Trial(m.id)
+				if t == nil {
+					continue
+				}
+				// The ready mark stays until the trial reports again: the
+				// controller may not start a chosen trial at once (e.g. no
+				// resources free yet) and will ask again.
+				if t.Status == hone.StatusPending || (t.Status == hone.StatusPaused && b.ready[m.id]) {
+					return t
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Brackets describes the brackets of every band, for tests and reports:
+// per bracket its s, capacity, live trials and current milestone.
+func (s *Scheduler) Brackets() [][]BracketInfo {
+	out := make([][]BracketInfo, len(s.bands))
+	for i, band := range s.bands {
+		for _, b := range band {
+			if b == nil {
+				out[i] = append(out[i], BracketInfo{Skipped: true})
+				continue
+			}
+			info := BracketInfo{S: b.s, Capacity: b.n0, Milestone: b.cumulR}
+			for _, m := range b.live {
+				info.Live = append(info.Live, m.id)
+			}
+			out[i] = append(out[i], info)
+		}
+	}
+	return out
+}
+
+// BracketInfo describes one bracket (see Brackets).
+type BracketInfo struct {
+	Skipped   bool // its first milestone would be 0
+	S         int
+	Capacity  int
+	Milestone float64
+	Live      []string
+}

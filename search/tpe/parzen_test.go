@@ -1,0 +1,191 @@
+package tpe
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func TestDefaultGamma(t *testing.T) {
+	for _, tc := range []struct{ n, want int }{
+		{0, 0}, {1, 1}, {9, 1}, {10, 1}, {11, 2}, {60, 6}, {61, 7}, {249, 25}, {250, 25}, {10000, 25},
+	} {
+		if got := defaultGamma(tc.n); got != tc.want {
+			t.Errorf("defaultGamma(%d) = %d, want %d", tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestRecencyWeights(t *testing.T) {
+	ones := func(n int) []float64 {
+		w := make([]float64, n)
+		for i := range w {
+			w[i] = 1
+		}
+		return w
+	}
+	for _, tc := range []struct {
+		n    int
+		want []float64
+	}{
+		{0, []float64{}},
+		{3, ones(3)},
+		{25, ones(25)},
+		{26, append([]float64{1.0 / 26}, ones(25)...)},
+		// linspace(1/30, 1, 5) then 25 ones.
+		{30, append([]float64{1.0 / 30, 1.0/30 + 0.25*29/30, 1.0/30 + 0.5*29/30, 1.0/30 + 0.75*29/30, 1}, ones(25)...)},
+	} {
+		got := recencyWeights(tc.n)
+		if len(got) != len(tc.want) {
+			t.Fatalf("recencyWeights(%d) has %d weights", tc.n, len(got))
+		}
+		for i := range got {
+			if math.Abs(got[i]-tc.want[i]) > 1e-12 {
+				t.Errorf("recencyWeights(%d)[%d] = %v, want %v", tc.n, i, got[i], tc.want[i])
+			}
+		}
+	}
+}
+
+func TestLogNormMass(t *testing.T) {
+	for _, tc := range []struct {
+		a, b float64
+		want float64 // log(Φ(b) − Φ(a))
+	}{
+		{math.Inf(-1), math.Inf(1), 0},
+		{-1, 1, math.Log(0.6826894921370859)},
+		{0, math.Inf(1), math.Log(0.5)},
+		{-3, -2, math.Log(0.02140023345085857)},
+		{2, 3, math.Log(0.02140023345085857)},
+		// Upper tail, where 1 − Φ would lose everything: Φc(10) ≈ 7.62e-24.
+		{10, math.Inf(1), math.Log(7.619853024160527e-24)},
+		{math.Inf(-1), -10, math.Log(7.619853024160527e-24)},
+		// A narrow interval: ≈ φ(0.3)·1e-9.
+		{0.3 - 5e-10, 0.3 + 5e-10, logStdPDF(0.3) + math.Log(1e-9)},
+	} {
+		got := logNormMass(tc.a, tc.b)
+		if math.Abs(got-tc.want) > 1e-6*math.Max(1, math.Abs(tc.want)) {
+			t.Errorf("logNormMass(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+	if got := logNormMass(1, 1); !math.IsInf(got, -1) {
+		t.Errorf("empty interval: %v, want -Inf", got)
+	}
+	// Far beyond underflow the value stays finite and decreasing.
+	a, b := logNormMass(40, 41), logNormMass(50, 51)
+	if math.IsInf(a, 0) || math.IsNaN(a) || !(b < a) {
+		t.Errorf("far tail: %v, %v", a, b)
+	}
+}
+
+func TestBandwidths(t *testing.T) {
+	pw := 1.0
+	for _, tc := range []struct {
+		name      string
+		xs        []float64
+		endpoints bool
+		want      []float64 // σ per observation, then the prior's
+	}{
+		// Sorted centres 0.2, 0.5, 0.5 (prior): 0.2 has neighbours at
+		// distances 0.2 and 0.3.
+		{"two", []float64{0.2, 0.5}, false, []float64{0.3, 0.3, 1}},
+		// 0.45 next to the prior at 0.5: looking inwards only gives 0.05,
+		// clipped to 1/3; with the endpoint, 0.45.
+		{"inwards", []float64{0.45}, false, []float64{1.0 / 3, 1}},
+		{"endpoints", []float64{0.45}, true, []float64{0.45, 1}},
+		{"none", nil, false, []float64{1}},
+		// Duplicates get the minimum width 1/min(100, 5).
+		{"duplicates", []float64{0.5, 0.5, 0.5}, false, []float64{0.2, 0.2, 0.2, 1}},
+	} {
+		p := newParzen(tc.xs, recencyWeights(len(tc.xs)), 0, 1, pw, tc.endpoints)
+		if !slices.EqualFunc(p.sigma, tc.want, func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }) {
+			t.Errorf("%s: σ = %v, want %v", tc.name, p.sigma, tc.want)
+		}
+	}
+	// The minimum width stops shrinking at range/100.
+	xs := make([]float64, 300)
+	for i := range xs {
+		xs[i] = 0.5
+	}
+	p := newParzen(xs, recencyWeights(len(xs)), -1, 3, pw, false)
+	if p.sigma[0] != 4.0/100 {
+		t.Errorf("σ with 300 duplicates = %v, want 0.04", p.sigma[0])
+	}
+}
+
+// The density integrates to 1 over its range, logMass agrees with it, and
+// sample draws from it.
+func TestParzenConsistent(t *testing.T) {
+	xs := []float64{-0.9, -0.2, 0.1, 0.15, 0.8}
+	p := newParzen(xs, []float64{1, 0.5, 1, 1, 2}, -1, 1, 1, false)
+	const bins = 20
+	total := 0.0
+	mass := make([]float64, bins)
+	for b := range bins {
+		lo, hi := -1+2*float64(b)/bins, -1+2*float64(b+1)/bins
+		mass[b] = math.Exp(p.logMass(lo, hi))
+		// Midpoint rule on the density.
+		const steps = 200
+		integral := 0.0
+		for i := range steps {
+			z := lo + (hi-lo)*(float64(i)+0.5)/steps
+			integral += math.Exp(p.logPDF(z)) * (hi - lo) / steps
+		}
+		if math.Abs(integral-mass[b]) > 1e-4 {
+			t.Errorf("bin %d: ∫pdf = %v, mass = %v", b, integral, mass[b])
+		}
+		total += mass[b]
+	}
+	if math.Abs(total-1) > 1e-9 {
+		t.Errorf("total mass %v, want 1", total)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	const n = 200000
+	counts := make([]float64, bins)
+	for range n {
+		z := p.sample(r)
+		if z < -1 || z > 1 {
+			t.Fatalf("sample %v out of [-1, 1]", z)
+		}
+		counts[min(int((z+1)/2*bins), bins-1)]++
+	}
+	for b := range bins {
+		if got := counts[b] / n; math.Abs(got-mass[b]) > 0.005 {
+			t.Errorf("bin %d: sampled frequency %.4f, mass %.4f", b, got, mass[b])
+		}
+	}
+}
+
+func TestCategoricalEstimator(t *testing.T) {
+	// One observation of category 0 with weight 1, prior weight 1, three
+	// categories: kernel weights 1/2 each; the observation's kernel is
+	// (1/2 + [c = 0]) / 2.5, the prior's is uniform.
+	c := newCategorical([]float64{0}, []float64{1}, 3, 1)
+	want := []float64{0.5/3 + 0.5*1.5/2.5, 0.5/3 + 0.5*0.5/2.5, 0.5/3 + 0.5*0.5/2.5}
+	for i, lp := range c.logp {
+		if math.Abs(math.Exp(lp)-want[i]) > 1e-12 {
+			t.Errorf("p[%d] = %v, want %v", i, math.Exp(lp), want[i])
+		}
+	}
+	// No observations: uniform.
+	c = newCategorical(nil, nil, 4, 1)
+	for i, lp := range c.logp {
+		if math.Abs(math.Exp(lp)-0.25) > 1e-12 {
+			t.Errorf("empty: p[%d] = %v", i, math.Exp(lp))
+		}
+	}
+	// Sampling follows the probabilities.
+	c = newCategorical([]float64{2, 2, 2, 1}, []float64{1, 1, 1, 1}, 3, 1)
+	r := rand.New(rand.NewPCG(3, 4))
+	counts := make([]float64, 3)
+	const n = 100000
+	for range n {
+		counts[c.sample(r)]++
+	}
+	for i := range counts {
+		if p := math.Exp(c.logp[i]); math.Abs(counts[i]/n-p) > 0.01 {
+			t.Errorf("category %d: frequency %v, p %v", i, counts[i]/n, p)
+		}
+	}
+}
