@@ -43,6 +43,11 @@ type Experiment struct {
 	// MaxConcurrentTrials caps running trials; 0 = as many as resources
 	// allow.
 	MaxConcurrentTrials int
+	// MaxPendingTrials caps how many trials wait PENDING at once (created
+	// ahead of free slots, so a scheduler can choose among them or
+	// time-multiplex a population). 0 asks the searcher (PendingLimit),
+	// else 1.
+	MaxPendingTrials int
 	// Resources is what each trial needs (default: 1 CPU). ResourcesFn,
 	// if set, overrides it per configuration.
 	Resources   Resources
@@ -71,6 +76,9 @@ func (e *Experiment) Validate() error {
 	}
 	if e.Mode != "" && e.Metric == "" {
 		return fmt.Errorf("experiment: mode is set but metric is empty")
+	}
+	if e.MaxPendingTrials < 0 {
+		return fmt.Errorf("experiment: max_pending_trials = %d: must be >= 0 (0 = the searcher's choice)", e.MaxPendingTrials)
 	}
 	if e.MaxConcurrentTrials < 0 {
 		return fmt.Errorf("experiment: max_concurrent_trials = %d: must be >= 0 (0 = no limit)", e.MaxConcurrentTrials)

@@ -56,6 +56,13 @@ type Searcher interface {
 	OnTrialComplete(trialID string, last *Result, failed bool)
 }
 
+// PendingLimit is an optional ability of searchers: how many of their
+// trials may wait PENDING at once. Searchers that do not learn from results
+// (random, grid) allow many, so a scheduler can time-multiplex a population
+// larger than the free slots; model-based ones want few, so each
+// suggestion uses the latest results. Without it the limit is 1.
+type PendingLimit interface{ MaxPending() int }
+
 // Stateful is an optional ability of searchers and schedulers: their state
 // can be saved and restored. Callers type-assert for it.
 type Stateful interface {

@@ -661,11 +661,13 @@ func (c *Controller) schedule() {
 		return
 	}
 	for {
+		for c.nPending < c.maxPending() && !c.searchDone && !c.stopping {
+			if !c.suggest() {
+				break
+			}
+		}
 		if m := c.exp.MaxConcurrentTrials; m > 0 && c.live >= m {
 			return
-		}
-		if c.nPending == 0 {
-			c.suggest()
 		}
 		if c.nPending == 0 && c.nPaused == 0 {
 			return // nothing could be chosen; spare the scheduler a scan
@@ -698,27 +700,40 @@ func (c *Controller) finishError(t *hone.Trial) {
 	c.finish(t, hone.StatusError)
 }
 
-func (c *Controller) suggest() {
+// maxPending is how many trials may wait PENDING at once.
+func (c *Controller) maxPending() int {
+	if n := c.exp.MaxPendingTrials; n > 0 {
+		return n
+	}
+	if p, ok := c.search.(hone.PendingLimit); ok && p.MaxPending() > 0 {
+		return p.MaxPending()
+	}
+	return 1
+}
+
+// suggest asks the searcher for one trial and reports whether it got one.
+func (c *Controller) suggest() bool {
 	if c.searchDone {
-		return
+		return false
 	}
 	id := c.newID()
 	cfg, err := c.search.Suggest(id)
 	switch {
 	case errors.Is(err, hone.ErrNotNow):
-		return
+		return false
 	case errors.Is(err, hone.ErrSearchDone):
 		c.searchDone = true
-		return
+		return false
 	case err != nil:
 		c.searchDone = true
 		if c.fatal == nil {
 			c.fatal = fmt.Errorf("searcher: %w", err)
 		}
 		c.stopAll("searcher failed")
-		return
+		return false
 	}
 	c.addTrial(id, cfg)
+	return true
 }
 
 func (c *Controller) addTrial(id string, cfg hone.Config) *hone.Trial {

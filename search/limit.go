@@ -42,6 +42,19 @@ func Limit(inner hone.Searcher, maxConcurrent int) hone.Searcher {
 // Inner returns the wrapped searcher.
 func (l *Limiter) Inner() hone.Searcher { return l.inner }
 
+// MaxPending implements hone.PendingLimit: the inner searcher's limit,
+// capped at the concurrency limit (more could never be suggested).
+func (l *Limiter) MaxPending() int {
+	n := 1
+	if p, ok := l.inner.(hone.PendingLimit); ok {
+		n = p.MaxPending()
+	}
+	if l.max > 0 && n > l.max {
+		n = l.max
+	}
+	return n
+}
+
 // Live returns the number of live trials.
 func (l *Limiter) Live() int { return len(l.live) }
 

@@ -295,6 +295,7 @@ func (h *harness) setup(args map[string]string) {
 		Name: "scenario", Metric: args["metric"], Mode: hone.Mode(args["mode"]),
 		Searcher: h.srch, Scheduler: sched,
 		MaxConcurrentTrials: atoi("max_concurrent", 0),
+		MaxPendingTrials:    atoi("pending", 0),
 		Checkpoint: hone.CheckpointConfig{NumToKeep: atoi("num_to_keep", 0), ScoreAttribute: args["score"],
 			ScoreOrder: hone.Mode(args["score_order"]), Frequency: atoi("frequency", 0), AtEnd: args["at_end"] == "true"},
 		Failure: hone.FailureConfig{MaxFailures: atoi("max_failures", 0), FailFast: args["fail_fast"] == "true"},

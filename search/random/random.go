@@ -132,6 +132,10 @@ func asMap(v any) (map[string]any, bool) {
 // never stops.
 func (s *Searcher) Total() int { return s.total }
 
+// MaxPending implements hone.PendingLimit: random search does not learn
+// from results, so up to 1000 of its trials may wait PENDING at once.
+func (s *Searcher) MaxPending() int { return 1000 }
+
 // repeats returns the number of repeats, or -1 for no end.
 func (s *Searcher) repeats() int {
 	if s.numSamples == -1 {
