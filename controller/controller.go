@@ -82,9 +82,10 @@ type tstate struct {
 	lastTime   time.Time
 	restoredAt time.Time
 
-	warnedMetric bool
-	sawMetric    bool
-	explicitPin  bool // RestoreFrom was set by SetRestore (an exploit)
+	warnedMetric  bool
+	warnedScratch bool // told that a pause without a checkpoint restarts from scratch
+	sawMetric     bool
+	explicitPin   bool // RestoreFrom was set by SetRestore (an exploit)
 }
 
 // New returns a controller for exp with a resource pool. Call Step with an
@@ -552,6 +553,11 @@ func (c *Controller) pause(t *hone.Trial) {
 	s := c.st[t.ID]
 	if !s.explicitPin {
 		c.setRestore(t, s.mgr.Latest())
+	}
+	if t.RestoreFrom == nil && s.iter > 0 && !s.warnedScratch {
+		s.warnedScratch = true
+		c.logf("trial %s paused at iteration %d without any checkpoint: it will restart from scratch when resumed "+
+			"(report checkpoints, or use a class-style trainable so hone can save on demand)", t.ID, s.iter)
 	}
 	c.setStatus(t, hone.StatusPaused)
 }
