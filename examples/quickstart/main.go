@@ -20,6 +20,7 @@ import (
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/callback"
 	"github.com/hone-tune/hone/controller"
+	"github.com/hone-tune/hone/examples/internal/spirals"
 	"github.com/hone-tune/hone/executor/inproc"
 	"github.com/hone-tune/hone/progress"
 	"github.com/hone-tune/hone/results"
@@ -29,45 +30,6 @@ import (
 	"github.com/hone-tune/hone/stopper"
 	"github.com/hone-tune/hone/trial"
 )
-
-// trainable is the class-style trainable: hone can save it on demand.
-type trainable struct {
-	size         int
-	train, val   dataset
-	lr, momentum float64
-	batch        int
-	net          *mlp
-}
-
-func (t *trainable) Setup(cfg hone.Config) error {
-	lr, _ := hone.Number(cfg["lr"])
-	mom, _ := hone.Number(cfg["momentum"])
-	hidden, _ := hone.Number(cfg["hidden"])
-	batch, _ := hone.Number(cfg["batch_size"])
-	if lr <= 0 || hidden < 1 || batch < 1 {
-		return fmt.Errorf("bad config %v", cfg)
-	}
-	t.lr, t.momentum, t.batch = lr, mom, int(batch)
-	t.train, t.val = spirals(t.size, 0.05, 1), spirals(2000, 0.05, 2)
-	t.net = newMLP(int(hidden), 42)
-	return nil
-}
-
-func (t *trainable) Step(context.Context) (trial.Metrics, error) {
-	loss := t.net.epoch(t.train, t.lr, t.momentum, t.batch)
-	return trial.Metrics{"loss": loss, "val_accuracy": t.net.accuracy(t.val)}, nil
-}
-
-func (t *trainable) Save(dir string) error { return t.net.save(dir) }
-
-func (t *trainable) Load(dir string) error {
-	m, err := loadMLP(dir)
-	if err != nil {
-		return err
-	}
-	t.net = m
-	return nil
-}
 
 func main() {
 	dir := flag.String("dir", filepath.Join("hone_results", "quickstart"), "experiment directory; an existing one is resumed")
@@ -108,7 +70,7 @@ func run(dir string, samples, epochs, size int) error {
 			progress.New(os.Stdout, progress.WithMetric("val_accuracy", hone.Max)),
 		},
 	}
-	opts := runner.Options{Dir: dir, Executor: inproc.NewClass(func() trial.Trainable { return &trainable{size: size} })}
+	opts := runner.Options{Dir: dir, Executor: inproc.NewClass(func() trial.Trainable { return &spirals.Trainable{Size: size} })}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

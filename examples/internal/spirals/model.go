@@ -1,12 +1,19 @@
-package main
+// Package spirals is the small model the examples tune: a one-hidden-layer
+// network trained with minibatch SGD and momentum on a generated two-spirals
+// data set, with a class-style trainable that hone can save on demand.
+package spirals
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/trial"
 )
 
 // dataset is a two-class spiral in the plane: hard enough that the
@@ -158,4 +165,52 @@ func loadMLP(dir string) (*mlp, error) {
 		return nil, fmt.Errorf("decode model: %w", err)
 	}
 	return m, nil
+}
+
+// Trainable is the class-style trainable of the examples. Config keys: lr,
+// momentum, hidden, batch_size. Size is the training set size.
+type Trainable struct {
+	Size         int
+	train, val   dataset
+	lr, momentum float64
+	batch        int
+	net          *mlp
+}
+
+// Setup builds the data and a fresh network from cfg.
+func (t *Trainable) Setup(cfg hone.Config) error {
+	lr, _ := hone.Number(cfg["lr"])
+	mom, _ := hone.Number(cfg["momentum"])
+	hidden, _ := hone.Number(cfg["hidden"])
+	batch, _ := hone.Number(cfg["batch_size"])
+	if lr <= 0 || hidden < 1 || batch < 1 {
+		return fmt.Errorf("bad config %v", cfg)
+	}
+	if t.Size <= 0 {
+		t.Size = 4000
+	}
+	t.lr, t.momentum, t.batch = lr, mom, int(batch)
+	t.train, t.val = spirals(t.Size, 0.05, 1), spirals(2000, 0.05, 2)
+	t.net = newMLP(int(hidden), 42)
+	return nil
+}
+
+// Step trains one epoch and reports the training loss and validation
+// accuracy.
+func (t *Trainable) Step(context.Context) (trial.Metrics, error) {
+	loss := t.net.epoch(t.train, t.lr, t.momentum, t.batch)
+	return trial.Metrics{"loss": loss, "val_accuracy": t.net.accuracy(t.val)}, nil
+}
+
+// Save writes the network to dir.
+func (t *Trainable) Save(dir string) error { return t.net.save(dir) }
+
+// Load reads the network from dir.
+func (t *Trainable) Load(dir string) error {
+	m, err := loadMLP(dir)
+	if err != nil {
+		return err
+	}
+	t.net = m
+	return nil
 }

@@ -1,0 +1,91 @@
+// Command asha tunes the spirals network with ASHA: random configurations,
+// stopped early at rungs 1, 3, 9 epochs when below the top third there,
+// so the budget goes to the promising ones. ASHA never pauses; rerun with
+// the same -dir to resume after a stop.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/callback"
+	"github.com/hone-tune/hone/controller"
+	"github.com/hone-tune/hone/examples/internal/spirals"
+	"github.com/hone-tune/hone/executor/inproc"
+	"github.com/hone-tune/hone/progress"
+	"github.com/hone-tune/hone/results"
+	"github.com/hone-tune/hone/runner"
+	"github.com/hone-tune/hone/scheduler/asha"
+	"github.com/hone-tune/hone/search/random"
+	"github.com/hone-tune/hone/space"
+	"github.com/hone-tune/hone/trial"
+)
+
+func main() {
+	dir := flag.String("dir", filepath.Join("hone_results", "asha"), "experiment directory; an existing one is resumed")
+	samples := flag.Int("samples", 24, "number of trials")
+	maxT := flag.Float64("max-t", 27, "most epochs a trial gets")
+	size := flag.Int("train-size", 4000, "training set size")
+	flag.Parse()
+	if err := run(*dir, *samples, *maxT, *size); err != nil {
+		fmt.Fprintln(os.Stderr, "asha:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir string, samples int, maxT float64, size int) error {
+	sp := space.Space{
+		"lr":         space.LogUniform(1e-3, 1),
+		"momentum":   space.Uniform(0, 0.95),
+		"hidden":     space.Choice(4, 16, 64),
+		"batch_size": space.Choice(16, 64),
+	}
+	searcher, err := random.New(sp, samples, nil, 3)
+	if err != nil {
+		return err
+	}
+	cfg := asha.DefaultConfig()
+	cfg.MaxT, cfg.GracePeriod, cfg.ReductionFactor = maxT, 1, 3
+	sched, err := asha.New(cfg)
+	if err != nil {
+		return err
+	}
+	exp := &hone.Experiment{
+		Name: "asha", Trainable: "spirals_mlp", Metric: "val_accuracy", Mode: hone.Max,
+		Searcher: searcher, Scheduler: sched, MaxConcurrentTrials: 2, Seed: 3,
+		Checkpoint: hone.CheckpointConfig{NumToKeep: 1},
+		Callbacks: []hone.Callback{callback.NewTrialFiles(dir),
+			progress.New(os.Stdout, progress.WithMetric("val_accuracy", hone.Max))},
+	}
+	opts := runner.Options{Dir: dir, Executor: inproc.NewClass(func() trial.Trainable { return &spirals.Trainable{Size: size} })}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	var out *runner.Outcome
+	if runner.Exists(dir) {
+		out, err = runner.Resume(ctx, exp, opts, controller.ResumeFlags{Unfinished: true})
+	} else {
+		out, err = runner.Run(ctx, exp, opts)
+	}
+	if err != nil {
+		return err
+	}
+	if out.Interrupted {
+		fmt.Printf("stopped; run the same command again to resume %s\n", dir)
+		return nil
+	}
+	res, err := results.Open(dir)
+	if err != nil {
+		return err
+	}
+	best, acc, err := res.Best("val_accuracy", hone.Max, results.ScopeAll)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("best trial %s: val_accuracy=%.4f config=%v\n", best.ID, acc, map[string]any(best.Config))
+	return nil
+}
