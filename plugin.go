@@ -124,6 +124,13 @@ type Control interface {
 	SetRestore(t *Trial, cp *Checkpoint)
 	// Logf writes a line to the experiment log.
 	Logf(format string, args ...any)
+	// AppendLine appends line (a newline is added) to a text file, path
+	// relative to the experiment directory; the runner writes it once the
+	// journal has the step. For a scheduler's own logs (PBT's policies).
+	AppendLine(path, line string)
+	// CopyFile makes dst a copy of src (both relative to the experiment
+	// directory), in order with AppendLine; a missing src leaves dst as is.
+	CopyFile(src, dst string)
 }
 
 // Stopper decides when trials, or the whole experiment, stop. It is called

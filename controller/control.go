@@ -62,5 +62,14 @@ func (x control) SetConfig(t *hone.Trial, cfg hone.Config, tag string) {
 
 func (x control) SetRestore(t *hone.Trial, cp *hone.Checkpoint) {
 	x.c.setRestore(t, cp)
-	x.c.st[t.ID].explicitPin = cp != nil
+	s := x.c.st[t.ID]
+	s.explicitPin, s.restartedSincePin = cp != nil, false
+}
+
+func (x control) AppendLine(path, line string) {
+	x.c.out = append(x.c.out, Action{Kind: ActAppend, Path: path, Text: line})
+}
+
+func (x control) CopyFile(src, dst string) {
+	x.c.out = append(x.c.out, Action{Kind: ActCopy, Path: dst, Src: src})
 }

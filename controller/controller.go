@@ -82,10 +82,11 @@ type tstate struct {
 	lastTime   time.Time
 	restoredAt time.Time
 
-	warnedMetric  bool
-	warnedScratch bool // told that a pause without a checkpoint restarts from scratch
-	sawMetric     bool
-	explicitPin   bool // RestoreFrom was set by SetRestore (an exploit)
+	warnedMetric      bool
+	warnedScratch     bool // told that a pause without a checkpoint restarts from scratch
+	sawMetric         bool
+	explicitPin       bool // RestoreFrom was set by SetRestore (an exploit)
+	restartedSincePin bool // the trial started from that restore point since
 }
 
 // New returns a controller for exp with a resource pool. Call Step with an
@@ -621,8 +622,14 @@ func (c *Controller) register(t *hone.Trial, cp *hone.Checkpoint, r *hone.Result
 	}
 	c.record(&Record{Op: "ckpt", Trial: cp.TrialID, Path: cp.Path, CkIndex: cp.Index, Iteration: cp.Iteration, TimeTotal: cp.TimeTotal})
 	t.Checkpoint = cp
-	s.explicitPin = false
-	c.setRestore(t, cp)
+	// A checkpoint the trial took before restarting from an exploit's
+	// assigned one (say, a save that was in flight when it was exploited)
+	// must not replace that restore point: Ray's bug of restoring the
+	// trial's own newer checkpoint instead of the donor's.
+	if !s.explicitPin || s.restartedSincePin {
+		s.explicitPin, s.restartedSincePin = false, false
+		c.setRestore(t, cp)
+	}
 	c.notify(NoteCheckpoint, t, r, cp, "")
 	c.prune(s.mgr)
 }
@@ -784,6 +791,7 @@ func (c *Controller) start(t *hone.Trial) {
 	if cp != nil {
 		s.iter, s.timeTotal = cp.Iteration, cp.TimeTotal
 	}
+	s.restartedSincePin = s.explicitPin
 	s.sinceIter = 0
 	s.lastTime, s.restoredAt = c.now, c.now
 	c.setStatus(t, hone.StatusRunning)

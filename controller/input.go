@@ -96,6 +96,12 @@ const (
 	ActNotify
 	// ActLog: write Text to the experiment log.
 	ActLog
+	// ActAppend: append the line Text to the file Path (relative to the
+	// experiment directory), creating it if needed.
+	ActAppend
+	// ActCopy: make the file Path a copy of the file Src (both relative to
+	// the experiment directory); a missing Src leaves Path as it is.
+	ActCopy
 )
 
 // Note is the callback an ActNotify action calls.
@@ -125,6 +131,8 @@ type Action struct {
 	Record     *Record
 	// Iteration is the training iteration a started trial resumes from.
 	Iteration int
+	// Path and Src are files for ActAppend and ActCopy.
+	Path, Src string
 }
 
 // Record is a journal line describing state the controller decided: trials

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/controller"
+	"github.com/hone-tune/hone/internal/fsutil"
 	"github.com/hone-tune/hone/internal/journal"
 	"github.com/hone-tune/hone/store/local"
 )
@@ -326,6 +327,14 @@ func (r *runner) apply(acts []controller.Action) error {
 			r.notify(a)
 		case controller.ActLog:
 			r.logf("%s", a.Text)
+		case controller.ActAppend:
+			if err := appendLine(filepath.Join(r.opts.Dir, filepath.FromSlash(a.Path)), a.Text); err != nil {
+				r.logf("append to %s: %v", a.Path, err)
+			}
+		case controller.ActCopy:
+			if err := copyFile(filepath.Join(r.opts.Dir, filepath.FromSlash(a.Src)), filepath.Join(r.opts.Dir, filepath.FromSlash(a.Path))); err != nil {
+				r.logf("copy %s to %s: %v", a.Src, a.Path, err)
+			}
 		}
 	}
 	return nil
@@ -401,4 +410,36 @@ func (r *runner) cleanStorage() error {
 func Exists(dir string) bool {
 	_, err := os.Stat(filepath.Join(dir, journal.FileName))
 	return err == nil
+}
+
+// appendLine appends line and a newline to the file at p, creating it and
+// its directory if needed.
+func appendLine(p, line string) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(line + "\n"); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// copyFile makes dst an atomic copy of src; a missing src is not an error.
+func copyFile(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return fsutil.WriteFileAtomicNoSync(dst, data, 0o644)
 }

@@ -29,6 +29,8 @@ func (view) StopTrial(*hone.Trial)                      {}
 func (view) SetConfig(*hone.Trial, hone.Config, string) {}
 func (view) SetRestore(*hone.Trial, *hone.Checkpoint)   {}
 func (view) Logf(string, ...any)                        {}
+func (view) AppendLine(string, string)                  {}
+func (view) CopyFile(string, string)                    {}
 
 // TestChooseTrialToRun pins SEMANTICS §4 FIFO: oldest PENDING first, then
 // oldest PAUSED, else nothing; every result continues.
