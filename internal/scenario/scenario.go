@@ -426,6 +426,10 @@ func (h *harness) render(acts []controller.Action) string {
 			if a.Note == controller.NoteEnd {
 				b.WriteString("experiment end\n")
 			}
+		case controller.ActAppend:
+			fmt.Fprintf(&b, "append %s: %s\n", h.ids(a.Path), h.ids(a.Text))
+		case controller.ActCopy:
+			fmt.Fprintf(&b, "copy %s -> %s\n", h.ids(a.Src), h.ids(a.Path))
 		case controller.ActLog:
 			fmt.Fprintf(&b, "log: %s\n", h.ids(a.Text))
 		}

@@ -1,0 +1,108 @@
+package pbt
+
+import (
+	"math/rand/v2"
+	"reflect"
+
+	"github.com/hone-tune/hone"
+)
+
+type randRand = rand.Rand
+
+// explore returns a perturbed copy of cfg (SEMANTICS §4 "Explore"): per
+// mutated key, with probability resample_probability — or when a list's
+// current value is not in the list — draw afresh; else a list moves to a
+// neighbouring index (clamped) and a number is multiplied by a random
+// perturbation factor (ints stay ints). Nested maps recurse. Then the
+// custom explore function, if any.
+func (s *Scheduler) explore(cfg hone.Config, r *rand.Rand) hone.Config {
+	out := cfg.Clone()
+	if out == nil {
+		out = hone.Config{}
+	}
+	s.perturb(map[string]any(out), s.cfg.Mutations, r)
+	if s.cfg.Explore != nil {
+		out = s.cfg.Explore(out)
+	}
+	return out
+}
+
+func (s *Scheduler) perturb(cfg map[string]any, muts map[string]any, r *rand.Rand) {
+	for _, k := range sortedKeys(muts) {
+		m := muts[k]
+		if sub, ok := asMap(m); ok {
+			inner, ok := asMap(cfg[k])
+			if !ok {
+				inner = map[string]any{}
+				cfg[k] = inner
+			}
+			s.perturb(inner, sub, r)
+			continue
+		}
+		cur := cfg[k]
+		if list, ok := m.([]any); ok {
+			idx := indexOf(list, cur)
+			if r.Float64() < s.cfg.ResampleProbability || idx < 0 {
+				cfg[k] = list[r.IntN(len(list))]
+				continue
+			}
+			shift := 1
+			if r.IntN(2) == 0 {
+				shift = -1
+			}
+			cfg[k] = list[min(max(idx+shift, 0), len(list)-1)]
+			continue
+		}
+		if r.Float64() < s.cfg.ResampleProbability {
+			cfg[k] = sample(m, r)
+			continue
+		}
+		f := s.cfg.PerturbationFactors[r.IntN(len(s.cfg.PerturbationFactors))]
+		cfg[k] = scale(cur, f)
+	}
+}
+
+// scale multiplies a number by f; ints stay ints (truncated, as Ray does);
+// anything else is returned unchanged.
+func scale(v any, f float64) any {
+	switch x := v.(type) {
+	case int:
+		return int(float64(x) * f)
+	case int64:
+		return int64(float64(x) * f)
+	case float64:
+		return x * f
+	case float32:
+		return float32(float64(x) * f)
+	}
+	if n, ok := hone.Number(v); ok {
+		return n * f
+	}
+	return v
+}
+
+func sample(m any, r *rand.Rand) any {
+	switch x := m.(type) {
+	case func(*rand.Rand) any:
+		return x(r)
+	case interface{ Sample(*rand.Rand) any }:
+		return x.Sample(r)
+	case []any:
+		return x[r.IntN(len(x))]
+	}
+	return nil
+}
+
+func indexOf(list []any, v any) int {
+	for i, x := range list {
+		if reflect.DeepEqual(x, v) {
+			return i
+		}
+		a, ok1 := hone.Number(x)
+		b, ok2 := hone.Number(v)
+		if ok1 && ok2 && a == b {
+			return i
+		}
+	}
+	return -1
+}

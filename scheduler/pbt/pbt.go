@@ -1,0 +1,508 @@
+// Package pbt is Population Based Training (Jaderberg et al. 2017) on
+// persistent checkpoints, with Ray Tune's semantics (SEMANTICS §4): at each
+// perturbation interval, trials in the upper quantile save a checkpoint and
+// trials in the lower quantile clone a random upper-quantile donor — its
+// checkpoint (pinned until restored) and its explored configuration.
+package pbt
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/hone-tune/hone"
+)
+
+// Config holds PBT's parameters. Start from DefaultConfig.
+type Config struct {
+	// Metric and Mode default to the experiment's.
+	Metric string
+	Mode   hone.Mode
+	// TimeAttr measures training progress (default time_total_s).
+	TimeAttr string
+	// PerturbationInterval: a trial is considered at most once per this
+	// much time (default 60).
+	PerturbationInterval float64
+	// BurnInPeriod: no perturbation before this much time (default 0).
+	BurnInPeriod float64
+	// QuantileFraction in [0, 0.5] (default 0.25).
+	QuantileFraction float64
+	// ResampleProbability of drawing a fresh value (default 0.25).
+	ResampleProbability float64
+	// PerturbationFactors multiply numbers (default 1.2, 0.8).
+	PerturbationFactors []float64
+	// Mutations: per key, a list ([]any: neighbours by index), a
+	// distribution (anything with Sample(*rand.Rand) any, e.g. a
+	// space.Domain), a func(*rand.Rand) any, or a nested map of those.
+	Mutations map[string]any
+	// Explore, if set, runs after the mutations on the new configuration.
+	Explore func(cfg hone.Config) hone.Config
+	// Synch waits for every live trial at each perturbation time.
+	Synch bool
+	// LogConfig writes pbt_global.txt and pbt_policy_<id>.txt.
+	LogConfig bool
+	// RequireAttrs stops a trial whose result lacks the metric or the time
+	// attr (else such results continue, with one warning).
+	RequireAttrs bool
+}
+
+// DefaultConfig returns Ray's defaults.
+func DefaultConfig() Config {
+	return Config{TimeAttr: hone.FieldTimeTotal, PerturbationInterval: 60, QuantileFraction: 0.25,
+		ResampleProbability: 0.25, PerturbationFactors: []float64{1.2, 0.8}, LogConfig: true, RequireAttrs: true}
+}
+
+// Validate names the first invalid parameter.
+func (c Config) Validate() error {
+	switch {
+	case c.Mode != "" && !c.Mode.Valid():
+		return fmt.Errorf("pbt: mode = %q: allowed values are \"min\" and \"max\"", c.Mode)
+	case len(c.Mutations) == 0 && c.Explore == nil:
+		return fmt.Errorf("pbt: hyperparam_mutations or custom_explore_fn is required")
+	case !(c.PerturbationInterval > 0):
+		return fmt.Errorf("pbt: perturbation_interval = %v: must be > 0", c.PerturbationInterval)
+	case c.BurnInPeriod < 0:
+		return fmt.Errorf("pbt: burn_in_period = %v: must be >= 0", c.BurnInPeriod)
+	case !(c.QuantileFraction >= 0 && c.QuantileFraction <= 0.5):
+		return fmt.Errorf("pbt: quantile_fraction = %v: must be in [0, 0.5]", c.QuantileFraction)
+	case !(c.ResampleProbability >= 0 && c.ResampleProbability <= 1):
+		return fmt.Errorf("pbt: resample_probability = %v: must be in [0, 1]", c.ResampleProbability)
+	case len(c.PerturbationFactors) == 0:
+		return fmt.Errorf("pbt: perturbation_factors: at least one factor is required")
+	}
+	return checkMutations("hyperparam_mutations", c.Mutations)
+}
+
+func checkMutations(where string, m map[string]any) error {
+	for k, v := range m {
+		switch x := v.(type) {
+		case []any:
+			if len(x) == 0 {
+				return fmt.Errorf("pbt: %s.%s: an empty list", where, k)
+			}
+		case map[string]any:
+			if err := checkMutations(where+"."+k, x); err != nil {
+				return err
+			}
+		case hone.Config:
+			if err := checkMutations(where+"."+k, x); err != nil {
+				return err
+			}
+		case func(*randRand) any, interface{ Sample(*randRand) any }:
+		default:
+			return fmt.Errorf("pbt: %s.%s: %T is not a mutation: use a list, a distribution, a func(*rand.Rand) any, or a nested map", where, k, v)
+		}
+	}
+	return nil
+}
+
+// Scheduler is PBT. It is used on the controller's goroutine only.
+type Scheduler struct {
+	cfg      Config
+	state    map[string]*trialState
+	order    []string // trials in add order
+	nextSync float64
+	warned   bool
+	// exploiting marks trials waiting for a donor's save to resolve: they
+	// are not chosen to run until the exploit is done or skipped.
+	exploiting map[string]bool
+	stats      Stats
+}
+
+// Stats counts what PBT did.
+type Stats struct {
+	Checkpoints   int // saves scheduled for upper-quantile trials
+	Perturbations int // exploits carried out
+	Skipped       int // exploits skipped: the donor had no checkpoint
+}
+
+type trialState struct {
+	origTag         string
+	lastScore       float64
+	hasScore        bool
+	lastTrainTime   float64
+	lastPerturbTime float64
+	lastCheckpoint  *hone.SaveFuture
+	lastIter        int
+}
+
+// New returns a PBT scheduler. Zero-valued fields other than the booleans
+// take DefaultConfig's values.
+func New(cfg Config) (*Scheduler, error) {
+	def := DefaultConfig()
+	if cfg.TimeAttr == "" {
+		cfg.TimeAttr = def.TimeAttr
+	}
+	if cfg.PerturbationInterval == 0 {
+		cfg.PerturbationInterval = def.PerturbationInterval
+	}
+	if cfg.PerturbationFactors == nil {
+		cfg.PerturbationFactors = def.PerturbationFactors
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Scheduler{cfg: cfg, state: map[string]*trialState{}, exploiting: map[string]bool{},
+		nextSync: math.Max(cfg.PerturbationInterval, cfg.BurnInPeriod)}, nil
+}
+
+// Stats returns the counts so far.
+func (s *Scheduler) Stats() Stats { return s.stats }
+
+func (s *Scheduler) objective(c hone.Control) (string, hone.Mode) {
+	m, mode := s.cfg.Metric, s.cfg.Mode
+	if m == "" {
+		m = c.Metric()
+	}
+	if mode == "" {
+		mode = c.Mode()
+	}
+	return m, mode
+}
+
+// OnTrialAdd gives every mutated key missing from t's configuration an
+// initial sample.
+func (s *Scheduler) OnTrialAdd(c hone.Control, t *hone.Trial) {
+	if _, ok := s.state[t.ID]; ok {
+		return // a retry
+	}
+	s.state[t.ID] = &trialState{origTag: t.Tag}
+	s.order = append(s.order, t.ID)
+	cfg := t.Config.Clone()
+	if cfg == nil {
+		cfg = hone.Config{}
+	}
+	if fill(map[string]any(cfg), s.cfg.Mutations, c.Rand()) {
+		c.SetConfig(t, cfg, "")
+	}
+}
+
+// fill samples the mutated keys missing from cfg; it reports whether it
+// added any.
+func fill(cfg map[string]any, muts map[string]any, r *randRand) bool {
+	added := false
+	for _, k := range sortedKeys(muts) {
+		m := muts[k]
+		if sub, ok := asMap(m); ok {
+			inner, ok := asMap(cfg[k])
+			if !ok {
+				inner = map[string]any{}
+				cfg[k] = inner
+				added = true
+			}
+			if fill(inner, sub, r) {
+				added = true
+			}
+			continue
+		}
+		if _, ok := cfg[k]; !ok {
+			cfg[k] = sample(m, r)
+			added = true
+		}
+	}
+	return added
+}
+
+// OnResult decides at each perturbation interval: record the score, then
+// checkpoint (upper quantile) or exploit (lower quantile).
+func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone.Decision {
+	st := s.state[t.ID]
+	if st == nil {
+		return hone.Continue
+	}
+	metric, mode := s.objective(c)
+	tv, ok1 := r.Value(s.cfg.TimeAttr)
+	mv, ok2 := r.Value(metric)
+	if !ok1 || !ok2 {
+		if s.cfg.RequireAttrs {
+			c.Logf("pbt: trial %s reported no %q or no %q, which PBT requires (require_attrs); stopping it", t.ID, s.cfg.TimeAttr, metric)
+			return hone.Stop
+		}
+		if !s.warned {
+			s.warned = true
+			c.Logf("pbt: a result of trial %s has no %q or no %q; such results continue", t.ID, s.cfg.TimeAttr, metric)
+		}
+		return hone.Continue
+	}
+	st.lastIter = r.TrainingIteration
+	if tv < s.cfg.BurnInPeriod || tv-st.lastPerturbTime < s.cfg.PerturbationInterval {
+		return hone.Continue
+	}
+	st.lastScore, st.hasScore, st.lastTrainTime = mode.Score(mv), true, tv
+
+	if !s.cfg.Synch {
+		st.lastPerturbTime = tv
+		lower, upper := s.quantiles(c)
+		dec := hone.Continue
+		for _, o := range c.Trials() {
+			if o != t && (o.Status == hone.StatusPending || o.Status == hone.StatusPaused) {
+				dec = hone.Pause // time-multiplex a population larger than the slots
+				break
+			}
+		}
+		if exploited := s.checkpointOrExploit(c, t, lower, upper); exploited {
+			return hone.Noop
+		}
+		if s.exploiting[t.ID] {
+			return hone.Pause // waits, saved, for the donor's checkpoint
+		}
+		return dec
+	}
+
+	// Synchronous: wait until every live trial reached the sync time.
+	for _, id := range s.order {
+		o := c.Trial(id)
+		if id == t.ID || o == nil || o.Status.Finished() {
+			continue
+		}
+		if s.state[id].lastTrainTime < s.nextSync {
+			return hone.Pause
+		}
+	}
+	lower, upper := s.quantiles(c)
+	inLower, inUpper := set(lower), set(upper)
+	var ordered []*hone.Trial
+	ordered = append(ordered, upper...)
+	for _, id := range s.order {
+		o := c.Trial(id)
+		if o != nil && !o.Status.Finished() && !inLower[o] && !inUpper[o] {
+			ordered = append(ordered, o)
+		}
+	}
+	ordered = append(ordered, lower...)
+	exploitedSelf := false
+	for _, o := range ordered {
+		s.state[o.ID].lastPerturbTime = tv
+		if s.checkpointOrExploit(c, o, lower, upper) && o == t {
+			exploitedSelf = true
+		}
+	}
+	maxTrain := 0.0
+	for _, id := range s.order {
+		maxTrain = math.Max(maxTrain, s.state[id].lastTrainTime)
+	}
+	s.nextSync = math.Max(s.nextSync+s.cfg.PerturbationInterval, maxTrain)
+	if exploitedSelf {
+		return hone.Noop
+	}
+	return hone.Pause
+}
+
+func set(ts []*hone.Trial) map[*hone.Trial]bool {
+	m := make(map[*hone.Trial]bool, len(ts))
+	for _, t := range ts {
+		m[t] = true
+	}
+	return m
+}
+
+// quantiles returns the lower and upper quantile of trials with a score
+// that are not finished: k = ceil(N·q) capped at floor(N/2), N ≤ 1 → none.
+func (s *Scheduler) quantiles(c hone.Control) (lower, upper []*hone.Trial) {
+	var ts []*hone.Trial
+	for _, id := range s.order {
+		t := c.Trial(id)
+		if t != nil && s.state[id].hasScore && !t.Status.Finished() {
+			ts = append(ts, t)
+		}
+	}
+	if len(ts) <= 1 {
+		return nil, nil
+	}
+	sort.SliceStable(ts, func(i, j int) bool { return less(s.state[ts[i].ID].lastScore, s.state[ts[j].ID].lastScore) })
+	k := int(math.Ceil(float64(len(ts)) * s.cfg.QuantileFraction))
+	if k > len(ts)/2 {
+		k = len(ts) / 2
+	}
+	return ts[:k], ts[len(ts)-k:]
+}
+
+// less orders scores worst first; NaN is the worst.
+func less(a, b float64) bool {
+	if math.IsNaN(a) {
+		return !math.IsNaN(b)
+	}
+	return a < b
+}
+
+// checkpointOrExploit saves t if it is in the upper quantile, and makes it
+// clone a random upper-quantile donor if it is in the lower one. It reports
+// whether t was exploited at once.
+func (s *Scheduler) checkpointOrExploit(c hone.Control, t *hone.Trial, lower, upper []*hone.Trial) bool {
+	st := s.state[t.ID]
+	if contains(upper, t) {
+		st.lastCheckpoint = c.ScheduleSave(t) // joins a save in flight
+		s.stats.Checkpoints++
+	} else {
+		st.lastCheckpoint = nil
+	}
+	if !contains(lower, t) {
+		return false
+	}
+	donor := upper[c.Rand().IntN(len(upper))]
+	f := s.state[donor.ID].lastCheckpoint
+	if f == nil {
+		s.skip(c, t, donor, "it has no checkpoint scheduled")
+		return false
+	}
+	if f.Done() {
+		cp, err := f.Result()
+		if cp == nil {
+			s.skip(c, t, donor, reason(err))
+			return false
+		}
+		c.PauseTrial(t, false)
+		s.exploit(c, t, donor, cp)
+		return true
+	}
+	// The donor's save is in flight: t pauses (saving its own progress, so
+	// nothing is lost if the exploit is skipped) and clones when the save
+	// resolves, without blocking the runner.
+	s.exploiting[t.ID] = true
+	f.Then(func(cp *hone.Checkpoint, err error) {
+		delete(s.exploiting, t.ID)
+		if t.Status.Finished() {
+			return
+		}
+		if cp == nil {
+			s.skip(c, t, donor, reason(err))
+			return
+		}
+		s.exploit(c, t, donor, cp)
+	})
+	return false
+}
+
+func reason(err error) string {
+	if err != nil {
+		return "its save failed: " + err.Error()
+	}
+	return "its save produced no checkpoint"
+}
+
+func (s *Scheduler) skip(c hone.Control, t, donor *hone.Trial, why string) {
+	s.stats.Skipped++
+	c.Logf("pbt: not exploiting donor %s for trial %s: %s", donor.ID, t.ID, why)
+}
+
+// exploit gives t the explored configuration of donor, the donor's
+// checkpoint as restore point (pinned) and its perturbation and training
+// times, and logs the policy.
+func (s *Scheduler) exploit(c hone.Control, t, donor *hone.Trial, cp *hone.Checkpoint) {
+	st, ds := s.state[t.ID], s.state[donor.ID]
+	newCfg := s.explore(donor.Config, c.Rand())
+	tag := fmt.Sprintf("%s@perturbed[%s]", st.origTag, mutatedTag(newCfg, s.cfg.Mutations))
+	if s.cfg.LogConfig {
+		s.logPolicy(c, t, donor, newCfg)
+	}
+	c.SetConfig(t, newCfg, tag)
+	c.SetRestore(t, cp)
+	st.lastPerturbTime, st.lastTrainTime = ds.lastPerturbTime, ds.lastTrainTime
+	s.stats.Perturbations++
+	c.Logf("pbt: trial %s clones %s from %s (score %.6g -> %.6g): %s", t.ID, donor.ID, cp.Path, st.lastScore, ds.lastScore, tag)
+}
+
+// GlobalLog is the experiment-wide policy log; PolicyLog is per trial.
+const GlobalLog = "pbt_global.txt"
+
+// PolicyLog returns the policy log's path of a trial (in its directory).
+func PolicyLog(t *hone.Trial) string { return path.Join(t.Dir, "pbt_policy_"+t.ID+".txt") }
+
+func (s *Scheduler) logPolicy(c hone.Control, t, donor *hone.Trial, newCfg hone.Config) {
+	line, err := json.Marshal([]any{s.state[t.ID].origTag, s.state[donor.ID].origTag,
+		s.state[t.ID].lastIter, s.state[donor.ID].lastIter, donor.Config, newCfg})
+	if err != nil {
+		c.Logf("pbt: policy log: %v", err)
+		return
+	}
+	c.AppendLine(GlobalLog, string(line))
+	c.CopyFile(PolicyLog(donor), PolicyLog(t))
+	c.AppendLine(PolicyLog(t), string(line))
+}
+
+// ChooseTrialToRun returns the PENDING or PAUSED trial with the least
+// training time (sync: only those behind the next sync time), skipping
+// trials waiting for an exploit.
+func (s *Scheduler) ChooseTrialToRun(c hone.Control) *hone.Trial {
+	var best *hone.Trial
+	for _, id := range s.order {
+		t := c.Trial(id)
+		if t == nil || (t.Status != hone.StatusPending && t.Status != hone.StatusPaused) || s.exploiting[id] {
+			continue
+		}
+		st := s.state[id]
+		if s.cfg.Synch && st.lastTrainTime >= s.nextSync {
+			continue
+		}
+		if best == nil || st.lastTrainTime < s.state[best.ID].lastTrainTime {
+			best = t
+		}
+	}
+	return best
+}
+
+// OnTrialComplete does nothing: finished trials leave the quantiles.
+func (s *Scheduler) OnTrialComplete(hone.Control, *hone.Trial, *hone.Result) {}
+
+// OnTrialError does nothing: a retried trial keeps its state.
+func (s *Scheduler) OnTrialError(hone.Control, *hone.Trial) {}
+
+// OnTrialRemove does nothing: finished trials leave the quantiles.
+func (s *Scheduler) OnTrialRemove(hone.Control, *hone.Trial) {}
+
+func contains(ts []*hone.Trial, t *hone.Trial) bool {
+	for _, x := range ts {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+func asMap(v any) (map[string]any, bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		return x, true
+	case hone.Config:
+		return map[string]any(x), true
+	}
+	return nil, false
+}
+
+func sortedKeys(m map[string]any) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// mutatedTag renders the mutated keys of cfg as "k=v,..." (sorted).
+func mutatedTag(cfg hone.Config, muts map[string]any) string {
+	var parts []string
+	var walk func(prefix string, cfg map[string]any, muts map[string]any)
+	walk = func(prefix string, cfg map[string]any, muts map[string]any) {
+		for _, k := range sortedKeys(muts) {
+			name := prefix + k
+			if sub, ok := asMap(muts[k]); ok {
+				inner, _ := asMap(cfg[k])
+				walk(name+"/", inner, sub)
+				continue
+			}
+			parts = append(parts, name+"="+short(cfg[k]))
+		}
+	}
+	walk("", map[string]any(cfg), muts)
+	return strings.Join(parts, ",")
+}
+
+func short(v any) string {
+	if f, ok := v.(float64); ok && f != math.Trunc(f) {
+		return fmt.Sprintf("%.4g", f)
+	}
+	return fmt.Sprint(v)
+}
