@@ -8,9 +8,10 @@
 //     time, and hone can ask it to save at any moment, so pausing and
 //     exploiting it never lose progress.
 //
-// Executors (package executor/inproc now, a subprocess client later)
-// implement [Session] and drive [Trainable]s; training code only implements
-// the interfaces and calls the Session. The package also holds the small
+// Executors (package executor/inproc in process; [Main] and [MainClass] in
+// a trial process that package executor/process started) implement
+// [Session] and drive [Trainable]s; training code only implements the
+// interfaces and calls the Session. The package also holds the small
 // helpers executors share: [Stager] for checkpoint staging directories and
 // [Guard] for turning panics in training code into errors.
 package trial

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/spec"
+)
+
+// version is the release version, set with -ldflags "-X main.version=v1.2.3";
+// when empty, the module version from the build information is shown.
+var version string
+
+// app is one invocation of the CLI: where it writes, how it makes
+// executors, and whether it handles signals (only the real binary does).
+type app struct {
+	stdout, stderr io.Writer
+	// newExecutor makes the executor that runs the trials of a plan.
+	newExecutor func(p spec.Process) (hone.Executor, error)
+	// handleSignals makes run and resume stop gracefully on the first
+	// SIGINT or SIGTERM and exit at once on the second.
+	handleSignals bool
+}
+
+func newApp(stdout, stderr io.Writer) *app {
+	return &app{stdout: stdout, stderr: stderr, newExecutor: newProcessExecutor}
+}
+
+// exitError is an error that carries hone's exit code for it.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// withCode tags err with an exit code; nil stays nil.
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: code, err: err}
+}
+
+// exitWith returns an error that only sets the exit code; its message has
+// already been printed.
+func exitWith(code int) error { return &exitError{code: code, err: errSilent} }
+
+var errSilent = errors.New("")
+
+const exitCodesHelp = `Exit codes:
+  0    success
+  1    the experiment failed (fail_fast, stuck, a searcher error, the metric
+       in no result), or an I/O error
+  2    usage or spec error
+  3    interrupted; resumable with "hone resume DIR"
+  4    finished, but some trials ended in ERROR
+  130  a second interrupt: exited at once (still resumable)`
+
+func (a *app) root() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "hone",
+		Short: "hone tunes hyperparameters",
+		Long: `hone tunes hyperparameters. An experiment spec (YAML; see
+examples/reference.yaml) names the command that trains one configuration,
+the search space, the metric and the strategy; hone runs the trials as
+processes, checkpoints and retries them, and keeps everything under
+<storage>/<name>.
+
+` + exitCodesHelp,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return withCode(exitUsage, fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath()))
+	})
+	root.AddCommand(a.runCmd(), a.resumeCmd(), a.statusCmd(), a.resultsCmd(), a.validateCmd(), a.versionCmd())
+	return root
+}
+
+// execute runs the CLI with args and returns the exit code.
+func (a *app) execute(ctx context.Context, args []string) int {
+	root := a.root()
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	code := exitUsage // errors cobra makes itself are about usage
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	if !errors.Is(err, errSilent) {
+		msg := err.Error()
+		if code == exitUsage && ee == nil {
+			msg += "\nRun 'hone --help' for usage."
+		}
+		fmt.Fprintf(a.stderr, "hone: %s\n", msg)
+	}
+	return code
+}
+
+// killWait bounds how long a second interrupt waits for the trials'
+// processes to be killed before hone exits.
+const killWait = 3 * time.Second
+
+// interruptible returns a context that the first SIGINT or SIGTERM cancels
+// (when the app handles signals). A second signal calls kill, which should
+// end the trials at once (their processes are in process groups of their
+// own, which the terminal's Ctrl-C does not reach), waits for it at most
+// killWait, and exits with code 130. onFirst is printed on the first
+// signal, onSecond on the second. stop releases the signal handling.
+func (a *app) interruptible(ctx context.Context, onFirst, onSecond string, kill func()) (_ context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	if !a.handleSignals {
+		return ctx, cancel
+	}
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case <-ch:
+		case <-done:
+			return
+		}
+		fmt.Fprint(a.stderr, onFirst)
+		cancel()
+		select {
+		case <-ch:
+		case <-done:
+			return
+		}
+		fmt.Fprint(a.stderr, onSecond)
+		killed := make(chan struct{})
+		go func() {
+			kill()
+			close(killed)
+		}()
+		select {
+		case <-killed:
+		case <-time.After(killWait):
+		}
+		os.Exit(exitKilled)
+	})
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		wg.Wait()
+		cancel()
+	}
+}
+
+func (a *app) versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print hone's version and the searchers and schedulers it includes",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "hone %s (%s, %s/%s)\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			for _, kind := range []struct {
+				title string
+				list  func() ([]string, map[string]string)
+			}{{"searchers", spec.Searchers}, {"schedulers", spec.Schedulers}} {
+				names, docs := kind.list()
+				fmt.Fprintf(w, "%s:\n", kind.title)
+				width := 0
+				for _, n := range names {
+					width = max(width, len(n))
+				}
+				for _, n := range names {
+					fmt.Fprintf(w, "  %-*s  %s\n", width, n, docs[n])
+				}
+			}
+			return nil
+		},
+	}
+}
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}

@@ -1,0 +1,378 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/executor/inproc"
+	"github.com/hone-tune/hone/results"
+	"github.com/hone-tune/hone/spec"
+	"github.com/hone-tune/hone/trial"
+)
+
+// cli runs hone in-process with a custom executor (nil: the process
+// executor) and returns its exit code and output.
+type cli struct {
+	t    *testing.T
+	exec func(spec.Process) (hone.Executor, error)
+	ctx  context.Context
+}
+
+func (c cli) run(args ...string) (code int, stdout, stderr string) {
+	c.t.Helper()
+	var out, errb bytes.Buffer
+	a := newApp(&out, &errb)
+	if c.exec != nil {
+		a.newExecutor = c.exec
+	}
+	ctx := c.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	code = a.execute(ctx, args)
+	return code, out.String(), errb.String()
+}
+
+// goTrainer is a stand-in for the process executor: every trial reports
+// score = x * iteration, and fails at once if x is negative.
+func goTrainer(hook func(s trial.Session, it int)) func(spec.Process) (hone.Executor, error) {
+	return func(spec.Process) (hone.Executor, error) {
+		return inproc.NewFunc(func(ctx context.Context, s trial.Session) error {
+			x, _ := hone.Number(s.Config()["x"])
+			if x < 0 {
+				return errors.New("negative x")
+			}
+			for it := s.Iteration() + 1; ; it++ {
+				if hook != nil {
+					hook(s, it)
+				}
+				if err := s.Report(trial.Metrics{"score": x * float64(it)}); err != nil {
+					return err
+				}
+			}
+		}), nil
+	}
+}
+
+// writeSpec writes a spec whose storage is a temporary directory and
+// returns its path and the experiment directory.
+func writeSpec(t *testing.T, name, body string) (path, dir string) {
+	t.Helper()
+	root := t.TempDir()
+	storage := filepath.Join(root, "results")
+	path = filepath.Join(root, name+".yaml")
+	src := fmt.Sprintf("storage: %s\n%s", storage, body)
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, filepath.Join(storage, name)
+}
+
+const gridSpec = `metric: score
+mode: max
+search_space:
+  x: {grid: [1, 3, 2]}
+stop: {training_iteration: 4}
+max_concurrent_trials: 2
+command: [unused]
+`
+
+func TestValidateCommand(t *testing.T) {
+	c := cli{t: t}
+	good, _ := writeSpec(t, "good", gridSpec)
+	code, out, errOut := c.run("validate", good)
+	if code != exitOK || !strings.Contains(out, good+": ok") || errOut != "" {
+		t.Errorf("validate good: %d %q %q", code, out, errOut)
+	}
+
+	bad, _ := writeSpec(t, "bad", "metric: score\nmode: maximum\nschedular: fifo\nnum_samples: 0\n")
+	code, out, errOut = c.run("validate", bad)
+	want := []string{
+		bad + `:1: command: required: the program each trial runs and its arguments, as a list, e.g. [python3, train.py]`,
+		bad + `:3: mode: allowed values are min and max, got "maximum"`,
+		bad + `:4: schedular: unknown key (did you mean "scheduler"?); allowed keys: checkpoint, command, custom_resources, env, failure, gpus, max_concurrent_trials, metric, mode, name, num_samples, points_to_evaluate, resources, scheduler, search_space, searcher, seed, stop, stop_grace, storage, trainable, working_dir`,
+		bad + `:5: num_samples: must be -1 (until a stop condition ends the experiment) or >= 1, got 0`,
+		`hone: 4 problems in the spec`,
+	}
+	if code != exitUsage || out != "" || errOut != strings.Join(want, "\n")+"\n" {
+		t.Errorf("validate bad: code %d, stdout %q, stderr:\n%s\nwant:\n%s", code, out, errOut, strings.Join(want, "\n"))
+	}
+
+	code, _, errOut = c.run("validate", filepath.Join(t.TempDir(), "missing.yaml"))
+	if code != exitUsage || !strings.Contains(errOut, "no such file") {
+		t.Errorf("validate missing: %d %q", code, errOut)
+	}
+}
+
+func TestRunStatusResults(t *testing.T) {
+	c := cli{t: t, exec: goTrainer(nil)}
+	path, dir := writeSpec(t, "grid", gridSpec)
+	code, out, errOut := c.run("run", path)
+	if code != exitOK {
+		t.Fatalf("run: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "Experiment finished") || !strings.Contains(out, "Best trial") {
+		t.Errorf("run printed no final table:\n%s", out)
+	}
+	if !strings.Contains(errOut, "hone: done; see hone results "+dir) {
+		t.Errorf("run stderr:\n%s", errOut)
+	}
+	saved, err := os.ReadFile(filepath.Join(dir, specCopy))
+	src, _ := os.ReadFile(path)
+	if err != nil || !bytes.Equal(saved, src) {
+		t.Errorf("spec.yaml not copied: %v", err)
+	}
+
+	code, out, _ = c.run("status", dir)
+	if code != exitOK || !strings.Contains(out, "3 trials (3 TERMINATED)") {
+		t.Errorf("status: %d\n%s", code, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[1], "Trial") || !strings.Contains(lines[1], "score") {
+		t.Errorf("status table:\n%s", out)
+	}
+
+	// Results, best first: x=3 scores 12.
+	code, out, _ = c.run("results", dir)
+	lines = strings.Split(strings.TrimSpace(out), "\n")
+	if code != exitOK || len(lines) != 6 || !strings.Contains(lines[3], " 3 ") || !strings.Contains(lines[3], "12") {
+		t.Errorf("results: %d\n%s", code, out)
+	}
+
+	code, out, _ = c.run("results", dir, "--best", "--csv")
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if code != exitOK || err != nil || len(rows) != 2 {
+		t.Fatalf("results --best --csv: %d %v\n%s", code, err, out)
+	}
+	col := map[string]string{}
+	for i, h := range rows[0] {
+		col[h] = rows[1][i]
+	}
+	if col["config/x"] != "3" || col["score"] != "12" || col["status"] != "TERMINATED" || col["training_iteration"] != "4" {
+		t.Errorf("best CSV row: %v", col)
+	}
+
+	code, out, _ = c.run("results", dir, "--best", "--metric", "score", "--mode", "min", "--scope", "avg")
+	if code != exitOK || !strings.Contains(out, "with score=2.5 (min, scope avg)") || !strings.Contains(out, `"x": 1`) {
+		t.Errorf("results --best min avg: %d\n%s", code, out)
+	}
+	code, out, _ = c.run("results", dir, "--csv")
+	if rows, err := csv.NewReader(strings.NewReader(out)).ReadAll(); code != exitOK || err != nil || len(rows) != 4 {
+		t.Errorf("results --csv: %d %v\n%s", code, err, out)
+	}
+	code, _, errOut = c.run("results", dir, "--best", "--metric", "nope")
+	if code != exitFailed || !strings.Contains(errOut, `metric "nope" is in no result`) {
+		t.Errorf("results with an unknown metric: %d %q", code, errOut)
+	}
+
+	// A second run without --resume is an error and changes nothing.
+	code, _, errOut = c.run("run", path)
+	if code != exitUsage || !strings.Contains(errOut, dir+" already holds an experiment; resume it with --resume") {
+		t.Errorf("second run: %d %q", code, errOut)
+	}
+	// With --resume it resumes, and there is nothing left to do.
+	code, _, errOut = c.run("run", "--resume", path)
+	if code != exitOK || !strings.Contains(errOut, "resuming the experiment in "+dir) {
+		t.Errorf("run --resume: %d %q", code, errOut)
+	}
+	e, err := results.Open(dir)
+	if err != nil || len(e.Trials) != 3 {
+		t.Errorf("after resume: %v, %d trials", err, len(e.Trials))
+	}
+}
+
+func TestRunOverrides(t *testing.T) {
+	c := cli{t: t, exec: goTrainer(nil)}
+	path, _ := writeSpec(t, "grid", gridSpec)
+	storage := t.TempDir()
+	code, _, errOut := c.run("run", path, "--storage", storage, "--name", "other")
+	if code != exitOK {
+		t.Fatalf("run: %d %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(storage, "other", specCopy)); err != nil {
+		t.Error(err)
+	}
+	code, _, errOut = c.run("run", path, "--name", "a/b")
+	if code != exitUsage || !strings.Contains(errOut, `name: names a directory under storage, so it cannot contain a slash, got "a/b"`) {
+		t.Errorf("bad --name: %d %q", code, errOut)
+	}
+}
+
+func TestTrialErrors(t *testing.T) {
+	c := cli{t: t, exec: goTrainer(nil)}
+	path, dir := writeSpec(t, "errs", strings.Replace(gridSpec, "[1, 3, 2]", "[1, -1]", 1))
+	code, _, errOut := c.run("run", path)
+	if code != exitTrialErrors || !strings.Contains(errOut, "1 of 2 trials ended in ERROR") ||
+		!strings.Contains(errOut, "hone resume "+dir+" --resume-errored") {
+		t.Errorf("run: %d\n%s", code, errOut)
+	}
+	code, out, _ := c.run("status", dir)
+	if code != exitOK || !strings.Contains(out, "negative x") || !strings.Contains(out, "1 TERMINATED, 1 ERROR") {
+		t.Errorf("status: %d\n%s", code, out)
+	}
+	code, _, errOut = c.run("resume", dir, "--resume-errored")
+	if code != exitTrialErrors {
+		t.Errorf("resume --resume-errored: %d\n%s", code, errOut)
+	}
+
+	path, _ = writeSpec(t, "fast", strings.Replace(gridSpec, "[1, 3, 2]", "[-1, 1]", 1)+"failure: {fail_fast: true}\n")
+	code, _, errOut = c.run("run", path)
+	if code != exitFailed || !strings.Contains(errOut, "experiment failed") {
+		t.Errorf("fail_fast: %d\n%s", code, errOut)
+	}
+}
+
+// TestInterruptInProcess cancels a run's context, as the first Ctrl-C
+// does, then resumes the experiment.
+func TestInterruptInProcess(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var reports atomic.Int32
+	slowSpec := strings.Replace(gridSpec, "training_iteration: 4", "training_iteration: 50", 1)
+	c := cli{t: t, ctx: ctx, exec: goTrainer(func(s trial.Session, it int) {
+		if reports.Add(1) == 5 {
+			cancel()
+		}
+	})}
+	path, dir := writeSpec(t, "intr", slowSpec)
+	code, _, errOut := c.run("run", path)
+	if code != exitInterrupted || !strings.Contains(errOut, "hone: interrupted; resume with:\n  hone resume "+dir+"\n") {
+		t.Fatalf("interrupted run: %d\n%s", code, errOut)
+	}
+	e, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unfinished := 0
+	for _, tr := range e.Trials {
+		if !tr.Status.Finished() {
+			unfinished++
+		}
+	}
+	if unfinished == 0 {
+		t.Errorf("nothing left to resume: %+v", e.Trials)
+	}
+	code, out, _ := c.run("status", dir)
+	if code != exitOK || !strings.Contains(out, "Not running; continue it with: hone resume "+dir+"\n") {
+		t.Errorf("status after the interrupt: %d\n%s", code, out)
+	}
+	// The saved spec is enough to resume, from another directory.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	c.ctx = context.Background()
+	code, _, errOut = c.run("resume", dir)
+	if code != exitOK {
+		t.Fatalf("resume: %d\n%s", code, errOut)
+	}
+	e, err = results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range e.Trials {
+		last, _ := tr.Last()
+		if tr.Status != hone.StatusTerminated || last == nil {
+			t.Errorf("trial %s: %s, last %v", tr.ID, tr.Status, last)
+		}
+	}
+}
+
+func TestResumeWorkingDir(t *testing.T) {
+	// A relative working_dir resolves against the original spec's
+	// directory on resume too.
+	var dirs []string
+	c := cli{t: t}
+	c.exec = func(p spec.Process) (hone.Executor, error) {
+		dirs = append(dirs, p.Dir)
+		return goTrainer(nil)(p)
+	}
+	path, dir := writeSpec(t, "wd", gridSpec+"working_dir: sub\n")
+	if err := os.Mkdir(filepath.Join(filepath.Dir(path), "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := c.run("run", path); code != exitOK {
+		t.Fatalf("run: %d %s", code, errOut)
+	}
+	if code, _, errOut := c.run("resume", dir, "--no-unfinished"); code != exitOK {
+		t.Fatalf("resume: %d %s", code, errOut)
+	}
+	want := filepath.Join(filepath.Dir(path), "sub")
+	if len(dirs) != 2 || dirs[0] != want || dirs[1] != want {
+		t.Errorf("working dirs %q, want %q twice", dirs, want)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	c := cli{t: t, exec: goTrainer(nil)}
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"run"}, "accepts 1 arg(s), received 0"},
+		{[]string{"run", "a.yaml", "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"resume", empty}, empty + " holds no experiment"},
+		{[]string{"status", empty}, empty + " holds no experiment"},
+		{[]string{"results", empty, "--scope", "median"}, `--scope "median": allowed values are last, avg, all, last-5-avg, last-10-avg`},
+		{[]string{"results", empty, "--mode", "up"}, `--mode "up": allowed values are min and max`},
+		{[]string{"resume", empty, "--resume-errored", "--restart-errored"}, "none of the others can be"},
+	} {
+		code, _, errOut := c.run(tc.args...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("hone %s: exit %d, stderr %q; want 2 and %q", strings.Join(tc.args, " "), code, errOut, tc.want)
+		}
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	c := cli{t: t}
+	code, out, _ := c.run("--help")
+	if code != exitOK || !strings.Contains(out, exitCodesHelp) {
+		t.Errorf("help: %d\n%s", code, out)
+	}
+	code, out, _ = c.run("version")
+	if code != exitOK || !strings.HasPrefix(out, "hone ") || !strings.Contains(out, "  random  ") || !strings.Contains(out, "  fifo  ") {
+		t.Errorf("version: %d\n%s", code, out)
+	}
+}
+
+// TestLock checks that an experiment runs in one hone process at a time.
+func TestLock(t *testing.T) {
+	c := cli{t: t, exec: goTrainer(nil)}
+	path, dir := writeSpec(t, "lock", gridSpec)
+	if code, _, errOut := c.run("run", path); code != exitOK {
+		t.Fatalf("run: %d %s", code, errOut)
+	}
+	unlock, err := lockExperiment(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := fmt.Sprintf(" (pid %d)", os.Getpid())
+	for _, args := range [][]string{{"resume", dir}, {"run", "--resume", path}} {
+		code, _, errOut := c.run(args...)
+		if code != exitUsage || !strings.Contains(errOut, "the experiment in "+dir+" is running in another hone process"+holder) {
+			t.Errorf("hone %v while locked: %d %q", args, code, errOut)
+		}
+	}
+	code, out, _ := c.run("status", dir)
+	if code != exitOK || !strings.Contains(out, "Running in hone"+holder+".") {
+		t.Errorf("status while locked: %d\n%s", code, out)
+	}
+	unlock()
+	if code, _, errOut := c.run("resume", dir); code != exitOK {
+		t.Errorf("resume after unlock: %d %s", code, errOut)
+	}
+	if running, _ := runningIn(dir); running {
+		t.Error("still locked after hone resume")
+	}
+}

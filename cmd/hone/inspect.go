@@ -1,0 +1,384 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/results"
+	"github.com/hone-tune/hone/runner"
+)
+
+func (a *app) statusCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "status DIR",
+		Short: "Print the trials of a running or finished experiment",
+		Long: `Print the trials of the experiment in DIR, running or finished: status,
+the configuration values that differ between trials, the metric of the
+last result, its iteration and the training time so far.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			e, err := openExperiment(args[0])
+			if err != nil {
+				return err
+			}
+			metric, mode := storedObjective(e.Dir)
+			rows, err := trialRows(e, metric, mode, results.ScopeLast)
+			if err != nil {
+				return withCode(exitFailed, err)
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "Experiment %s in %s: %s (%s)\n", e.Name, e.Dir, plural(len(rows), "trial"), statusCounts(rows))
+			running, holder := runningIn(e.Dir)
+			unfinished := slices.ContainsFunc(rows, func(r *row) bool { return !r.trial.Status.Finished() })
+			switch {
+			case running:
+				fmt.Fprintf(w, "Running in hone%s.\n", holder)
+			case unfinished || len(rows) == 0:
+				fmt.Fprintf(w, "Not running; continue it with: hone resume %s\n", e.Dir)
+			}
+			writeTable(w, rows, metric, "")
+			return nil
+		},
+	}
+}
+
+func (a *app) resultsCmd() *cobra.Command {
+	var o struct {
+		best        bool
+		metric      string
+		mode, scope string
+		csv         bool
+	}
+	cmd := &cobra.Command{
+		Use:   "results DIR",
+		Short: "Print the results of an experiment, or its best trial",
+		Long: `Print every trial of the experiment in DIR with its score, best first, or with
+--best only the best trial. The metric and mode default to the spec's. The
+scope says which results of a trial count: last (the last result), avg (the
+mean of all), all (the best of all), last-5-avg, last-10-avg.
+
+--csv writes CSV instead: one row per trial (only the best with --best)
+with trial_id, status, the configuration (config/...) and the fields of its
+last result.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch o.scope {
+			case results.ScopeLast, results.ScopeAvg, results.ScopeAll, results.ScopeLast5Avg, results.ScopeLast10Avg:
+			default:
+				return withCode(exitUsage, fmt.Errorf("--scope %q: allowed values are last, avg, all, last-5-avg, last-10-avg", o.scope))
+			}
+			if o.mode != "" && !hone.Mode(o.mode).Valid() {
+				return withCode(exitUsage, fmt.Errorf("--mode %q: allowed values are min and max", o.mode))
+			}
+			e, err := openExperiment(args[0])
+			if err != nil {
+				return err
+			}
+			metric, mode := storedObjective(e.Dir)
+			if o.metric != "" {
+				metric = o.metric
+			}
+			if o.mode != "" {
+				mode = hone.Mode(o.mode)
+			}
+			if mode == "" {
+				mode = hone.Min
+			}
+			w := cmd.OutOrStdout()
+			if o.best {
+				if metric == "" {
+					return withCode(exitUsage, fmt.Errorf("the experiment's spec names no metric; pass --metric"))
+				}
+				best, v, err := e.Best(metric, mode, o.scope)
+				if err != nil {
+					return withCode(exitFailed, err)
+				}
+				if o.csv {
+					one := *e
+					one.Trials = []*results.Trial{best}
+					return withCode(exitFailed, one.WriteCSV(w))
+				}
+				return withCode(exitFailed, writeBest(w, best, metric, mode, o.scope, v))
+			}
+			if o.csv {
+				return withCode(exitFailed, e.WriteCSV(w))
+			}
+			rows, err := trialRows(e, metric, mode, o.scope)
+			if err != nil {
+				return withCode(exitFailed, err)
+			}
+			sortByScore(rows, mode)
+			fmt.Fprintf(w, "Experiment %s in %s: %s (%s)\n", e.Name, e.Dir, plural(len(rows), "trial"), statusCounts(rows))
+			if metric != "" {
+				fmt.Fprintf(w, "Sorted by %s (%s, scope %s).\n", metric, mode, o.scope)
+			}
+			writeTable(w, rows, metric, o.scope)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.best, "best", false, "print only the best trial")
+	f.StringVar(&o.metric, "metric", "", "the metric to rank trials by (default: the spec's metric)")
+	f.StringVar(&o.mode, "mode", "", "min or max (default: the spec's mode, else min)")
+	f.StringVar(&o.scope, "scope", results.ScopeLast, "which results count: last, avg, all, last-5-avg, last-10-avg")
+	f.BoolVar(&o.csv, "csv", false, "write CSV")
+	return cmd
+}
+
+// openExperiment opens the experiment in dir; a directory without a
+// journal is a usage error.
+func openExperiment(dir string) (*results.Experiment, error) {
+	if !runner.Exists(dir) {
+		return nil, withCode(exitUsage, fmt.Errorf("%s holds no experiment (no journal)", dir))
+	}
+	e, err := results.Open(dir)
+	if err != nil {
+		return nil, withCode(exitFailed, err)
+	}
+	return e, nil
+}
+
+// storedObjective reads the metric and mode from the spec saved in an
+// experiment directory, without validating the rest of it (the spec's
+// command or working directory need not exist any more). Both are empty if
+// there is no readable spec.
+func storedObjective(dir string) (string, hone.Mode) {
+	data, err := os.ReadFile(filepath.Join(dir, specCopy))
+	if err != nil {
+		return "", ""
+	}
+	var o struct {
+		Metric string `yaml:"metric"`
+		Mode   string `yaml:"mode"`
+	}
+	if yaml.Unmarshal(data, &o) != nil {
+		return "", ""
+	}
+	mode := hone.Mode(o.Mode)
+	if !mode.Valid() {
+		mode = ""
+	}
+	if o.Metric != "" && mode == "" {
+		mode = hone.Min
+	}
+	return o.Metric, mode
+}
+
+// row is one trial in a table.
+type row struct {
+	trial    *results.Trial
+	config   map[string]string
+	score    float64
+	hasScore bool
+	iter     string
+	total    string
+}
+
+// trialRows reads each trial's results and computes its score.
+func trialRows(e *results.Experiment, metric string, mode hone.Mode, scope string) ([]*row, error) {
+	rows := make([]*row, 0, len(e.Trials))
+	for _, t := range e.Trials {
+		r := &row{trial: t, config: map[string]string{}}
+		hone.Flatten("", map[string]any(t.Config), func(k string, leaf any) { r.config[k] = display(leaf) })
+		last, err := t.Last()
+		if err != nil {
+			return nil, err
+		}
+		if last != nil {
+			if v, ok := last.Value(hone.FieldTrainingIteration); ok {
+				r.iter = display(v)
+			}
+			if v, ok := last.Value(hone.FieldTimeTotal); ok {
+				r.total = strconv.FormatFloat(v, 'f', 1, 64)
+			}
+		}
+		if metric != "" {
+			v, ok, err := t.Score(metric, mode, scope)
+			if err != nil {
+				return nil, err
+			}
+			r.score, r.hasScore = v, ok
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+// sortByScore orders rows best first; trials without a score come last,
+// in creation order.
+func sortByScore(rows []*row, mode hone.Mode) {
+	slices.SortStableFunc(rows, func(a, b *row) int {
+		switch {
+		case a.hasScore && !b.hasScore:
+			return -1
+		case !a.hasScore && b.hasScore:
+			return 1
+		case !a.hasScore:
+			return 0
+		case mode.Better(a.score, b.score):
+			return -1
+		case mode.Better(b.score, a.score):
+			return 1
+		}
+		return 0
+	})
+}
+
+// writeTable prints rows: trial, status, the configuration values that
+// vary, the metric (headed "metric (scope)" when scope is set), iteration,
+// time, and the first line of any error.
+func writeTable(w io.Writer, rows []*row, metric, scope string) {
+	if len(rows) == 0 {
+		return
+	}
+	keys := varyingKeys(rows)
+	head := append([]string{"Trial", "Status"}, keys...)
+	if metric != "" {
+		h := metric
+		if scope != "" {
+			h += " (" + scope + ")"
+		}
+		head = append(head, h)
+	}
+	head = append(head, "iter", "total time (s)")
+	hasErr := slices.ContainsFunc(rows, func(r *row) bool { return r.trial.Error != "" })
+	if hasErr {
+		head = append(head, "error")
+	}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, r := range rows {
+		cells := []string{r.trial.ID, string(r.trial.Status)}
+		for _, k := range keys {
+			cells = append(cells, r.config[k])
+		}
+		if metric != "" {
+			v := ""
+			if r.hasScore {
+				v = display(r.score)
+			}
+			cells = append(cells, v)
+		}
+		cells = append(cells, r.iter, r.total)
+		if hasErr {
+			msg, _, _ := strings.Cut(r.trial.Error, "\n")
+			if len(msg) > 80 {
+				msg = msg[:77] + "..."
+			}
+			cells = append(cells, msg)
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	_ = tw.Flush() // writes to a strings.Builder
+	for _, l := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+		fmt.Fprintln(w, strings.TrimRight(l, " "))
+	}
+}
+
+// writeBest prints the best trial: its score, directory, latest kept
+// checkpoint and configuration.
+func writeBest(w io.Writer, t *results.Trial, metric string, mode hone.Mode, scope string, v float64) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Best trial: %s (%s) with %s=%s (%s, scope %s)\n", t.ID, t.Status, metric, display(v), mode, scope)
+	fmt.Fprintf(&b, "Directory: %s\n", t.Dir)
+	if n := len(t.Checkpoints); n > 0 {
+		fmt.Fprintf(&b, "Checkpoint: %s\n", t.Checkpoints[n-1])
+	}
+	cfg, err := json.MarshalIndent(t.Config, "", "  ")
+	if err != nil {
+		return fmt.Errorf("render config: %w", err)
+	}
+	fmt.Fprintf(&b, "Config: %s\n", cfg)
+	_, err = io.WriteString(w, b.String())
+	return err
+}
+
+// varyingKeys returns, sorted, the configuration keys whose values differ
+// between rows (a key missing from some row differs). With one row, every
+// key is shown.
+func varyingKeys(rows []*row) []string {
+	seen := map[string]bool{}
+	var keys []string
+	for _, r := range rows {
+		for k := range r.config {
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			v, ok := rows[0].config[k]
+			if len(rows) == 1 {
+				keys = append(keys, k)
+				continue
+			}
+			for _, o := range rows[1:] {
+				if ov, ook := o.config[k]; ook != ok || ov != v {
+					keys = append(keys, k)
+					break
+				}
+			}
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// statusCounts renders "3 TERMINATED, 1 RUNNING" in lifecycle order.
+func statusCounts(rows []*row) string {
+	n := map[hone.Status]int{}
+	for _, r := range rows {
+		n[r.trial.Status]++
+	}
+	var parts []string
+	for _, s := range []hone.Status{hone.StatusRunning, hone.StatusPending, hone.StatusPaused, hone.StatusTerminated, hone.StatusError} {
+		if n[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[s], s))
+		}
+	}
+	if len(parts) == 0 {
+		return "none yet"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// display renders a value compactly: integers exactly, other numbers with
+// 5 significant digits, strings as they are, anything else as JSON.
+func display(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return "null"
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	if f, ok := hone.Number(v); ok {
+		if f == math.Trunc(f) && math.Abs(f) < 1e15 {
+			return strconv.FormatFloat(f, 'f', -1, 64)
+		}
+		return strconv.FormatFloat(f, 'g', 5, 64)
+	}
+	if b, err := json.Marshal(v); err == nil {
+		return string(b)
+	}
+	return fmt.Sprint(v)
+}

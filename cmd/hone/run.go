@@ -1,0 +1,290 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/controller"
+	"github.com/hone-tune/hone/internal/fsutil"
+	"github.com/hone-tune/hone/runner"
+	"github.com/hone-tune/hone/spec"
+)
+
+// Files run writes into the experiment directory next to the journal.
+const (
+	// specCopy is the spec the experiment was started with.
+	specCopy = "spec.yaml"
+	// originFile records where the spec came from, so that its relative
+	// paths (working_dir) resolve the same way on resume.
+	originFile = "spec_origin.json"
+)
+
+// origin is the content of originFile.
+type origin struct {
+	SpecFile string `json:"spec_file"` // absolute path of the spec run was given
+	SpecDir  string `json:"spec_dir"`  // the directory its relative paths are relative to
+}
+
+func (a *app) runCmd() *cobra.Command {
+	var storage, name string
+	var resume bool
+	cmd := &cobra.Command{
+		Use:   "run SPEC.yaml",
+		Short: "Run the experiment a spec describes",
+		Long: `Run the experiment SPEC.yaml describes in <storage>/<name>, printing a
+table of trials. The spec is copied there as spec.yaml, so "hone resume DIR"
+needs nothing else. An existing experiment directory is an error unless
+--resume is given, which resumes it with SPEC.yaml.
+
+Ctrl-C stops the experiment gracefully (trials checkpoint and stop; exit
+code 3) and prints how to resume it; a second Ctrl-C exits at once (130).
+
+` + exitCodesHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := args[0]
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return withCode(exitUsage, fmt.Errorf("read spec: %w", err))
+			}
+			s, err := spec.Parse(data, path, filepath.Dir(path))
+			if err != nil {
+				return a.specError(err)
+			}
+			if cmd.Flags().Changed("storage") {
+				s.Storage = storage
+			}
+			if cmd.Flags().Changed("name") {
+				s.Name = name
+			}
+			if err := s.Validate(); err != nil {
+				return a.specError(err)
+			}
+			dir, err := filepath.Abs(filepath.Join(s.Storage, s.Name))
+			if err != nil {
+				return withCode(exitFailed, err)
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return withCode(exitFailed, fmt.Errorf("create experiment directory: %w", err))
+			}
+			unlock, err := lockExperiment(dir)
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			if runner.Exists(dir) {
+				if !resume {
+					return withCode(exitUsage, fmt.Errorf("%s already holds an experiment; resume it with --resume (or hone resume %s), or choose another --name", dir, dir))
+				}
+				if stored, err := os.ReadFile(filepath.Join(dir, specCopy)); err == nil && !bytes.Equal(stored, data) {
+					fmt.Fprintf(a.stderr, "hone: note: %s differs from the spec the experiment started with (%s); resuming with %s\n",
+						path, filepath.Join(dir, specCopy), path)
+				}
+				fmt.Fprintf(a.stderr, "hone: resuming the experiment in %s\n", dir)
+				return a.runExperiment(cmd.Context(), s, dir, &controller.ResumeFlags{Unfinished: true})
+			}
+			if err := saveSpec(dir, path, data); err != nil {
+				return withCode(exitFailed, err)
+			}
+			fmt.Fprintf(a.stderr, "hone: running experiment %q in %s\n", s.Name, dir)
+			return a.runExperiment(cmd.Context(), s, dir, nil)
+		},
+	}
+	cmd.Flags().StringVar(&storage, "storage", "", "root directory of experiments (default: the spec's storage, or hone_results)")
+	cmd.Flags().StringVar(&name, "name", "", "experiment name, the directory under storage (default: the spec's name, or the spec file's base name)")
+	cmd.Flags().BoolVar(&resume, "resume", false, "resume the experiment if its directory exists")
+	return cmd
+}
+
+func (a *app) resumeCmd() *cobra.Command {
+	var specPath string
+	var flags struct{ errored, restart, noUnfinished bool }
+	cmd := &cobra.Command{
+		Use:   "resume DIR",
+		Short: "Resume a stopped, interrupted or crashed experiment",
+		Long: `Resume the experiment in DIR with the spec it was started with (DIR/spec.yaml),
+or with --spec. Trials that were running restart from their latest
+checkpoint; finished trials are not redone.
+
+` + exitCodesHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, err := filepath.Abs(args[0])
+			if err != nil {
+				return withCode(exitFailed, err)
+			}
+			if !runner.Exists(dir) {
+				return withCode(exitUsage, fmt.Errorf("%s holds no experiment (no journal); start one with hone run SPEC.yaml", dir))
+			}
+			unlock, err := lockExperiment(dir)
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			s, err := loadStoredSpec(dir, specPath)
+			if err != nil {
+				return a.specError(err)
+			}
+			s.Storage, s.Name = filepath.Dir(dir), filepath.Base(dir)
+			if err := s.Validate(); err != nil {
+				return a.specError(err)
+			}
+			fmt.Fprintf(a.stderr, "hone: resuming the experiment in %s\n", dir)
+			return a.runExperiment(cmd.Context(), s, dir, &controller.ResumeFlags{
+				Unfinished:     !flags.noUnfinished,
+				Errored:        flags.errored,
+				RestartErrored: flags.restart,
+			})
+		},
+	}
+	cmd.Flags().StringVar(&specPath, "spec", "", "resume with this spec instead of DIR/spec.yaml")
+	cmd.Flags().BoolVar(&flags.errored, "resume-errored", false, "retry trials that ended in ERROR, from their latest checkpoint")
+	cmd.Flags().BoolVar(&flags.restart, "restart-errored", false, "restart trials that ended in ERROR from scratch, under new ids")
+	cmd.Flags().BoolVar(&flags.noUnfinished, "no-unfinished", false, "terminate unfinished (pending, running, paused) trials instead of resuming them")
+	cmd.MarkFlagsMutuallyExclusive("resume-errored", "restart-errored")
+	return cmd
+}
+
+func (a *app) validateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate SPEC.yaml",
+		Short: "Check a spec and print every problem in it",
+		Long: `Check SPEC.yaml without running anything and print every problem at once,
+one per line as FILE:LINE: KEY: PROBLEM. The exit code is 2 if there is any.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := spec.Load(args[0])
+			if err != nil {
+				return a.specError(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (searcher %s, scheduler %s, experiment directory %s)\n",
+				args[0], s.Searcher.Name, s.Scheduler.Name, filepath.Join(s.Storage, s.Name))
+			return nil
+		},
+	}
+}
+
+// specError prints a spec's problems, one per line, and returns the usage
+// exit code.
+func (a *app) specError(err error) error {
+	var list spec.Errors
+	if errors.As(err, &list) {
+		for _, e := range list {
+			fmt.Fprintln(a.stderr, e)
+		}
+		n := len(list)
+		if n == 1 {
+			fmt.Fprintln(a.stderr, "hone: 1 problem in the spec")
+		} else {
+			fmt.Fprintf(a.stderr, "hone: %d problems in the spec\n", n)
+		}
+		return exitWith(exitUsage)
+	}
+	return withCode(exitUsage, err)
+}
+
+// saveSpec writes the spec and its origin into the new experiment
+// directory.
+func saveSpec(dir, path string, data []byte) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create experiment directory: %w", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("save spec: %w", err)
+	}
+	o, err := json.MarshalIndent(origin{SpecFile: abs, SpecDir: filepath.Dir(abs)}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("save spec: %w", err)
+	}
+	if err := fsutil.WriteFileAtomic(filepath.Join(dir, specCopy), data, 0o644); err != nil {
+		return fmt.Errorf("save spec: %w", err)
+	}
+	if err := fsutil.WriteFileAtomic(filepath.Join(dir, originFile), append(o, '\n'), 0o644); err != nil {
+		return fmt.Errorf("save spec: %w", err)
+	}
+	return nil
+}
+
+// loadStoredSpec reads the spec of the experiment in dir: specPath if
+// given, else the copy run saved, whose relative paths resolve against the
+// original spec's directory.
+func loadStoredSpec(dir, specPath string) (*spec.Spec, error) {
+	if specPath != "" {
+		return spec.Load(specPath)
+	}
+	p := filepath.Join(dir, specCopy)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("read the experiment's spec (pass --spec SPEC.yaml if it is elsewhere): %w", err)
+	}
+	base := dir
+	if o, err := os.ReadFile(filepath.Join(dir, originFile)); err == nil {
+		var or origin
+		if err := json.Unmarshal(o, &or); err == nil && or.SpecDir != "" {
+			base = or.SpecDir
+		}
+	}
+	return spec.Parse(data, p, base)
+}
+
+// runExperiment runs (flags == nil) or resumes the experiment of s in dir and
+// maps the outcome to an exit code.
+func (a *app) runExperiment(ctx context.Context, s *spec.Spec, dir string, flags *controller.ResumeFlags) error {
+	plan, err := spec.Build(s, dir, a.stdout)
+	if err != nil {
+		return a.specError(err)
+	}
+	exec, err := a.newExecutor(plan.Process)
+	if err != nil {
+		return withCode(exitFailed, fmt.Errorf("start the executor: %w", err))
+	}
+	plan.Options.Executor = exec
+	plan.Options.Log = a.stderr
+
+	ctx, stop := a.interruptible(ctx,
+		"\nhone: stopping: running trials are asked to save and stop; press Ctrl-C again to kill them and quit at once\n",
+		fmt.Sprintf("\nhone: killing the trials and quitting; resume with: hone resume %s\n", dir),
+		func() { _ = exec.Close() }) // the process is about to exit; nothing to report to
+	var out *runner.Outcome
+	if flags == nil {
+		out, err = runner.Run(ctx, plan.Experiment, plan.Options)
+	} else {
+		out, err = runner.Resume(ctx, plan.Experiment, plan.Options, *flags)
+	}
+	stop()
+	if cerr := plan.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	switch {
+	case err != nil:
+		if out == nil { // it never started
+			return withCode(exitFailed, err)
+		}
+		return withCode(exitFailed, fmt.Errorf("experiment failed: %w\n(its state is in %s; fix the cause and run hone resume %s)", err, dir, dir))
+	case out.Interrupted:
+		fmt.Fprintf(a.stderr, "hone: interrupted; resume with:\n  hone resume %s\n", dir)
+		return exitWith(exitInterrupted)
+	}
+	var failed []*hone.Trial
+	for _, t := range out.Trials {
+		if t.Status == hone.StatusError {
+			failed = append(failed, t)
+		}
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(a.stderr, "hone: %d of %d trials ended in ERROR (see error.txt in their directories under %s); retry them with:\n  hone resume %s --resume-errored\n",
+			len(failed), len(out.Trials), dir, dir)
+		return exitWith(exitTrialErrors)
+	}
+	fmt.Fprintf(a.stderr, "hone: done; see hone results %s\n", dir)
+	return nil
+}

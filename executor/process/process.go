@@ -1,0 +1,440 @@
+// Package process runs each trial as a command in a subprocess, speaking
+// the protocol of package wire with it. The command can be anything: a Go
+// program built on trial.Main or trial.MainClass, a Python script using
+// clients/python/hone.py, or a shell script printing HONE_REPORT lines.
+//
+// Every start of a trial is one process, in a process group of its own
+// (so hone's signals reach its children and a Ctrl-C at hone's terminal
+// does not). Its environment is hone's, plus Options.Env, plus the HONE_*
+// variables and CUDA_VISIBLE_DEVICES of the protocol, plus OMP_NUM_THREADS
+// = ceil(Resources.CPU) when the trial needs CPUs and the user has not set
+// it. Its standard output and error are appended to stdout.log and
+// stderr.log in the trial directory; standard output is also scanned for
+// HONE_REPORT lines.
+//
+// An Executor implements [hone.Executor]:
+//
+//   - A report (over the socket or on stdout) is an EventResult: Done from
+//     its "done" field or a "done": true metric, CheckpointDir from its
+//     checkpoint, which must be a directory inside HONE_STAGING_DIR
+//     (<trial dir>/.staging). Reports reach Next one at a time: the next
+//     one only after the runner answered the previous one.
+//   - DirectContinue and DirectSave become directives. A trial that said
+//     it cannot save on demand (can_save false), or reports on stdout, gets
+//     no checkpoint directive: hone answers for it with an EventSaved
+//     without a checkpoint.
+//   - DirectStop sends a stop directive to a trial waiting on its socket
+//     and SIGTERM to its process group if it has not exited within a few
+//     seconds; a trial that is computing (or reports on stdout) gets
+//     SIGTERM at once. SIGKILL follows SIGTERM after Options.StopGrace.
+//     Once Direct(id, DirectStop) has returned, the only event still to
+//     come for id is its EventExited, as with package inproc.
+//   - The end of the process is one EventExited, after everything the
+//     process wrote was read and every earlier event was answered. Its Err
+//     is nil for status 0 and for any end after hone signalled the process
+//     group; otherwise it is an *ExitError with the status and the last
+//     lines of stderr.
+//   - A protocol violation (bad JSON, a wrong token, a message out of
+//     turn or over wire.MaxMessageSize, a non-finite metric, a checkpoint
+//     outside the staging directory) fails that trial only: hone answers
+//     {"type":"error"}, kills its process group, and its EventExited
+//     carries a *ProtocolError.
+//
+// Events carry the process id and the executor's host name.
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hone-tune/hone"
+)
+
+// Options configures an Executor.
+type Options struct {
+	// Command is the program and its arguments (argv); required. The
+	// program is looked up in PATH when it has no slash.
+	Command []string
+	// Env holds extra "KEY=VALUE" entries added to hone's environment
+	// (and overriding it) for every trial.
+	Env []string
+	// Dir is the working directory of the trials ("" = hone's current
+	// one).
+	Dir string
+	// StopGrace is how long a process group gets between SIGTERM and
+	// SIGKILL (default 10s).
+	StopGrace time.Duration
+	// GPUs is how many GPUs the executor hands out: a trial gets
+	// ceil(Resources.GPU) whole GPUs of them in CUDA_VISIBLE_DEVICES. The
+	// GPUs are 0..GPUs-1, or, when hone's environment (or Env) sets
+	// CUDA_VISIBLE_DEVICES, the first GPUs entries of that list.
+	GPUs int
+	// Clock stamps events (default: the wall clock). Its Now is called
+	// with the executor's lock held, from several goroutines.
+	Clock hone.Clock
+}
+
+// DefaultStopGrace is the StopGrace used when Options leaves it zero.
+const DefaultStopGrace = 10 * time.Second
+
+// maxStopWait bounds how long a trial told to stop over its socket may
+// take to exit before it gets SIGTERM (StopGrace bounds it further).
+const maxStopWait = 3 * time.Second
+
+// drainTimeout bounds how long the end of a process waits for its output
+// and its socket to be read to the end, in case a process outside its
+// group holds them open.
+const drainTimeout = 2 * time.Second
+
+// Log file names in a trial directory.
+const (
+	StdoutLog = "stdout.log"
+	StderrLog = "stderr.log"
+)
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+// Executor runs trials as subprocesses. Its methods are called by the
+// runner from one goroutine; each trial's goroutines deliver events
+// through an internal queue. Create it with New.
+type Executor struct {
+	opts     Options
+	workDir  string   // absolute working directory of the trials
+	gpuIDs   []string // the GPUs to hand out, by index
+	hostname string
+	wake     chan struct{} // capacity 1: an event was queued
+	wg       sync.WaitGroup
+
+	mu      sync.Mutex
+	trials  map[string]*proc // started trials whose EventExited Next has not returned
+	queue   []hone.Event     // events not yet returned by Next, from head on
+	head    int
+	running int    // trials whose EventExited is not queued yet
+	gpuUsed []bool // by index into gpuIDs
+	closed  bool
+}
+
+// New returns an executor that runs opts.Command for every trial. It
+// fails when the command is empty, a field is out of range, or GPUs is
+// larger than an inherited CUDA_VISIBLE_DEVICES list.
+func New(opts Options) (*Executor, error) {
+	if len(opts.Command) == 0 || opts.Command[0] == "" {
+		return nil, errors.New("process executor: Options.Command is empty")
+	}
+	if opts.StopGrace < 0 {
+		return nil, fmt.Errorf("process executor: Options.StopGrace = %v: must be >= 0", opts.StopGrace)
+	}
+	if opts.StopGrace == 0 {
+		opts.StopGrace = DefaultStopGrace
+	}
+	if opts.GPUs < 0 {
+		return nil, fmt.Errorf("process executor: Options.GPUs = %d: must be >= 0", opts.GPUs)
+	}
+	for _, kv := range opts.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return nil, fmt.Errorf("process executor: Options.Env entry %q is not KEY=VALUE", kv)
+		}
+	}
+	if opts.Clock == nil {
+		opts.Clock = wallClock{}
+	}
+	opts.Command = append([]string(nil), opts.Command...)
+	opts.Env = append([]string(nil), opts.Env...)
+	e := &Executor{
+		opts:   opts,
+		wake:   make(chan struct{}, 1),
+		trials: make(map[string]*proc),
+	}
+	var err error
+	if opts.Dir == "" {
+		e.workDir, err = os.Getwd()
+	} else {
+		e.workDir, err = filepath.Abs(opts.Dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("process executor: working directory: %w", err)
+	}
+	inherited, set := lookupEnv(append(os.Environ(), opts.Env...), "CUDA_VISIBLE_DEVICES")
+	e.gpuIDs, err = gpuIDs(opts.GPUs, inherited, set)
+	if err != nil {
+		return nil, fmt.Errorf("process executor: %w", err)
+	}
+	e.gpuUsed = make([]bool, len(e.gpuIDs))
+	e.hostname, _ = os.Hostname()
+	return e, nil
+}
+
+// gpuIDs returns the ids of n GPUs: 0..n-1, or the first n entries of an
+// inherited CUDA_VISIBLE_DEVICES value.
+func gpuIDs(n int, inherited string, set bool) ([]string, error) {
+	ids := make([]string, 0, n)
+	if !set {
+		for i := range n {
+			ids = append(ids, strconv.Itoa(i))
+		}
+		return ids, nil
+	}
+	var list []string
+	for _, s := range strings.Split(inherited, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			list = append(list, s)
+		}
+	}
+	if n > len(list) {
+		return nil, fmt.Errorf("Options.GPUs = %d, but CUDA_VISIBLE_DEVICES=%q lists %d GPUs", n, inherited, len(list))
+	}
+	return append(ids, list[:n]...), nil
+}
+
+// lookupEnv returns the value of the last entry for key in env.
+func lookupEnv(env []string, key string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// Clock returns the clock that stamps events, so the runner can use the
+// same one. It implements hone.Clocked.
+func (e *Executor) Clock() hone.Clock { return e.opts.Clock }
+
+// Start starts a process for the trial. It creates spec.Dir and its
+// staging directory if needed. It fails when spec.TrialID is empty,
+// spec.Dir is not absolute, a trial with that id is still running (its
+// EventExited not yet returned by Next), the trial needs more GPUs than
+// are free, the executor is closed, or the process cannot be started.
+func (e *Executor) Start(spec hone.StartSpec) error {
+	if spec.TrialID == "" {
+		return errors.New("start trial: empty trial id")
+	}
+	if !filepath.IsAbs(spec.Dir) {
+		return fmt.Errorf("start trial %s: dir %q is not an absolute path", spec.TrialID, spec.Dir)
+	}
+	if err := spec.Resources.Validate(); err != nil {
+		return fmt.Errorf("start trial %s: %w", spec.TrialID, err)
+	}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return fmt.Errorf("start trial %s: executor closed", spec.TrialID)
+	}
+	if _, ok := e.trials[spec.TrialID]; ok {
+		e.mu.Unlock()
+		return fmt.Errorf("start trial %s: already running", spec.TrialID)
+	}
+	gpus, err := e.takeGPUsLocked(spec.Resources.GPU)
+	if err != nil {
+		e.mu.Unlock()
+		return fmt.Errorf("start trial %s: %w", spec.TrialID, err)
+	}
+	p := &proc{
+		e:          e,
+		spec:       spec,
+		gpus:       gpus,
+		escalate:   make(chan escalation, 2),
+		reaped:     make(chan struct{}),
+		stdoutDone: make(chan struct{}),
+		stderrDone: make(chan struct{}),
+		sockDone:   make(chan struct{}),
+	}
+	e.trials[spec.TrialID] = p
+	e.running++
+	e.mu.Unlock()
+
+	if err := p.start(); err != nil {
+		e.mu.Lock()
+		delete(e.trials, spec.TrialID)
+		e.running--
+		e.releaseGPUsLocked(gpus)
+		e.mu.Unlock()
+		return fmt.Errorf("start trial %s: %w", spec.TrialID, err)
+	}
+	return nil
+}
+
+// takeGPUsLocked reserves ceil(amount) free GPUs, lowest first, and
+// returns their indexes.
+func (e *Executor) takeGPUsLocked(amount float64) ([]int, error) {
+	need := int(math.Ceil(amount))
+	if need == 0 {
+		return nil, nil
+	}
+	var got []int
+	for i, used := range e.gpuUsed {
+		if len(got) == need {
+			break
+		}
+		if !used {
+			got = append(got, i)
+		}
+	}
+	if len(got) < need {
+		return nil, fmt.Errorf("needs %s, but %d of the executor's %d are free", plural(need, "GPU"), len(got), len(e.gpuIDs))
+	}
+	for _, i := range got {
+		e.gpuUsed[i] = true
+	}
+	return got, nil
+}
+
+func (e *Executor) releaseGPUsLocked(gpus []int) {
+	for _, i := range gpus {
+		e.gpuUsed[i] = false
+	}
+}
+
+// Direct answers a waiting trial, or stops a running one. It fails for an
+// unknown trial (never started, or its EventExited already returned by
+// Next), and for DirectContinue or DirectSave to a trial that is not
+// waiting for a directive. DirectStop to a trial that is already stopping
+// or has exited is a no-op.
+func (e *Executor) Direct(trialID string, d hone.Directive) error {
+	e.mu.Lock()
+	p := e.trials[trialID]
+	if p == nil {
+		e.mu.Unlock()
+		return fmt.Errorf("direct %v to trial %s: no such trial running", d, trialID)
+	}
+	var dropped []string
+	var err error
+	switch d {
+	case hone.DirectStop:
+		dropped = p.stopLocked()
+	case hone.DirectContinue, hone.DirectSave:
+		if !p.waiting {
+			err = fmt.Errorf("direct %v to trial %s: trial is not waiting for a directive", d, trialID)
+			break
+		}
+		p.answerLocked(d)
+	default:
+		err = fmt.Errorf("direct %v to trial %s: unknown directive", d, trialID)
+	}
+	e.mu.Unlock()
+	discard(dropped)
+	return err
+}
+
+// Next returns the next event in arrival order. It returns ctx.Err() if
+// ctx is done, and hone.ErrIdle at once when no trial is running and no
+// event is queued; otherwise it blocks. When it returns a trial's
+// EventExited, the trial id becomes free for another Start.
+func (e *Executor) Next(ctx context.Context) (hone.Event, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return hone.Event{}, err
+		}
+		e.mu.Lock()
+		if e.head < len(e.queue) {
+			ev := e.popLocked()
+			if ev.Kind == hone.EventExited {
+				delete(e.trials, ev.TrialID)
+			}
+			e.mu.Unlock()
+			return ev, nil
+		}
+		idle := e.running == 0
+		e.mu.Unlock()
+		if idle {
+			return hone.Event{}, hone.ErrIdle
+		}
+		select {
+		case <-e.wake:
+		case <-ctx.Done():
+			return hone.Event{}, ctx.Err()
+		}
+	}
+}
+
+func (e *Executor) popLocked() hone.Event {
+	ev := e.queue[e.head]
+	e.queue[e.head] = hone.Event{}
+	e.head++
+	switch {
+	case e.head == len(e.queue):
+		e.queue, e.head = e.queue[:0], 0
+	case e.head >= 64 && e.head*2 >= len(e.queue):
+		n := copy(e.queue, e.queue[e.head:])
+		clear(e.queue[n:])
+		e.queue, e.head = e.queue[:n], 0
+	}
+	return ev
+}
+
+// pushLocked stamps ev for p and queues it.
+func (e *Executor) pushLocked(p *proc, ev hone.Event) {
+	ev.TrialID = p.spec.TrialID
+	ev.Time = e.opts.Clock.Now()
+	ev.PID = p.pid
+	ev.Hostname = e.hostname
+	e.queue = append(e.queue, ev)
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// dropQueuedLocked removes p's queued events other than its exit and
+// returns their staged checkpoint directories.
+func (e *Executor) dropQueuedLocked(p *proc) []string {
+	var dropped []string
+	kept := e.queue[:e.head]
+	for _, ev := range e.queue[e.head:] {
+		if ev.TrialID == p.spec.TrialID && ev.Kind != hone.EventExited {
+			if ev.CheckpointDir != "" {
+				dropped = append(dropped, ev.CheckpointDir)
+			}
+			continue
+		}
+		kept = append(kept, ev)
+	}
+	clear(e.queue[len(kept):])
+	e.queue = kept
+	return dropped
+}
+
+// Close kills the process group of every running trial with SIGKILL and
+// waits until their processes have ended and their goroutines returned.
+// Close may be called more than once; Next must not be called after it.
+func (e *Executor) Close() error {
+	e.mu.Lock()
+	e.closed = true
+	var dropped []string
+	for _, p := range e.trials {
+		dropped = append(dropped, p.stopLocked()...)
+		p.killLocked()
+	}
+	e.mu.Unlock()
+	discard(dropped)
+	e.wg.Wait()
+	return nil
+}
+
+// discard removes staged checkpoint directories that will never be
+// committed. Failures are ignored: the store cleans up staging leftovers.
+func discard(dirs []string) {
+	for _, d := range dirs {
+		if d != "" {
+			_ = os.RemoveAll(d)
+		}
+	}
+}
+
+// plural returns "1 GPU", "2 GPUs".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}

@@ -1,0 +1,718 @@
+package process
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/trial"
+	"github.com/hone-tune/hone/wire"
+)
+
+// maxSocketPath keeps socket paths well within the 108 bytes that Linux
+// allows (104 on some systems).
+const maxSocketPath = 100
+
+// violationGrace is how long a trial that broke the protocol has, after
+// hone told it so, to exit by itself before it is killed.
+const violationGrace = 500 * time.Millisecond
+
+// writeTimeout bounds a write to a trial's socket, so a trial that stops
+// reading cannot block the executor.
+const writeTimeout = 5 * time.Second
+
+// source says where a trial's message came from, and so where the
+// runner's answer goes.
+type source int
+
+const (
+	fromSocket source = iota
+	fromStdout
+)
+
+// pending is an event that waits to be emitted: a trial emits its next
+// event only after the runner answered the previous one.
+type pending struct {
+	ev  hone.Event
+	src source
+}
+
+// escalation asks the supervisor to send sig to the process group after
+// a delay (SIGKILL follows SIGTERM after StopGrace).
+type escalation struct {
+	after time.Duration
+	sig   syscall.Signal
+}
+
+// proc is one start of one trial: its process and the goroutines around
+// it. The fields set by start are read-only afterwards.
+type proc struct {
+	e    *Executor
+	spec hone.StartSpec
+	gpus []int // indexes into e.gpuIDs, released when the process ends
+
+	token     string
+	staging   string // HONE_STAGING_DIR
+	sockDir   string // private directory holding the socket
+	ln        *net.UnixListener
+	cmd       *exec.Cmd
+	pid       int
+	stdoutR   *os.File
+	stderrR   *os.File
+	stdoutLog *os.File
+	stderrLog *os.File
+	tail      tail // stderr's last lines; owned by readStderr until stderrDone
+
+	escalate   chan escalation // capacity 2: a stop and a violation at most
+	reaped     chan struct{}   // closed once the process has been waited for
+	waitErr    error           // cmd.Wait's result, set before reaped is closed
+	stdoutDone chan struct{}
+	stderrDone chan struct{}
+	sockDone   chan struct{}
+
+	sigMu     sync.Mutex
+	gone      bool // the process has been waited for: its pid may be reused
+	signalled bool // hone sent SIGTERM or SIGKILL to the group
+
+	// Guarded by e.mu.
+	conn        net.Conn // the accepted connection, nil before
+	helloDone   bool
+	canSave     bool
+	connWaiting bool // the trial waits on its socket for a directive
+	saveAsked   bool // a checkpoint directive went out; "saved" is owed
+	stopSent    bool
+	outbox      []pending
+	waiting     bool   // an emitted event awaits the runner's directive
+	waitSrc     source // where that event came from
+	saving      bool   // the runner awaits the trial's answer to DirectSave
+	stopping    bool
+	violation   error
+	drained     bool // output and socket are done with (or abandoned)
+	finished    bool // the process ended and drained; exitErr is set
+	exitErr     error
+	exitQueued  bool
+}
+
+// start prepares the trial's files, socket and environment, and starts
+// the process and its goroutines.
+func (p *proc) start() (err error) {
+	e, spec := p.e, p.spec
+	var undo []func()
+	defer func() {
+		if err != nil {
+			for i := len(undo) - 1; i >= 0; i-- {
+				undo[i]()
+			}
+		}
+	}()
+	p.staging = filepath.Join(spec.Dir, trial.StagingDirName)
+	if err := os.MkdirAll(p.staging, 0o755); err != nil {
+		return err
+	}
+	cfg := spec.Config
+	if cfg == nil {
+		cfg = hone.Config{}
+	}
+	cfgJSON, err := json.Marshal(cfg)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	var tok [16]byte
+	if _, err := rand.Read(tok[:]); err != nil {
+		return fmt.Errorf("token: %w", err)
+	}
+	p.token = hex.EncodeToString(tok[:])
+
+	p.sockDir, p.ln, err = listen()
+	if err != nil {
+		return err
+	}
+	undo = append(undo, func() { p.ln.Close(); os.RemoveAll(p.sockDir) })
+	if p.stdoutLog, err = openLog(filepath.Join(spec.Dir, StdoutLog)); err != nil {
+		return err
+	}
+	undo = append(undo, func() { p.stdoutLog.Close() })
+	if p.stderrLog, err = openLog(filepath.Join(spec.Dir, StderrLog)); err != nil {
+		return err
+	}
+	undo = append(undo, func() { p.stderrLog.Close() })
+	var stdoutW, stderrW *os.File
+	if p.stdoutR, stdoutW, err = os.Pipe(); err != nil {
+		return err
+	}
+	undo = append(undo, func() { p.stdoutR.Close() })
+	defer stdoutW.Close()
+	if p.stderrR, stderrW, err = os.Pipe(); err != nil {
+		return err
+	}
+	undo = append(undo, func() { p.stderrR.Close() })
+	defer stderrW.Close()
+
+	cmd := exec.Command(e.opts.Command[0], e.opts.Command[1:]...)
+	cmd.Dir = e.workDir
+	cmd.Env = p.environ(string(cfgJSON))
+	cmd.Stdout = stdoutW
+	cmd.Stderr = stderrW
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	p.cmd = cmd
+	p.pid = cmd.Process.Pid
+	e.wg.Add(5)
+	go p.wait()
+	go p.supervise()
+	go p.readStdout()
+	go p.readStderr()
+	go p.serve()
+	return nil
+}
+
+// environ returns the process's environment.
+func (p *proc) environ(cfgJSON string) []string {
+	e, spec := p.e, p.spec
+	env := append(os.Environ(), e.opts.Env...)
+	_, ompSet := lookupEnv(env, "OMP_NUM_THREADS")
+	gpus := make([]string, len(p.gpus))
+	for i, g := range p.gpus {
+		gpus[i] = e.gpuIDs[g]
+	}
+	env = append(env,
+		wire.EnvProtocol+"="+strconv.Itoa(wire.Version),
+		wire.EnvSocket+"="+p.ln.Addr().String(),
+		wire.EnvToken+"="+p.token,
+		wire.EnvTrialID+"="+spec.TrialID,
+		wire.EnvTrialDir+"="+spec.Dir,
+		wire.EnvStagingDir+"="+p.staging,
+		wire.EnvRestoreDir+"="+spec.RestoreDir,
+		wire.EnvIteration+"="+strconv.Itoa(spec.Iteration),
+		wire.EnvConfig+"="+cfgJSON,
+		"CUDA_VISIBLE_DEVICES="+strings.Join(gpus, ","),
+	)
+	if spec.Resources.CPU > 0 && !ompSet {
+		env = append(env, "OMP_NUM_THREADS="+strconv.Itoa(int(math.Ceil(spec.Resources.CPU))))
+	}
+	return env
+}
+
+// listen makes a private directory with a short path and listens on a
+// Unix socket in it.
+func listen() (string, *net.UnixListener, error) {
+	var firstErr error
+	for _, base := range []string{os.TempDir(), "/tmp"} {
+		dir, err := os.MkdirTemp(base, "hone-")
+		if err != nil {
+			firstErr = cmp(firstErr, err)
+			continue
+		}
+		path := filepath.Join(dir, "s")
+		if len(path) > maxSocketPath {
+			os.Remove(dir)
+			firstErr = cmp(firstErr, fmt.Errorf("socket path %s is over %d bytes", path, maxSocketPath))
+			continue
+		}
+		ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+		if err != nil {
+			os.RemoveAll(dir)
+			firstErr = cmp(firstErr, err)
+			continue
+		}
+		return dir, ln, nil
+	}
+	return "", nil, fmt.Errorf("trial socket: %w", firstErr)
+}
+
+// cmp returns the first non-nil error.
+func cmp(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func openLog(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+}
+
+// signal sends sig to the process group unless the process has been
+// waited for (its id may then belong to another process).
+func (p *proc) signal(sig syscall.Signal) {
+	p.sigMu.Lock()
+	defer p.sigMu.Unlock()
+	if p.gone || p.pid <= 0 {
+		return // never kill(0) or kill(-1): that would signal hone
+	}
+	if err := syscall.Kill(-p.pid, sig); err == nil {
+		p.signalled = true
+	}
+}
+
+// wait waits for the process to end. Before reaping it, it kills whatever
+// is left of its process group: until the process is reaped, its id (the
+// group's id) cannot be reused.
+func (p *proc) wait() {
+	defer p.e.wg.Done()
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	p.sigMu.Lock()
+	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+	p.gone = true
+	p.sigMu.Unlock()
+	p.waitErr = p.cmd.Wait()
+	close(p.reaped)
+}
+
+// supervise carries out the delayed signals of a stop, and after the
+// process has ended waits for its output and socket to be drained and
+// emits its end.
+func (p *proc) supervise() {
+	e := p.e
+	defer e.wg.Done()
+	var timer *time.Timer
+	var timerC <-chan time.Time
+	var next syscall.Signal
+	var due time.Time // when the timer fires
+loop:
+	for {
+		select {
+		case <-p.reaped:
+			break loop
+		case esc := <-p.escalate:
+			// The earliest signal wins; SIGKILL always follows a SIGTERM.
+			at := time.Now().Add(esc.after)
+			if timerC != nil && !at.Before(due) {
+				continue
+			}
+			if timer != nil {
+				timer.Stop()
+			}
+			timer = time.NewTimer(esc.after)
+			timerC, next, due = timer.C, esc.sig, at
+		case <-timerC:
+			p.signal(next)
+			if next == syscall.SIGTERM {
+				timer.Reset(e.opts.StopGrace)
+				next, due = syscall.SIGKILL, time.Now().Add(e.opts.StopGrace)
+			} else {
+				timerC = nil
+			}
+		}
+	}
+	if timer != nil {
+		timer.Stop()
+	}
+
+	// Read what the process wrote to the end; give up on output that
+	// a process outside the group keeps open.
+	p.ln.Close()
+	drain := time.NewTimer(drainTimeout)
+	for _, done := range []chan struct{}{p.stdoutDone, p.stderrDone, p.sockDone} {
+		select {
+		case <-done:
+			continue
+		case <-drain.C:
+		}
+		p.stdoutR.Close()
+		p.stderrR.Close()
+		e.mu.Lock()
+		p.drained = true
+		if p.conn != nil {
+			p.conn.Close()
+		}
+		e.mu.Unlock()
+		<-done
+	}
+	drain.Stop()
+	p.stdoutR.Close()
+	p.stderrR.Close()
+	p.stdoutLog.Close()
+	p.stderrLog.Close()
+	os.RemoveAll(p.sockDir)
+
+	p.sigMu.Lock()
+	signalled := p.signalled
+	p.sigMu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p.drained = true
+	p.finished = true
+	p.saving = false
+	var xe *exec.ExitError
+	switch {
+	case p.violation != nil:
+		p.exitErr = &ProtocolError{Err: p.violation}
+	case p.waitErr == nil, signalled:
+		p.exitErr = nil
+	case errors.As(p.waitErr, &xe):
+		p.exitErr = &ExitError{Status: xe.ProcessState.String(), ExitCode: xe.ExitCode(), Stderr: p.tail.String()}
+	default:
+		p.exitErr = fmt.Errorf("wait for trial process: %w", p.waitErr)
+	}
+	e.releaseGPUsLocked(p.gpus)
+	p.gpus = nil
+	p.pumpLocked()
+}
+
+// serve accepts the trial's connection and handles its messages.
+func (p *proc) serve() {
+	e := p.e
+	defer e.wg.Done()
+	defer close(p.sockDone)
+	conn, err := p.ln.Accept()
+	if err != nil {
+		return // closed: the process ended without connecting
+	}
+	defer conn.Close()
+	p.ln.Close() // one connection per process
+	e.mu.Lock()
+	if p.drained {
+		e.mu.Unlock()
+		return
+	}
+	p.conn = conn
+	e.mu.Unlock()
+	r := wire.NewReader(conn)
+	for {
+		line, err := r.ReadLine()
+		if errors.Is(err, wire.ErrTooLong) {
+			e.mu.Lock()
+			p.violateLocked(err)
+			e.mu.Unlock()
+			return
+		}
+		if err != nil {
+			return // the end of the connection; the process's end says why
+		}
+		if !p.handle(line) {
+			return
+		}
+	}
+}
+
+// handle acts on one message from the trial's socket. It returns false
+// when the connection is done with.
+func (p *proc) handle(line []byte) bool {
+	e := p.e
+	var dropped []string
+	defer func() { discard(dropped) }()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if p.violation != nil {
+		return false
+	}
+	m, err := wire.Decode(line)
+	if err != nil {
+		p.violateLocked(err)
+		return false
+	}
+	if !p.helloDone {
+		if err := p.checkHello(m); err != nil {
+			p.violateLocked(err)
+			return false
+		}
+		p.helloDone = true
+		p.canSave = m.CanSave
+		p.writeLocked(wire.Message{Type: wire.TypeWelcome, V: wire.Version})
+		return true
+	}
+	switch m.Type {
+	case wire.TypeReport, wire.TypeSaved:
+		if p.stopping {
+			// Told to stop (or being terminated) meanwhile: the message
+			// is dropped and the trial told to stop, once.
+			if m.Checkpoint != "" {
+				if dir, err := p.checkpointDir(m.Checkpoint); err == nil {
+					dropped = append(dropped, dir)
+				}
+			}
+			if !p.stopSent {
+				p.stopSent = true
+				p.writeLocked(stopDirective)
+			}
+			return true
+		}
+		if m.Type == wire.TypeReport {
+			return p.reportLocked(m)
+		}
+		return p.savedLocked(m)
+	case wire.TypeHello:
+		p.violateLocked(errors.New("hello out of turn: the trial already said hello"))
+	default:
+		p.violateLocked(fmt.Errorf("%s out of turn: hone sends %s messages, trials do not", m.Type, m.Type))
+	}
+	return false
+}
+
+var stopDirective = wire.Message{Type: wire.TypeDirective, Action: wire.ActionStop, Reason: "stop"}
+
+// checkHello checks the first message of a connection.
+func (p *proc) checkHello(m wire.Message) error {
+	if m.Type != wire.TypeHello {
+		return fmt.Errorf("%s out of turn: the first message must be hello", m.Type)
+	}
+	if m.V != wire.Version {
+		return fmt.Errorf("hello: protocol version %d is not supported (hone speaks %d)", m.V, wire.Version)
+	}
+	if subtle.ConstantTimeCompare([]byte(m.Token), []byte(p.token)) != 1 {
+		return fmt.Errorf("hello: wrong token (use %s as it is)", wire.EnvToken)
+	}
+	if m.TrialID != p.spec.TrialID {
+		return fmt.Errorf("hello: trial id %q, but this is trial %q", m.TrialID, p.spec.TrialID)
+	}
+	return nil
+}
+
+func (p *proc) reportLocked(m wire.Message) bool {
+	if p.connWaiting || p.saveAsked {
+		what := "the previous report"
+		if p.saveAsked {
+			what = "the checkpoint directive"
+		}
+		p.violateLocked(fmt.Errorf("report out of turn: %s has not been answered", what))
+		return false
+	}
+	ev, err := p.resultEvent(m)
+	if err != nil {
+		p.violateLocked(err)
+		return false
+	}
+	p.connWaiting = true
+	p.outbox = append(p.outbox, pending{ev, fromSocket})
+	p.pumpLocked()
+	return true
+}
+
+func (p *proc) savedLocked(m wire.Message) bool {
+	if !p.saveAsked {
+		p.violateLocked(errors.New("saved out of turn: hone did not ask for a checkpoint"))
+		return false
+	}
+	ev := hone.Event{Kind: hone.EventSaved}
+	switch {
+	case m.Error != "":
+		ev.Err = errors.New(m.Error)
+	case m.Checkpoint != "":
+		dir, err := p.checkpointDir(m.Checkpoint)
+		if err != nil {
+			p.violateLocked(err)
+			return false
+		}
+		ev.CheckpointDir = dir
+	}
+	p.saveAsked = false
+	p.connWaiting = true
+	p.saving = false
+	p.emitLocked(ev, fromSocket)
+	return true
+}
+
+// resultEvent turns a report into an EventResult.
+func (p *proc) resultEvent(m wire.Message) (hone.Event, error) {
+	ev := hone.Event{Kind: hone.EventResult, Metrics: m.Metrics, Done: m.Done || trial.IsDone(m.Metrics)}
+	if m.Checkpoint != "" {
+		dir, err := p.checkpointDir(m.Checkpoint)
+		if err != nil {
+			return hone.Event{}, err
+		}
+		ev.CheckpointDir = dir
+	}
+	return ev, nil
+}
+
+// checkpointDir checks that a reported checkpoint is a directory inside
+// the staging directory and returns its clean absolute path. A relative
+// path is taken from the trial's working directory.
+func (p *proc) checkpointDir(path string) (string, error) {
+	abs := path
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(p.e.workDir, abs)
+	}
+	abs = filepath.Clean(abs)
+	if !inside(p.staging, abs) {
+		return "", fmt.Errorf("checkpoint %s is not inside %s (%s)", abs, wire.EnvStagingDir, p.staging)
+	}
+	fi, err := os.Lstat(abs)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", fmt.Errorf("checkpoint %s does not exist", abs)
+	case err != nil:
+		return "", fmt.Errorf("checkpoint: %w", err)
+	case fi.Mode()&os.ModeSymlink != 0:
+		return "", fmt.Errorf("checkpoint %s is a symbolic link, not a directory", abs)
+	case !fi.IsDir():
+		return "", fmt.Errorf("checkpoint %s is not a directory", abs)
+	}
+	// A symbolic link among its parents could lead out of the staging
+	// directory.
+	real, err1 := filepath.EvalSymlinks(abs)
+	realStaging, err2 := filepath.EvalSymlinks(p.staging)
+	if err1 != nil || err2 != nil || !inside(realStaging, real) {
+		return "", fmt.Errorf("checkpoint %s leads outside %s (%s)", abs, wire.EnvStagingDir, p.staging)
+	}
+	return abs, nil
+}
+
+// inside reports whether path is strictly inside dir (both clean and
+// absolute).
+func inside(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// violateLocked fails the trial for breaking the protocol: it tells the
+// trial why, closes the connection and kills the process group, after a
+// moment in which the trial may report the error and exit by itself. The
+// first violation counts.
+func (p *proc) violateLocked(err error) {
+	if p.violation != nil {
+		return
+	}
+	p.violation = err
+	if p.conn == nil {
+		p.signal(syscall.SIGKILL)
+		return
+	}
+	p.writeLocked(wire.Message{Type: wire.TypeError, Message: err.Error()})
+	p.conn.Close()
+	p.escalateLocked(escalation{after: min(violationGrace, p.e.opts.StopGrace), sig: syscall.SIGKILL})
+}
+
+// writeLocked sends m to the trial. Errors are ignored: a trial that
+// cannot be written to is ending, and its end is reported.
+func (p *proc) writeLocked(m wire.Message) {
+	if p.conn == nil || (p.violation != nil && m.Type != wire.TypeError) {
+		return
+	}
+	b, err := wire.Encode(m)
+	if err != nil {
+		return
+	}
+	_ = p.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+	_, _ = p.conn.Write(b)
+}
+
+// connOK reports whether directives can still reach the trial.
+func (p *proc) connOK() bool {
+	return p.conn != nil && p.violation == nil && !p.finished
+}
+
+// emitLocked queues ev for the runner, which then owes a directive.
+func (p *proc) emitLocked(ev hone.Event, src source) {
+	p.e.pushLocked(p, ev)
+	p.waiting = true
+	p.waitSrc = src
+}
+
+// pumpLocked emits the next pending event when the runner has answered
+// the previous one, and the exit once everything before it is answered.
+func (p *proc) pumpLocked() {
+	if !p.waiting && !p.saving && !p.stopping && len(p.outbox) > 0 {
+		next := p.outbox[0]
+		p.outbox[0] = pending{}
+		p.outbox = p.outbox[1:]
+		p.emitLocked(next.ev, next.src)
+	}
+	if p.finished && !p.waiting && !p.saving && len(p.outbox) == 0 && !p.exitQueued {
+		p.exitQueued = true
+		p.e.running--
+		p.e.pushLocked(p, hone.Event{Kind: hone.EventExited, Err: p.exitErr})
+	}
+}
+
+// answerLocked carries out DirectContinue or DirectSave for the event the
+// trial waits on.
+func (p *proc) answerLocked(d hone.Directive) {
+	p.waiting = false
+	fromSock := p.waitSrc == fromSocket
+	switch {
+	case d == hone.DirectContinue:
+		if fromSock && p.connOK() {
+			p.writeLocked(wire.Message{Type: wire.TypeDirective, Action: wire.ActionContinue})
+			p.connWaiting = false
+		}
+	case fromSock && p.canSave && p.connOK():
+		p.writeLocked(wire.Message{Type: wire.TypeDirective, Action: wire.ActionCheckpoint})
+		p.connWaiting = false
+		p.saveAsked = true
+		p.saving = true
+		return
+	default:
+		// The trial cannot save on demand (or its process is gone):
+		// hone answers for it, and it waits for another directive.
+		ev := hone.Event{Kind: hone.EventSaved}
+		if fromSock && p.canSave {
+			ev.Err = errors.New("cannot save: the trial process has ended")
+		}
+		p.emitLocked(ev, p.waitSrc)
+		return
+	}
+	p.pumpLocked()
+}
+
+// stopLocked stops the trial: its pending and queued events are dropped
+// (their staged directories are returned), and the process is told to stop
+// or terminated.
+func (p *proc) stopLocked() []string {
+	if p.stopping || p.exitQueued {
+		return nil
+	}
+	p.stopping = true
+	p.waiting = false
+	p.saving = false
+	var dropped []string
+	for _, pe := range p.outbox {
+		if pe.ev.CheckpointDir != "" {
+			dropped = append(dropped, pe.ev.CheckpointDir)
+		}
+	}
+	p.outbox = nil
+	dropped = append(dropped, p.e.dropQueuedLocked(p)...)
+	grace := p.e.opts.StopGrace
+	switch {
+	case p.finished:
+	case p.connOK() && p.connWaiting:
+		p.stopSent = true
+		p.connWaiting = false
+		p.writeLocked(stopDirective)
+		p.escalateLocked(escalation{after: min(maxStopWait, grace), sig: syscall.SIGTERM})
+	default:
+		p.signal(syscall.SIGTERM)
+		p.escalateLocked(escalation{after: grace, sig: syscall.SIGKILL})
+	}
+	p.pumpLocked()
+	return dropped
+}
+
+// escalateLocked asks the supervisor for a delayed signal.
+func (p *proc) escalateLocked(esc escalation) {
+	select {
+	case p.escalate <- esc:
+	default: // cannot happen: at most one stop and one violation
+	}
+}
+
+// killLocked kills the process group at once (Close).
+func (p *proc) killLocked() {
+	p.signal(syscall.SIGKILL)
+}

@@ -1,0 +1,143 @@
+package spec
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"runtime"
+	"time"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/callback"
+	"github.com/hone-tune/hone/progress"
+	"github.com/hone-tune/hone/runner"
+	"github.com/hone-tune/hone/search"
+	"github.com/hone-tune/hone/stopper"
+)
+
+// Plan is a spec made runnable: the experiment, the runner options and how
+// each trial's process starts. The caller makes the executor from Process
+// (cmd/hone uses the process executor), sets Options.Executor, runs or
+// resumes, and then calls Close.
+type Plan struct {
+	Experiment *hone.Experiment
+	// Options has Dir, Pool and StopGrace set; Executor is left nil.
+	Options runner.Options
+	Process Process
+	files   *callback.TrialFiles
+}
+
+// Process says how each trial's process is started.
+type Process struct {
+	Command   []string      // argv
+	Env       []string      // "K=V", sorted, added to the environment
+	Dir       string        // the working directory (absolute)
+	StopGrace time.Duration // from asking a trial to stop to killing it
+	GPUs      int           // the machine's GPUs, handed out to trials
+}
+
+// minStopGrace is the least time an interrupted experiment waits for its
+// trials to save and stop.
+const minStopGrace = 30 * time.Second
+
+// Build turns a valid spec into a Plan for the experiment directory dir.
+// The experiment writes the per-trial files (callback.TrialFiles) under dir
+// and, if stdout is not nil, a progress table to stdout. Build validates s
+// first and returns the same Errors as Validate. It also fails when a trial
+// needs more CPUs than the machine has.
+func Build(s *Spec, dir string, stdout io.Writer) (*Plan, error) {
+	c := &collector{file: s.file, lines: s.lines}
+	sr, sc := s.check(c)
+	if err := c.result(); err != nil {
+		return nil, err
+	}
+	pool := hone.Resources{
+		CPU:    float64(runtime.NumCPU()),
+		GPU:    float64(s.GPUs),
+		Custom: maps.Clone(s.CustomResources),
+	}
+	if s.Resources.CPU > pool.CPU {
+		c.errorf("resources.cpu", "each trial needs %s CPUs but this machine has %d", formatNum(s.Resources.CPU), runtime.NumCPU())
+		return nil, c.result()
+	}
+	if s.Searcher.MaxConcurrent > 0 {
+		sr = search.Limit(sr, s.Searcher.MaxConcurrent)
+	}
+	files := callback.NewTrialFiles(dir)
+	callbacks := []hone.Callback{files}
+	if stdout != nil {
+		var opts []progress.Option
+		if s.Metric != "" {
+			opts = append(opts, progress.WithMetric(s.Metric, s.Mode))
+		}
+		callbacks = append(callbacks, progress.New(stdout, opts...))
+	}
+	exp := &hone.Experiment{
+		Name:                s.Name,
+		Trainable:           s.Trainable,
+		Metric:              s.Metric,
+		Mode:                s.Mode,
+		Searcher:            sr,
+		Scheduler:           sc,
+		Stoppers:            s.stoppers(),
+		MaxConcurrentTrials: s.MaxConcurrentTrials,
+		Resources:           s.Resources,
+		Checkpoint:          s.Checkpoint,
+		Failure:             s.Failure,
+		TimeBudget:          s.Stop.TimeBudget,
+		Seed:                s.Seed,
+		Callbacks:           callbacks,
+	}
+	if err := exp.Validate(); err != nil {
+		return nil, fmt.Errorf("build experiment: %w", err)
+	}
+	env := make([]string, 0, len(s.Env))
+	for _, k := range sortedKeys(s.Env) {
+		env = append(env, k+"="+s.Env[k])
+	}
+	return &Plan{
+		Experiment: exp,
+		Options: runner.Options{
+			Dir:       dir,
+			Pool:      pool,
+			StopGrace: max(minStopGrace, 2*s.StopGrace),
+		},
+		Process: Process{
+			Command:   append([]string(nil), s.Command...),
+			Env:       env,
+			Dir:       s.WorkingDir,
+			StopGrace: s.StopGrace,
+			GPUs:      s.GPUs,
+		},
+		files: files,
+	}, nil
+}
+
+// Close flushes and closes the per-trial files and returns the first error
+// met while writing them.
+func (p *Plan) Close() error {
+	if err := p.files.Close(); err != nil {
+		return fmt.Errorf("trial files: %w", err)
+	}
+	return nil
+}
+
+// stoppers returns the stop conditions as hone.Stoppers, in a fixed order:
+// the iteration limit, the thresholds as written, the plateau.
+func (s *Spec) stoppers() []hone.Stopper {
+	var out []hone.Stopper
+	if n := s.Stop.TrainingIteration; n > 0 {
+		out = append(out, stopper.MaxIterations(n))
+	}
+	for _, th := range s.Stop.Thresholds {
+		out = append(out, stopper.Threshold{Field: th.Field, Value: th.Value, Mode: th.Mode})
+	}
+	if pl := s.Stop.Plateau; pl != nil {
+		metric := pl.Metric
+		if metric == "" {
+			metric = s.Metric
+		}
+		out = append(out, &stopper.Plateau{Metric: metric, Std: pl.Std, NumResults: pl.NumResults, GracePeriod: pl.GracePeriod})
+	}
+	return out
+}

@@ -1,0 +1,284 @@
+package spec
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/space"
+)
+
+// Validate checks every value of s and returns all problems at once as an
+// Errors value, or nil. For a spec from Parse the errors carry the lines of
+// the offending keys. Validate builds the searcher and the scheduler to
+// check them (cheaply, and without side effects) unless something else is
+// already wrong.
+func (s *Spec) Validate() error {
+	c := &collector{file: s.file, lines: s.lines}
+	s.check(c)
+	return c.result()
+}
+
+// check validates s, recording problems in c, and returns the plugins it
+// built (nil if anything is wrong).
+func (s *Spec) check(c *collector) (hone.Searcher, hone.Scheduler) {
+	s.checkName(c)
+	if s.Storage == "" {
+		c.errorf("storage", "must not be empty")
+	}
+	if s.Mode != "" && !s.Mode.Valid() {
+		c.errorf("mode", "allowed values are min and max, got %q", s.Mode)
+	}
+	if s.Mode != "" && s.Metric == "" && !c.has("metric") {
+		c.errorf("mode", "is set but metric is empty: name the metric to minimize or maximize")
+	}
+	if s.NumSamples < -1 || s.NumSamples == 0 {
+		c.errorf("num_samples", "must be -1 (until a stop condition ends the experiment) or >= 1, got %d", s.NumSamples)
+	}
+	if !c.has("search_space") {
+		if err := s.SearchSpace.Validate(); err != nil {
+			c.errorf("search_space", "%s", strings.TrimPrefix(err.Error(), "space: "))
+		}
+		for i, p := range s.PointsToEvaluate {
+			s.checkPoint(c, s.SearchSpace, p, index("points_to_evaluate", i))
+		}
+	}
+	s.checkStop(c)
+	s.checkResources(c)
+	if s.MaxConcurrentTrials < 0 {
+		c.errorf("max_concurrent_trials", "must be >= 0 (0 = as many as resources allow), got %d", s.MaxConcurrentTrials)
+	}
+	if s.Searcher.MaxConcurrent < 0 {
+		c.errorf("searcher.max_concurrent", "must be >= 0 (0 = no limit), got %d", s.Searcher.MaxConcurrent)
+	}
+	cp := s.Checkpoint
+	if cp.NumToKeep < 0 {
+		c.errorf("checkpoint.num_to_keep", "must be >= 1, or 0 to keep all, got %d", cp.NumToKeep)
+	}
+	if cp.ScoreOrder != "" && !cp.ScoreOrder.Valid() {
+		c.errorf("checkpoint.score_order", "allowed values are max and min, got %q", cp.ScoreOrder)
+	}
+	if cp.Frequency < 0 {
+		c.errorf("checkpoint.frequency", "must be >= 0 (0 = never on schedule), got %d", cp.Frequency)
+	}
+	if s.Failure.MaxFailures < -1 {
+		c.errorf("failure.max_failures", "must be -1 (retry without limit), 0 (never retry) or a positive count, got %d", s.Failure.MaxFailures)
+	}
+	s.checkCommand(c)
+	if s.StopGrace <= 0 {
+		c.errorf("stop_grace", "must be > 0, got %v", s.StopGrace)
+	}
+	if s.GPUs < 0 {
+		c.errorf("gpus", "must be >= 0, got %d", s.GPUs)
+	}
+
+	// Plugins: their parameters are always checked; they are built only
+	// when the rest of the spec, which they depend on, is valid.
+	clean := len(c.errs) == 0
+	buildSearcher := s.readSearcher(c)
+	buildScheduler := s.readScheduler(c)
+	if !clean || len(c.errs) > 0 || buildSearcher == nil || buildScheduler == nil {
+		return nil, nil
+	}
+	sr, err := buildSearcher(s)
+	if err != nil {
+		c.errorf("searcher", "%s", pluginError(s.Searcher.Name, err))
+	}
+	sc, err := buildScheduler(s)
+	if err != nil {
+		c.errorf("scheduler", "%s", pluginError(s.Scheduler.Name, err))
+	}
+	if len(c.errs) > 0 {
+		return nil, nil
+	}
+	return sr, sc
+}
+
+// pluginError renders a plugin's construction error once prefixed with its
+// name (plugins often prefix their errors with their package name already).
+func pluginError(name string, err error) string {
+	msg := err.Error()
+	if strings.HasPrefix(msg, name+": ") {
+		return msg
+	}
+	return name + ": " + msg
+}
+
+func (s *Spec) checkName(c *collector) {
+	switch n := s.Name; {
+	case n == "":
+		c.errorf("name", "must not be empty")
+	case n == "." || n == "..":
+		c.errorf("name", "%q cannot name a directory; choose another name", n)
+	case strings.ContainsAny(n, "/\\\x00"):
+		c.errorf("name", "names a directory under storage, so it cannot contain a slash, got %q", n)
+	}
+}
+
+// checkPoint reports keys of a point that the search space does not have.
+// Keys under a domain or a constant are not checked: the point replaces it
+// whole.
+func (s *Spec) checkPoint(c *collector, sp map[string]any, point map[string]any, path string) {
+	keys := make([]string, 0, len(point))
+	for k := range point {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		p := join(path, k)
+		sv, ok := sp[k]
+		if !ok {
+			have := make([]string, 0, len(sp))
+			for k := range sp {
+				have = append(have, k)
+			}
+			msg := "not in search_space"
+			if near := closest(k, have); near != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", near)
+			}
+			if len(have) > 0 {
+				msg += "; search_space has: " + strings.Join(sorted(have), ", ")
+			}
+			c.errorf(p, "%s", msg)
+			continue
+		}
+		sub, isSub := asMap(sv)
+		pv, isMap := point[k].(map[string]any)
+		if isSub && isMap {
+			s.checkPoint(c, sub, pv, p)
+		}
+	}
+}
+
+func asMap(v any) (map[string]any, bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		return x, true
+	case space.Space:
+		return x, true
+	}
+	return nil, false
+}
+
+func (s *Spec) checkStop(c *collector) {
+	st := s.Stop
+	if st.TrainingIteration < 0 {
+		c.errorf("stop."+hone.FieldTrainingIteration, "must be >= 1, got %d", st.TrainingIteration)
+	}
+	for _, th := range st.Thresholds {
+		p := join("stop", th.Field)
+		if math.IsNaN(th.Value) || math.IsInf(th.Value, 0) {
+			c.errorf(p, "must be a finite number, got %v", th.Value)
+		}
+		if th.Mode != hone.Min && th.Mode != hone.Max {
+			c.errorf(p, "threshold mode must be min or max, got %q", th.Mode)
+		}
+		if th.Field == "" {
+			c.errorf("stop", "a threshold needs a result field")
+		}
+	}
+	if st.TimeBudget < 0 {
+		c.errorf("stop."+stopTimeBudget, "must be > 0 (seconds), got %v", st.TimeBudget.Seconds())
+	}
+	if pl := st.Plateau; pl != nil {
+		p := "stop." + stopPlateau
+		if pl.Metric == "" && s.Metric == "" && !c.has(p+".metric") {
+			c.errorf(p+".metric", "required when the experiment has no metric")
+		}
+		if pl.Std < 0 {
+			c.errorf(p+".std", "must be >= 0, got %s", formatNum(pl.Std))
+		}
+		if pl.NumResults < 2 {
+			c.errorf(p+".num_results", "must be >= 2, got %d", pl.NumResults)
+		}
+		if pl.GracePeriod < 0 {
+			c.errorf(p+".grace_period", "must be >= 0, got %d", pl.GracePeriod)
+		}
+	}
+}
+
+func (s *Spec) checkResources(c *collector) {
+	r := s.Resources
+	nonNeg := func(path string, v float64) bool {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			c.errorf(path, "must be a finite number >= 0, got %s", formatNum(v))
+			return false
+		}
+		return true
+	}
+	nonNeg("resources.cpu", r.CPU)
+	switch {
+	case !nonNeg("resources.gpu", r.GPU):
+	case r.GPU != math.Trunc(r.GPU):
+		c.errorf("resources.gpu", "must be a whole number: each trial gets GPUs of its own, got %s", formatNum(r.GPU))
+	case s.GPUs >= 0 && r.GPU > float64(s.GPUs):
+		c.errorf("resources.gpu", "each trial needs %s GPU(s) but gpus, the number the machine has, is %d", formatNum(r.GPU), s.GPUs)
+	}
+	if r.Memory < 0 {
+		c.errorf("resources.memory", "must be >= 0, got %d", r.Memory)
+	}
+	for _, k := range sortedKeys(r.Custom) {
+		p := join("resources.custom", k)
+		if !nonNeg(p, r.Custom[k]) {
+			continue
+		}
+		have, ok := s.CustomResources[k]
+		switch {
+		case !ok && r.Custom[k] > 0:
+			c.errorf(p, "the machine offers no %q; say how much it has under custom_resources", k)
+		case ok && r.Custom[k] > have:
+			c.errorf(p, "each trial needs %s but custom_resources.%s is %s", formatNum(r.Custom[k]), k, formatNum(have))
+		}
+	}
+	for _, k := range sortedKeys(s.CustomResources) {
+		nonNeg(join("custom_resources", k), s.CustomResources[k])
+	}
+}
+
+func (s *Spec) checkCommand(c *collector) {
+	if len(s.Command) == 0 {
+		if !c.has("command") {
+			c.errorf("command", "required: the program each trial runs and its arguments, as a list, e.g. [python3, train.py]")
+		}
+	} else if s.Command[0] == "" {
+		c.errorf("command[0]", "the program name must not be empty")
+	}
+	for _, k := range sortedKeys(s.Env) {
+		p := join("env", k)
+		switch {
+		case k == "" || strings.ContainsAny(k, "=\x00"):
+			c.errorf(p, "not a valid environment variable name")
+		case strings.HasPrefix(k, "HONE_"):
+			c.errorf(p, "hone sets %s for each trial; choose another name", k)
+		case strings.ContainsRune(s.Env[k], 0):
+			c.errorf(p, "the value must not contain a NUL byte")
+		}
+	}
+	if !c.has("working_dir") {
+		fi, err := os.Stat(s.WorkingDir)
+		switch {
+		case s.WorkingDir == "":
+			c.errorf("working_dir", "must not be empty")
+		case err != nil:
+			c.errorf("working_dir", "%s: no such directory", s.WorkingDir)
+		case !fi.IsDir():
+			c.errorf("working_dir", "%s is not a directory", s.WorkingDir)
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// formatNum renders a number the way it is usually written: 1, 0.5, 1e-05.
+func formatNum(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

@@ -1,0 +1,249 @@
+package spec
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Error is one problem with a spec. Its text names the file, the line, the
+// key path and what is wrong, e.g.
+//
+//	experiment.yaml:12: scheduler.reduction_factor: must be > 1, got 1
+type Error struct {
+	File string // the spec file's name as given to Parse or Load; may be ""
+	Line int    // 1-based line of the offending key or value; 0 if unknown
+	Path string // dotted key path, with [i] for list elements; "" for the whole document
+	Msg  string
+
+	col int // for ordering errors on one line
+}
+
+// Error renders the problem as FILE:LINE: PATH: MSG, leaving out the parts
+// that are unknown.
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		if e.Line > 0 {
+			fmt.Fprintf(&b, ":%d", e.Line)
+		}
+		b.WriteString(": ")
+	} else if e.Line > 0 {
+		fmt.Fprintf(&b, "line %d: ", e.Line)
+	}
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Errors is every problem found in a spec, ordered by line. Parse, Load and
+// Spec.Validate return all of them at once as an Errors value.
+type Errors []*Error
+
+// Error renders one problem per line.
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap returns the problems, so errors.As finds a single *Error too.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// pos is a position in a spec file.
+type pos struct{ line, col int }
+
+func posOf(n *yaml.Node) pos { return pos{n.Line, n.Column} }
+
+// collector gathers the errors of one Parse or Validate. lines maps the
+// key paths seen while decoding to their positions, so that errors found
+// later, on decoded values, still point at the right line.
+type collector struct {
+	file    string
+	lines   map[string]pos
+	errs    Errors
+	visited int // values decoded, against maxNodes
+}
+
+// posOf returns the position of path, or of its nearest recorded ancestor,
+// or the zero pos.
+func (c *collector) posOf(path string) pos {
+	for p := path; ; {
+		if l, ok := c.lines[p]; ok {
+			return l
+		}
+		if p == "" {
+			return pos{}
+		}
+		p = parentPath(p)
+	}
+}
+
+// parentPath strips the last component of a key path: "a.b[2]" → "a.b",
+// "a.b" → "a", "a" → "".
+func parentPath(p string) string {
+	if strings.HasSuffix(p, "]") {
+		if i := strings.LastIndexByte(p, '['); i >= 0 {
+			return p[:i]
+		}
+	}
+	if i := strings.LastIndexByte(p, '.'); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+// errorf records a problem at path, on the line recorded for it.
+func (c *collector) errorf(path, format string, args ...any) {
+	at := c.posOf(path)
+	c.errs = append(c.errs, &Error{File: c.file, Line: at.line, col: at.col, Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// nodeErrorf records a problem at path, on n's line.
+func (c *collector) nodeErrorf(n *yaml.Node, path, format string, args ...any) {
+	var at pos
+	if n != nil {
+		at = posOf(n)
+	}
+	if at.line == 0 {
+		at = c.posOf(path)
+	}
+	c.errs = append(c.errs, &Error{File: c.file, Line: at.line, col: at.col, Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// has reports whether an error was recorded at path or under it.
+func (c *collector) has(path string) bool {
+	for _, e := range c.errs {
+		if e.Path == path || strings.HasPrefix(e.Path, path+".") || strings.HasPrefix(e.Path, path+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+// result returns the errors sorted by line (errors without a line last),
+// or nil.
+func (c *collector) result() error {
+	if len(c.errs) == 0 {
+		return nil
+	}
+	es := slices.Clone(c.errs)
+	slices.SortStableFunc(es, func(a, b *Error) int {
+		if (a.Line == 0) != (b.Line == 0) {
+			if a.Line == 0 {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.col, b.col))
+	})
+	return es
+}
+
+// join renders a key path from a parent path and a key.
+func join(parent, key string) string {
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+// index renders the path of a list element.
+func index(parent string, i int) string { return fmt.Sprintf("%s[%d]", parent, i) }
+
+// unknownKey renders the message for a key that is not allowed, with a
+// suggestion when one allowed key is close.
+func unknownKey(key string, allowed []string) string {
+	msg := "unknown key"
+	if s := closest(key, allowed); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	if len(allowed) == 0 {
+		return msg + "; this section takes no keys"
+	}
+	return msg + "; allowed keys: " + strings.Join(sorted(allowed), ", ")
+}
+
+// unknownName renders the message for an unknown plugin name.
+func unknownName(kind, name string, known []string) string {
+	msg := fmt.Sprintf("unknown %s %q", kind, name)
+	if s := closest(name, known); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return msg + "; known: " + strings.Join(sorted(known), ", ")
+}
+
+func sorted(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
+}
+
+// closest returns the candidate nearest to s by edit distance, if it is
+// near enough to be a likely misspelling (at most a third of the longer
+// string's length, and at most 3 edits); failing that, the only candidate
+// that s (of 4 bytes or more) starts, as "grace" starts "grace_period";
+// else "". Case is ignored.
+func closest(s string, candidates []string) string {
+	best, bestD := "", 0
+	ls := strings.ToLower(s)
+	var prefixOf []string
+	for _, c := range candidates {
+		lc := strings.ToLower(c)
+		d := editDistance(ls, lc)
+		limit := min(3, max(1, max(len(s), len(c))/3))
+		if d <= limit && (best == "" || d < bestD) {
+			best, bestD = c, d
+		}
+		if len(ls) >= 4 && strings.HasPrefix(lc, ls) {
+			prefixOf = append(prefixOf, c)
+		}
+	}
+	if best == "" && len(prefixOf) == 1 {
+		return prefixOf[0]
+	}
+	return best
+}
+
+// editDistance is the optimal-string-alignment distance between a and b:
+// the fewest insertions, deletions, substitutions and swaps of adjacent
+// bytes that turn one into the other.
+func editDistance(a, b string) int {
+	// d[i][j] is the distance between a[:i] and b[:j]; three rows suffice.
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,275 @@
+package spec
+
+import (
+	"errors"
+	"slices"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/scheduler/asha"
+	"github.com/hone-tune/hone/scheduler/fifo"
+	"github.com/hone-tune/hone/search/random"
+)
+
+// SearcherPlugin is one entry of the searcher table.
+type SearcherPlugin struct {
+	// Doc says in one line what the searcher does.
+	Doc string
+	// Read reads the searcher's parameters from p, reporting bad values
+	// with p.Errorf, and returns the function that builds the searcher for
+	// a valid spec, or nil after reporting a bad parameter. Read must ask p
+	// for every parameter the searcher knows, on every call: a key it did
+	// not ask for is reported as unknown. The
+	// builder may be called several times (validation, then each run) and
+	// must return a fresh searcher each time.
+	Read func(p *Params) func(s *Spec) (hone.Searcher, error)
+}
+
+// SchedulerPlugin is one entry of the scheduler table. Its fields mean
+// what SearcherPlugin's do.
+type SchedulerPlugin struct {
+	Doc  string
+	Read func(p *Params) func(s *Spec) (hone.Scheduler, error)
+}
+
+// searchers is the searcher table: every name a spec may give under
+// searcher.name.
+var searchers = map[string]SearcherPlugin{
+	"random": {
+		Doc:  "random and grid search: num_samples samples of the space, each expanding every grid domain (Ray Tune's BasicVariantGenerator)",
+		Read: readRandom,
+	},
+	"grid": {
+		Doc:  "the random searcher under another name: grid domains are enumerated, other domains sampled",
+		Read: readRandom,
+	},
+}
+
+// schedulers is the scheduler table: every name a spec may give under
+// scheduler.name.
+var schedulers = map[string]SchedulerPlugin{
+	"fifo": {
+		Doc:  "first in, first out: every trial runs to its end, oldest first",
+		Read: readFIFO,
+	},
+	"asha": {
+		Doc:  "asynchronous successive halving: stops trials below the top 1/reduction_factor at each rung (Ray Tune's ASHAScheduler)",
+		Read: readASHA,
+	},
+}
+
+// Searchers returns the known searcher names, sorted, and their docs.
+func Searchers() (names []string, docs map[string]string) {
+	docs = map[string]string{}
+	for n, p := range searchers {
+		docs[n] = p.Doc
+	}
+	return sortedKeys(docs), docs
+}
+
+// Schedulers returns the known scheduler names, sorted, and their docs.
+func Schedulers() (names []string, docs map[string]string) {
+	docs = map[string]string{}
+	for n, p := range schedulers {
+		docs[n] = p.Doc
+	}
+	return sortedKeys(docs), docs
+}
+
+// readRandom reads no parameter: the random searcher is configured by the
+// top-level search_space, num_samples, points_to_evaluate and seed.
+func readRandom(*Params) func(s *Spec) (hone.Searcher, error) {
+	return func(s *Spec) (hone.Searcher, error) {
+		return random.New(s.SearchSpace, s.NumSamples, s.PointsToEvaluate, s.Seed)
+	}
+}
+
+// readFIFO reads no parameter.
+func readFIFO(*Params) func(s *Spec) (hone.Scheduler, error) {
+	return func(*Spec) (hone.Scheduler, error) { return fifo.New(), nil }
+}
+
+// readASHA reads ASHA's parameters: metric and mode (default: the
+// experiment's), time_attr, max_t, grace_period, reduction_factor, brackets
+// and stop_last_trials, with Ray Tune's defaults.
+func readASHA(p *Params) func(s *Spec) (hone.Scheduler, error) {
+	def := asha.DefaultConfig()
+	cfg := asha.Config{
+		Metric:          p.String("metric", ""),
+		Mode:            hone.Mode(p.String("mode", "")),
+		TimeAttr:        p.String("time_attr", def.TimeAttr),
+		MaxT:            p.Float("max_t", def.MaxT),
+		GracePeriod:     p.Float("grace_period", def.GracePeriod),
+		ReductionFactor: p.Float("reduction_factor", def.ReductionFactor),
+		Brackets:        p.Int("brackets", def.Brackets),
+		StopLastTrials:  p.Bool("stop_last_trials", def.StopLastTrials),
+	}
+	ok := true
+	check := func(bad bool, key, format string, args ...any) {
+		if bad {
+			p.Errorf(key, format, args...)
+			ok = false
+		}
+	}
+	check(cfg.Mode != "" && !cfg.Mode.Valid(), "mode", "allowed values are min and max, got %q", cfg.Mode)
+	check(cfg.TimeAttr == "", "time_attr", "must not be empty")
+	check(cfg.GracePeriod <= 0, "grace_period", "must be > 0, got %s", formatNum(cfg.GracePeriod))
+	check(cfg.MaxT <= 0, "max_t", "must be > 0, got %s", formatNum(cfg.MaxT))
+	check(cfg.MaxT > 0 && cfg.GracePeriod > 0 && cfg.MaxT < cfg.GracePeriod, "max_t",
+		"must be >= grace_period (%s), got %s", formatNum(cfg.GracePeriod), formatNum(cfg.MaxT))
+	check(cfg.ReductionFactor <= 1, "reduction_factor", "must be > 1, got %s", formatNum(cfg.ReductionFactor))
+	check(cfg.Brackets < 1, "brackets", "must be >= 1, got %d", cfg.Brackets)
+	if !ok {
+		return nil
+	}
+	return func(s *Spec) (hone.Scheduler, error) {
+		if cfg.Metric == "" && s.Metric == "" {
+			return nil, errors.New("needs a metric to compare trials: set metric (at the top level, or in this section)")
+		}
+		return asha.New(cfg)
+	}
+}
+
+// readSearcher looks up the searcher and reads its parameters.
+func (s *Spec) readSearcher(c *collector) func(*Spec) (hone.Searcher, error) {
+	name, known := s.Searcher.Name, sortedKeys(searchers)
+	entry, ok := searchers[name]
+	if !ok {
+		c.errorf("searcher.name", "%s", unknownName("searcher", name, known))
+		return nil
+	}
+	p := newParams(c, "searcher", s.Searcher.Node, "name", "max_concurrent")
+	build := entry.Read(p)
+	p.finish()
+	return build
+}
+
+// readScheduler looks up the scheduler and reads its parameters.
+func (s *Spec) readScheduler(c *collector) func(*Spec) (hone.Scheduler, error) {
+	name, known := s.Scheduler.Name, sortedKeys(schedulers)
+	entry, ok := schedulers[name]
+	if !ok {
+		c.errorf("scheduler.name", "%s", unknownName("scheduler", name, known))
+		return nil
+	}
+	p := newParams(c, "scheduler", s.Scheduler.Node, "name")
+	build := entry.Read(p)
+	p.finish()
+	return build
+}
+
+// Params are a plugin's parameters: the keys of its section other than
+// name (and max_concurrent for searchers). A plugin's Read asks for each
+// parameter with a default; a parameter of the wrong type is reported, with
+// its line, and the default returned. Null values count as absent.
+type Params struct {
+	c        *collector
+	path     string
+	reserved []string
+	vals     map[string]pair
+	order    []string
+	asked    []string
+}
+
+func newParams(c *collector, path string, node *yaml.Node, reserved ...string) *Params {
+	p := &Params{c: c, path: path, reserved: reserved, vals: map[string]pair{}}
+	if node == nil {
+		return p
+	}
+	// Decoding reported malformed keys already; skip them quietly here.
+	node = deref(node)
+	for i := 0; node.Kind == yaml.MappingNode && i+1 < len(node.Content); i += 2 {
+		kn := deref(node.Content[i])
+		if kn == nil || kn.Kind != yaml.ScalarNode || kn.ShortTag() == "!!merge" {
+			continue
+		}
+		k := kn.Value
+		if _, dup := p.vals[k]; dup || slices.Contains(reserved, k) {
+			continue
+		}
+		p.vals[k] = pair{key: k, keyNode: kn, valNode: node.Content[i+1], path: join(path, k)}
+		p.order = append(p.order, k)
+	}
+	return p
+}
+
+// lookup marks key as known and returns its value node, if set.
+func (p *Params) lookup(key string) (pair, bool) {
+	if !slices.Contains(p.asked, key) {
+		p.asked = append(p.asked, key)
+	}
+	e, ok := p.vals[key]
+	if !ok || isNull(e.valNode) {
+		return pair{}, false
+	}
+	return e, true
+}
+
+// Has reports whether key is set (to something other than null).
+func (p *Params) Has(key string) bool {
+	_, ok := p.lookup(key)
+	return ok
+}
+
+// Int returns the integer parameter key, or def.
+func (p *Params) Int(key string, def int) int {
+	if e, ok := p.lookup(key); ok {
+		if v, ok := p.c.integer(e.valNode, e.path); ok {
+			return v
+		}
+	}
+	return def
+}
+
+// Float returns the numeric parameter key, or def.
+func (p *Params) Float(key string, def float64) float64 {
+	if e, ok := p.lookup(key); ok {
+		if v, ok := p.c.number(e.valNode, e.path); ok {
+			return v
+		}
+	}
+	return def
+}
+
+// Bool returns the boolean parameter key, or def.
+func (p *Params) Bool(key string, def bool) bool {
+	if e, ok := p.lookup(key); ok {
+		if v, ok := p.c.boolean(e.valNode, e.path); ok {
+			return v
+		}
+	}
+	return def
+}
+
+// String returns the string parameter key, or def.
+func (p *Params) String(key, def string) string {
+	if e, ok := p.lookup(key); ok {
+		if v, ok := p.c.str(e.valNode, e.path); ok {
+			return v
+		}
+	}
+	return def
+}
+
+// Errorf reports a problem with parameter key at its line, e.g.
+// p.Errorf("reduction_factor", "must be > 1, got %v", rf).
+func (p *Params) Errorf(key, format string, args ...any) {
+	path := join(p.path, key)
+	if e, ok := p.vals[key]; ok {
+		p.c.nodeErrorf(e.valNode, path, format, args...)
+		return
+	}
+	p.c.errorf(path, format, args...)
+}
+
+// finish reports every parameter Read did not ask for.
+func (p *Params) finish() {
+	allowed := append(slices.Clone(p.reserved), p.asked...)
+	for _, k := range p.order {
+		if !slices.Contains(p.asked, k) {
+			e := p.vals[k]
+			p.c.nodeErrorf(e.keyNode, e.path, "%s", unknownKey(k, allowed))
+		}
+	}
+}
