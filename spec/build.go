@@ -11,6 +11,7 @@ import (
 	"github.com/hone-tune/hone/callback"
 	"github.com/hone-tune/hone/progress"
 	"github.com/hone-tune/hone/runner"
+	"github.com/hone-tune/hone/scheduler/hyperband"
 	"github.com/hone-tune/hone/search"
 	"github.com/hone-tune/hone/stopper"
 )
@@ -60,7 +61,14 @@ func Build(s *Spec, dir string, stdout io.Writer) (*Plan, error) {
 		c.errorf("resources.cpu", "each trial needs %s CPUs but this machine has %d", formatNum(s.Resources.CPU), runtime.NumCPU())
 		return nil, c.result()
 	}
-	if s.Searcher.MaxConcurrent > 0 {
+	// HyperBand for BOHB tells the BOHB searcher of pauses, so paused
+	// trials do not count against its concurrency limit.
+	if ps, ok := sc.(interface{ SetPauser(hyperband.Pauser) }); ok {
+		if p, ok := sr.(hyperband.Pauser); ok {
+			ps.SetPauser(p)
+		}
+	}
+	if _, own := sr.(hyperband.Pauser); s.Searcher.MaxConcurrent > 0 && !own {
 		sr = search.Limit(sr, s.Searcher.MaxConcurrent)
 	}
 	files := callback.NewTrialFiles(dir)

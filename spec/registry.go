@@ -9,7 +9,11 @@ import (
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/scheduler/asha"
 	"github.com/hone-tune/hone/scheduler/fifo"
+	"github.com/hone-tune/hone/scheduler/hyperband"
+	"github.com/hone-tune/hone/scheduler/median"
+	"github.com/hone-tune/hone/search/bohb"
 	"github.com/hone-tune/hone/search/random"
+	"github.com/hone-tune/hone/search/tpe"
 )
 
 // SearcherPlugin is one entry of the searcher table.
@@ -44,6 +48,14 @@ var searchers = map[string]SearcherPlugin{
 		Doc:  "the random searcher under another name: grid domains are enumerated, other domains sampled",
 		Read: readRandom,
 	},
+	"tpe": {
+		Doc:  "tree-structured Parzen estimator: independent per-parameter densities of good and bad trials (Optuna's TPE)",
+		Read: readTPE,
+	},
+	"bohb": {
+		Doc:  "BOHB's KDE model, fed at each HyperBand milestone: use with scheduler hyperband_for_bohb",
+		Read: readBOHB,
+	},
 }
 
 // schedulers is the scheduler table: every name a spec may give under
@@ -56,6 +68,18 @@ var schedulers = map[string]SchedulerPlugin{
 	"asha": {
 		Doc:  "asynchronous successive halving: stops trials below the top 1/reduction_factor at each rung (Ray Tune's ASHAScheduler)",
 		Read: readASHA,
+	},
+	"hyperband": {
+		Doc:  "synchronous HyperBand: brackets pause trials at milestones and keep the best 1/reduction_factor",
+		Read: func(p *Params) func(*Spec) (hone.Scheduler, error) { return readHyperBand(p, false) },
+	},
+	"hyperband_for_bohb": {
+		Doc:  "HyperBand for BOHB: the most aggressive bracket first; milestones feed the bohb searcher",
+		Read: func(p *Params) func(*Spec) (hone.Scheduler, error) { return readHyperBand(p, true) },
+	},
+	"median": {
+		Doc:  "median stopping rule: stops trials whose best result is below the median of the others' running means",
+		Read: readMedian,
 	},
 }
 
@@ -271,5 +295,139 @@ func (p *Params) finish() {
 			e := p.vals[k]
 			p.c.nodeErrorf(e.keyNode, e.path, "%s", unknownKey(k, allowed))
 		}
+	}
+}
+
+// objective returns the plugin's metric and mode: its own, else the
+// experiment's.
+func objective(s *Spec, metric string, mode hone.Mode) (string, hone.Mode, error) {
+	if metric == "" {
+		metric = s.Metric
+	}
+	if mode == "" {
+		mode = s.Mode
+	}
+	if metric == "" {
+		return "", "", errors.New("needs a metric to compare trials: set metric (at the top level, or in this section)")
+	}
+	if mode == "" {
+		mode = hone.Min
+	}
+	return metric, mode, nil
+}
+
+// readTPE reads TPE's parameters: n_startup_trials, n_ei_candidates,
+// prior_weight, consider_endpoints.
+func readTPE(p *Params) func(s *Spec) (hone.Searcher, error) {
+	o := tpe.Options{
+		NStartupTrials:    p.Int("n_startup_trials", 10),
+		NEICandidates:     p.Int("n_ei_candidates", 24),
+		PriorWeight:       p.Float("prior_weight", 1),
+		ConsiderEndpoints: p.Bool("consider_endpoints", false),
+	}
+	if o.NStartupTrials < 0 {
+		p.Errorf("n_startup_trials", "must be >= 0, got %d", o.NStartupTrials)
+		return nil
+	}
+	if o.NEICandidates < 1 {
+		p.Errorf("n_ei_candidates", "must be >= 1, got %d", o.NEICandidates)
+		return nil
+	}
+	return func(s *Spec) (hone.Searcher, error) {
+		metric, mode, err := objective(s, "", "")
+		if err != nil {
+			return nil, err
+		}
+		o := o
+		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = metric, mode, s.NumSamples, s.Seed, s.PointsToEvaluate
+		return tpe.New(s.SearchSpace, o)
+	}
+}
+
+// readBOHB reads the BOHB searcher's parameters (HpBandSter's names):
+// min_points_in_model, top_n_percent, num_samples_kde, random_fraction,
+// bandwidth_factor, min_bandwidth; max_concurrent is the searcher's own.
+func readBOHB(p *Params) func(s *Spec) (hone.Searcher, error) {
+	def := bohb.DefaultOptions()
+	o := bohb.Options{
+		MinPointsInModel: p.Int("min_points_in_model", 0),
+		TopNPercent:      p.Int("top_n_percent", def.TopNPercent),
+		NumCandidates:    p.Int("num_samples_kde", def.NumCandidates),
+		RandomFraction:   p.Float("random_fraction", def.RandomFraction),
+		BandwidthFactor:  p.Float("bandwidth_factor", def.BandwidthFactor),
+		MinBandwidth:     p.Float("min_bandwidth", def.MinBandwidth),
+	}
+	if o.TopNPercent < 1 || o.TopNPercent > 99 {
+		p.Errorf("top_n_percent", "must be in [1, 99], got %d", o.TopNPercent)
+		return nil
+	}
+	if o.RandomFraction < 0 || o.RandomFraction > 1 {
+		p.Errorf("random_fraction", "must be in [0, 1], got %s", formatNum(o.RandomFraction))
+		return nil
+	}
+	if o.RandomFraction == 0 {
+		o.RandomFraction = -1 // bohb: a negative fraction means "never random once a model exists"
+	}
+	return func(s *Spec) (hone.Searcher, error) {
+		metric, mode, err := objective(s, "", "")
+		if err != nil {
+			return nil, err
+		}
+		o := o
+		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = metric, mode, s.NumSamples, s.Seed, s.PointsToEvaluate
+		o.MaxConcurrent = s.Searcher.MaxConcurrent
+		return bohb.New(s.SearchSpace, o)
+	}
+}
+
+// readHyperBand reads HyperBand's parameters: metric, mode, time_attr,
+// max_t, reduction_factor, stop_last_trials.
+func readHyperBand(p *Params, forBOHB bool) func(s *Spec) (hone.Scheduler, error) {
+	def := hyperband.DefaultConfig()
+	cfg := hyperband.Config{
+		Metric:          p.String("metric", ""),
+		Mode:            hone.Mode(p.String("mode", "")),
+		TimeAttr:        p.String("time_attr", def.TimeAttr),
+		MaxT:            p.Float("max_t", def.MaxT),
+		ReductionFactor: p.Float("reduction_factor", def.ReductionFactor),
+		StopLastTrials:  p.Bool("stop_last_trials", def.StopLastTrials),
+	}
+	if err := cfg.Validate(); err != nil {
+		p.Errorf("max_t", "%v", err)
+		return nil
+	}
+	return func(s *Spec) (hone.Scheduler, error) {
+		if _, _, err := objective(s, cfg.Metric, cfg.Mode); err != nil {
+			return nil, err
+		}
+		if forBOHB {
+			return hyperband.NewForBOHB(cfg, nil)
+		}
+		return hyperband.New(cfg)
+	}
+}
+
+// readMedian reads the median stopping rule's parameters: metric, mode,
+// time_attr, grace_period, min_samples_required, min_time_slice, hard_stop.
+func readMedian(p *Params) func(s *Spec) (hone.Scheduler, error) {
+	def := median.DefaultConfig()
+	cfg := median.Config{
+		Metric:             p.String("metric", ""),
+		Mode:               hone.Mode(p.String("mode", "")),
+		TimeAttr:           p.String("time_attr", def.TimeAttr),
+		GracePeriod:        p.Float("grace_period", def.GracePeriod),
+		MinSamplesRequired: p.Int("min_samples_required", def.MinSamplesRequired),
+		MinTimeSlice:       p.Float("min_time_slice", def.MinTimeSlice),
+		HardStop:           p.Bool("hard_stop", def.HardStop),
+	}
+	if err := cfg.Validate(); err != nil {
+		p.Errorf("grace_period", "%v", err)
+		return nil
+	}
+	return func(s *Spec) (hone.Scheduler, error) {
+		if _, _, err := objective(s, cfg.Metric, cfg.Mode); err != nil {
+			return nil, err
+		}
+		return median.New(cfg)
 	}
 }

@@ -481,6 +481,10 @@ func (s *Scheduler) choose(c hone.Control) *hone.Trial {
 	return nil
 }
 
+// SetPauser sets the searcher HyperBand for BOHB tells of pauses and
+// unpauses (for wiring by name, where the searcher is built separately).
+func (s *Scheduler) SetPauser(p Pauser) { s.pauser = p }
+
 // Brackets describes the brackets of every band, for tests and reports:
 // per bracket its s, capacity, live trials and current milestone.
 func (s *Scheduler) Brackets() [][]BracketInfo {
