@@ -94,8 +94,9 @@ type Scheduler interface {
 }
 
 // Control is what the controller gives schedulers: a read-only view of the
-// experiment and a small action API. It is valid only during the call it
-// was passed to.
+// experiment and a small action API. It may be kept and used later on the
+// controller's goroutine, e.g. in a SaveFuture continuation, never from
+// another goroutine.
 type Control interface {
 	// Trials returns every trial in creation order. Read only.
 	Trials() []*Trial
@@ -122,6 +123,11 @@ type Control interface {
 	// SetRestore makes t's next start restore from cp (which may belong to
 	// another trial) and pins cp until t has restored from it.
 	SetRestore(t *Trial, cp *Checkpoint)
+	// Pin keeps cp from retention until a matching Unpin (for a scheduler
+	// that may later hand cp to a trial, like PBT's donors).
+	Pin(cp *Checkpoint)
+	// Unpin releases one Pin of cp.
+	Unpin(cp *Checkpoint)
 	// Logf writes a line to the experiment log.
 	Logf(format string, args ...any)
 	// AppendLine appends line (a newline is added) to a text file, path

@@ -73,3 +73,6 @@ func (x control) AppendLine(path, line string) {
 func (x control) CopyFile(src, dst string) {
 	x.c.out = append(x.c.out, Action{Kind: ActCopy, Path: dst, Src: src})
 }
+
+func (x control) Pin(cp *hone.Checkpoint)   { x.c.pin(cp) }
+func (x control) Unpin(cp *hone.Checkpoint) { x.c.unpin(cp) }

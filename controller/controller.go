@@ -653,16 +653,27 @@ func (c *Controller) setRestore(t *hone.Trial, cp *hone.Checkpoint) {
 		return
 	}
 	t.RestoreFrom = cp
+	c.pin(cp)
+	c.unpin(old)
+}
+
+// pin keeps cp from retention until a matching unpin.
+func (c *Controller) pin(cp *hone.Checkpoint) {
 	if cp != nil {
 		c.pins[cp.Path]++
 	}
-	if old != nil {
-		c.pins[old.Path]--
-		if c.pins[old.Path] <= 0 {
-			delete(c.pins, old.Path)
-			if s := c.st[old.TrialID]; s != nil {
-				c.prune(s.mgr)
-			}
+}
+
+// unpin releases one pin of cp; the last one lets retention delete it.
+func (c *Controller) unpin(cp *hone.Checkpoint) {
+	if cp == nil || c.pins[cp.Path] <= 0 {
+		return
+	}
+	c.pins[cp.Path]--
+	if c.pins[cp.Path] == 0 {
+		delete(c.pins, cp.Path)
+		if s := c.st[cp.TrialID]; s != nil {
+			c.prune(s.mgr)
 		}
 	}
 }

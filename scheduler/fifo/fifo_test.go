@@ -30,6 +30,8 @@ func (view) SetConfig(*hone.Trial, hone.Config, string) {}
 func (view) SetRestore(*hone.Trial, *hone.Checkpoint)   {}
 func (view) Logf(string, ...any)                        {}
 func (view) AppendLine(string, string)                  {}
+func (view) Pin(*hone.Checkpoint)                       {}
+func (view) Unpin(*hone.Checkpoint)                     {}
 func (view) CopyFile(string, string)                    {}
 
 // TestChooseTrialToRun pins SEMANTICS §4 FIFO: oldest PENDING first, then

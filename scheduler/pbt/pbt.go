@@ -126,6 +126,7 @@ type trialState struct {
 	lastTrainTime   float64
 	lastPerturbTime float64
 	lastCheckpoint  *hone.SaveFuture
+	held            *hone.Checkpoint // pinned: what lastCheckpoint resolved to
 	lastIter        int
 }
 
@@ -334,8 +335,20 @@ func less(a, b float64) bool {
 func (s *Scheduler) checkpointOrExploit(c hone.Control, t *hone.Trial, lower, upper []*hone.Trial) bool {
 	st := s.state[t.ID]
 	if contains(upper, t) {
-		st.lastCheckpoint = c.ScheduleSave(t) // joins a save in flight
+		f := c.ScheduleSave(t) // joins a save in flight
+		st.lastCheckpoint = f
 		s.stats.Checkpoints++
+		// Hold a pin on the saved checkpoint while it is t's donor
+		// checkpoint, so retention cannot delete it before a lower trial
+		// clones it (Ray's bug with small num_to_keep).
+		f.Then(func(cp *hone.Checkpoint, _ error) {
+			if cp == nil || st.lastCheckpoint != f {
+				return
+			}
+			c.Pin(cp)
+			c.Unpin(st.held)
+			st.held = cp
+		})
 	} else {
 		st.lastCheckpoint = nil
 	}
@@ -444,14 +457,27 @@ func (s *Scheduler) ChooseTrialToRun(c hone.Control) *hone.Trial {
 	return best
 }
 
-// OnTrialComplete does nothing: finished trials leave the quantiles.
-func (s *Scheduler) OnTrialComplete(hone.Control, *hone.Trial, *hone.Result) {}
+// OnTrialComplete releases the pin on t's donor checkpoint: finished
+// trials leave the quantiles, so they are never donors again.
+func (s *Scheduler) OnTrialComplete(c hone.Control, t *hone.Trial, _ *hone.Result) { s.release(c, t) }
 
 // OnTrialError does nothing: a retried trial keeps its state.
 func (s *Scheduler) OnTrialError(hone.Control, *hone.Trial) {}
 
-// OnTrialRemove does nothing: finished trials leave the quantiles.
-func (s *Scheduler) OnTrialRemove(hone.Control, *hone.Trial) {}
+// OnTrialRemove releases the pin on t's donor checkpoint once t is
+// finished (a retried trial is removed and added again).
+func (s *Scheduler) OnTrialRemove(c hone.Control, t *hone.Trial) {
+	if t.Status.Finished() {
+		s.release(c, t)
+	}
+}
+
+func (s *Scheduler) release(c hone.Control, t *hone.Trial) {
+	if st := s.state[t.ID]; st != nil && st.held != nil {
+		c.Unpin(st.held)
+		st.held, st.lastCheckpoint = nil, nil
+	}
+}
 
 func contains(ts []*hone.Trial, t *hone.Trial) bool {
 	for _, x := range ts {
