@@ -28,5 +28,7 @@ PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s clients/python
 
 echo "== fuzz (short)"
 go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 30000x ./space/
+go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 30000x ./wire/
+go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 5000x ./spec/
 
 echo "all checks passed"
