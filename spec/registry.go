@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 
 	"gopkg.in/yaml.v3"
@@ -11,9 +12,11 @@ import (
 	"github.com/hone-tune/hone/scheduler/fifo"
 	"github.com/hone-tune/hone/scheduler/hyperband"
 	"github.com/hone-tune/hone/scheduler/median"
+	"github.com/hone-tune/hone/scheduler/pbt"
 	"github.com/hone-tune/hone/search/bohb"
 	"github.com/hone-tune/hone/search/random"
 	"github.com/hone-tune/hone/search/tpe"
+	"github.com/hone-tune/hone/space"
 )
 
 // SearcherPlugin is one entry of the searcher table.
@@ -80,6 +83,10 @@ var schedulers = map[string]SchedulerPlugin{
 	"median": {
 		Doc:  "median stopping rule: stops trials whose best result is below the median of the others' running means",
 		Read: readMedian,
+	},
+	"pbt": {
+		Doc:  "population based training: lower-quantile trials clone upper-quantile ones (checkpoint and explored config)",
+		Read: readPBT,
 	},
 }
 
@@ -430,4 +437,89 @@ func readMedian(p *Params) func(s *Spec) (hone.Scheduler, error) {
 		}
 		return median.New(cfg)
 	}
+}
+
+// readPBT reads PBT's parameters (Ray Tune's names): metric, mode,
+// time_attr, perturbation_interval, burn_in_period, quantile_fraction,
+// resample_probability, perturbation_factors, hyperparam_mutations, synch,
+// log_config, require_attrs. A mutation is a list (neighbours by index), a
+// search-space domain ({loguniform: [...]}, ...), or a nested map of those.
+func readPBT(p *Params) func(s *Spec) (hone.Scheduler, error) {
+	def := pbt.DefaultConfig()
+	cfg := pbt.Config{
+		Metric:               p.String("metric", ""),
+		Mode:                 hone.Mode(p.String("mode", "")),
+		TimeAttr:             p.String("time_attr", def.TimeAttr),
+		PerturbationInterval: p.Float("perturbation_interval", def.PerturbationInterval),
+		BurnInPeriod:         p.Float("burn_in_period", def.BurnInPeriod),
+		QuantileFraction:     p.Float("quantile_fraction", def.QuantileFraction),
+		ResampleProbability:  p.Float("resample_probability", def.ResampleProbability),
+		PerturbationFactors:  def.PerturbationFactors,
+		Synch:                p.Bool("synch", def.Synch),
+		LogConfig:            p.Bool("log_config", def.LogConfig),
+		RequireAttrs:         p.Bool("require_attrs", def.RequireAttrs),
+	}
+	if e, ok := p.lookup("perturbation_factors"); ok {
+		var fs []float64
+		if err := e.valNode.Decode(&fs); err != nil || len(fs) == 0 {
+			p.Errorf("perturbation_factors", "want a non-empty list of numbers, e.g. [1.2, 0.8]")
+			return nil
+		}
+		cfg.PerturbationFactors = fs
+	}
+	e, ok := p.lookup("hyperparam_mutations")
+	if !ok {
+		p.Errorf("hyperparam_mutations", "is required: the keys PBT perturbs, each a list or a domain")
+		return nil
+	}
+	var raw map[string]any
+	if err := e.valNode.Decode(&raw); err != nil {
+		p.Errorf("hyperparam_mutations", "want a map of key: list or domain, got %v", err)
+		return nil
+	}
+	muts, err := mutations(raw)
+	if err != nil {
+		p.Errorf("hyperparam_mutations", "%v", err)
+		return nil
+	}
+	cfg.Mutations = muts
+	if err := cfg.Validate(); err != nil {
+		p.Errorf("hyperparam_mutations", "%v", err)
+		return nil
+	}
+	return func(s *Spec) (hone.Scheduler, error) {
+		if _, _, err := objective(s, cfg.Metric, cfg.Mode); err != nil {
+			return nil, err
+		}
+		return pbt.New(cfg)
+	}
+}
+
+// mutations turns decoded YAML into PBT mutations: lists stay lists, a
+// one-key map naming a domain becomes that domain, other maps recurse.
+func mutations(raw map[string]any) (map[string]any, error) {
+	out := map[string]any{}
+	for k, v := range raw {
+		switch x := v.(type) {
+		case []any:
+			out[k] = x
+		case map[string]any:
+			sp, err := space.Decode(map[string]any{k: x})
+			if err != nil {
+				return nil, err
+			}
+			if d, ok := sp[k].(space.Domain); ok {
+				out[k] = d
+				continue
+			}
+			inner, err := mutations(x)
+			if err != nil {
+				return nil, fmt.Errorf("%s.%w", k, err)
+			}
+			out[k] = inner
+		default:
+			return nil, fmt.Errorf("%s: want a list of values or a domain such as {uniform: [0, 1]}, got %v", k, v)
+		}
+	}
+	return out, nil
 }
