@@ -1,0 +1,58 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hone-tune/hone/scheduler/hyperband"
+	"github.com/hone-tune/hone/scheduler/pbt"
+)
+
+// TestPluginTable builds each registered searcher and scheduler from YAML.
+func TestPluginTable(t *testing.T) {
+	base := "command: [x]\nmetric: loss\nnum_samples: 4\nsearch_space:\n  lr: {loguniform: [0.001, 0.1]}\n  m: {choice: [0.5, 0.9]}\n"
+	for _, c := range []struct{ name, yaml string }{
+		{"tpe", "searcher: {name: tpe, n_startup_trials: 3}\n"},
+		{"bohb", "searcher: {name: bohb, max_concurrent: 2}\nscheduler: {name: hyperband_for_bohb, max_t: 9, reduction_factor: 3}\n"},
+		{"hyperband", "scheduler: {name: hyperband, max_t: 27}\n"},
+		{"median", "scheduler: {name: median, grace_period: 5, min_samples_required: 2}\n"},
+		{"pbt", "scheduler:\n  name: pbt\n  perturbation_interval: 2\n  perturbation_factors: [1.5, 0.5]\n  hyperparam_mutations:\n    lr: {loguniform: [0.001, 0.1]}\n    m: [0.5, 0.9]\n    nested: {beta: {uniform: [0, 1]}}\n"},
+	} {
+		s, err := Parse([]byte(base+c.yaml), "experiment.yaml", t.TempDir())
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		plan, err := Build(s, t.TempDir(), nil)
+		if err != nil {
+			t.Fatalf("%s: build: %v", c.name, err)
+		}
+		exp := plan.Experiment
+		switch c.name {
+		case "bohb":
+			if _, ok := exp.Scheduler.(*hyperband.Scheduler); !ok {
+				t.Fatalf("bohb: scheduler %T", exp.Scheduler)
+			}
+			if _, ok := exp.Searcher.(hyperband.Pauser); !ok {
+				t.Fatalf("bohb: the searcher %T was wrapped, hiding its pause hooks", exp.Searcher)
+			}
+		case "pbt":
+			if _, ok := exp.Scheduler.(*pbt.Scheduler); !ok {
+				t.Fatalf("pbt: scheduler %T", exp.Scheduler)
+			}
+		}
+	}
+}
+
+// TestPBTMutationErrors: a mutation that is neither a list nor a domain is
+// an error naming it.
+func TestPBTMutationErrors(t *testing.T) {
+	src := "command: [x]\nmetric: loss\nscheduler:\n  name: pbt\n  hyperparam_mutations:\n    lr: 0.1\n"
+	_, err := Parse([]byte(src), "experiment.yaml", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "scheduler.hyperparam_mutations: lr: want a list of values or a domain") {
+		t.Fatalf("got %v", err)
+	}
+	src = "command: [x]\nmetric: loss\nscheduler: {name: pbt}\n"
+	if _, err := Parse([]byte(src), "experiment.yaml", t.TempDir()); err == nil || !strings.Contains(err.Error(), "hyperparam_mutations: is required") {
+		t.Fatalf("got %v", err)
+	}
+}
