@@ -82,6 +82,7 @@ type bracket struct {
 	s         int
 	n         int     // trials kept at the next halving (starts at n0)
 	n0        int     // capacity
+	added     int     // trials ever added: a bracket takes n0, even once some have ended
 	r, cumulR float64 // rung length and current milestone
 	halves    int     // halvings left
 	live      []*member
@@ -158,7 +159,7 @@ func (s *Scheduler) OnTrialAdd(c hone.Control, t *hone.Trial) {
 	if _, ok := s.of[t.ID]; ok {
 		return
 	}
-	if s.current == nil || s.current.filled() {
+	if s.current == nil || s.current.added >= s.current.n0 {
 		for {
 			band := s.bands[len(s.bands)-1]
 			if len(band) == s.sMax1 {
@@ -182,6 +183,7 @@ func (s *Scheduler) OnTrialAdd(c hone.Control, t *hone.Trial) {
 		}
 	}
 	m := &member{id: t.ID, score: math.NaN()}
+	s.current.added++
 	s.current.live = append(s.current.live, m)
 	s.current.byID[t.ID] = m
 	s.of[t.ID] = s.current

@@ -111,3 +111,22 @@ func TestSkippedBracket(t *testing.T) {
 		}
 	}
 }
+
+// TestFinishedBracketTakesNoNewTrials: a bracket whose trials have all
+// ended does not look empty to new trials; they open the next bracket
+// (else every later trial would run alone in one bracket).
+func TestFinishedBracketTakesNoNewTrials(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.MaxT, cfg.ReductionFactor = 9, 3 // BOHB order: s=2 (9 trials), s=1 (5), s=0 (3)
+	s, _ := NewForBOHB(cfg, nil)
+	for i := 0; i < 9; i++ {
+		tr := &hone.Trial{ID: strconv.Itoa(i), Status: hone.StatusTerminated}
+		s.OnTrialAdd(nil, tr)
+		s.OnTrialRemove(nil, tr) // ends at once, as a capped searcher's trials may
+	}
+	s.OnTrialAdd(nil, &hone.Trial{ID: "next"})
+	band := s.Brackets()[0]
+	if len(band) != 2 || band[1].S != 1 || len(band[1].Live) != 1 {
+		t.Fatalf("the 10th trial did not open bracket s=1: %+v", band)
+	}
+}
