@@ -1,0 +1,151 @@
+package process
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hone-tune/hone/wire"
+)
+
+// trueBin is the program of the fork+exec baseline.
+const trueBin = "/bin/true"
+
+// childEnv is this process's environment without the HONE_* variables, so
+// that a trial program run by hand never mistakes it for hone's.
+func childEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "HONE_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// forkExec runs argv n times, par at a time, each run started and waited
+// for with os/exec (as hone's process executor does), its output
+// discarded, and returns runs per second. Every run must exit with status
+// 0.
+func forkExec(ctx context.Context, argv []string, n, par int) (float64, error) {
+	env := childEnv()
+	var next atomic.Int64
+	errs := make([]error, par)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range par {
+		wg.Go(func() {
+			for next.Add(1) <= int64(n) {
+				cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+				cmd.Env = env
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				if err := cmd.Run(); err != nil {
+					errs[w] = fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, bytes.TrimSpace(stderr.Bytes()))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	rate := elapsedRate(n, start)
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
+	return rate, nil
+}
+
+// reportLine returns the line a Go trial sends for a result, as the
+// trial package encodes it.
+func reportLine() ([]byte, error) {
+	return wire.Encode(wire.Message{Type: wire.TypeReport, Metrics: map[string]any{"loss": 0.000731, "step": 1368}})
+}
+
+// pipeRoundTrips starts children processes running argv, which echo lines
+// on their standard output, and from one goroutine per child sends line
+// perChild times, each time reading the echo back and decoding it with
+// wire.Decode. It returns round trips per second over the whole run,
+// starting the children included.
+func pipeRoundTrips(ctx context.Context, argv []string, line []byte, perChild, children int) (float64, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	env := childEnv()
+	errs := make([]error, children)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for c := range children {
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Env = env
+		stderr := new(bytes.Buffer)
+		cmd.Stderr = stderr
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			cancel()
+			wg.Wait()
+			return 0, err
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			cancel()
+			wg.Wait()
+			return 0, err
+		}
+		if err := cmd.Start(); err != nil {
+			cancel()
+			wg.Wait()
+			return 0, fmt.Errorf("start %s: %w", argv[0], err)
+		}
+		wg.Go(func() {
+			err := roundTrips(in, out, line, perChild)
+			in.Close()
+			if err != nil {
+				cancel() // a broken child must not leave the others waiting
+			}
+			werr := cmd.Wait()
+			if err == nil && werr != nil {
+				err = werr
+			}
+			if err != nil {
+				errs[c] = fmt.Errorf("echo child %d: %w: %s", c, err, bytes.TrimSpace(stderr.Bytes()))
+			}
+		})
+	}
+	wg.Wait()
+	rate := elapsedRate(children*perChild, start)
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
+	return rate, nil
+}
+
+// roundTrips writes line to w n times, each time reading a line back from
+// r and decoding it.
+func roundTrips(w io.Writer, r io.Reader, line []byte, n int) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for range n {
+		if _, err := w.Write(line); err != nil {
+			return err
+		}
+		got, err := br.ReadSlice('\n')
+		if err != nil {
+			return fmt.Errorf("read the echo: %w", err)
+		}
+		m, err := wire.Decode(got)
+		if err != nil {
+			return err
+		}
+		if m.Type != wire.TypeReport || len(m.Metrics) != 2 {
+			return fmt.Errorf("echo decoded to a %s message with %d metrics", m.Type, len(m.Metrics))
+		}
+	}
+	return nil
+}
