@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -54,5 +55,23 @@ func TestPBTMutationErrors(t *testing.T) {
 	src = "command: [x]\nmetric: loss\nscheduler: {name: pbt}\n"
 	if _, err := Parse([]byte(src), "experiment.yaml", t.TempDir()); err == nil || !strings.Contains(err.Error(), "hyperparam_mutations: is required") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestExamplesValidate keeps every example experiment in examples/ valid.
+func TestExamplesValidate(t *testing.T) {
+	files, err := filepath.Glob("../examples/*.yaml")
+	if err != nil || len(files) < 6 {
+		t.Fatalf("examples: %v %v", files, err)
+	}
+	for _, f := range files {
+		s, err := Load(f)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if _, err := Build(s, t.TempDir(), nil); err != nil {
+			t.Errorf("%s: build: %v", f, err)
+		}
 	}
 }
