@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hone-tune/hone/internal/textdist"
 	"io"
 	"math"
 	"reflect"
@@ -459,37 +460,11 @@ func suggest(k string) string {
 		case len(name) <= 7:
 			limit = 1
 		}
-		if d := editDistance(lk, name); d <= limit && d < bestD {
+		if d := textdist.Distance(lk, name); d <= limit && d < bestD {
 			best, bestD = name, d
 		}
 	}
 	return best
-}
-
-// editDistance is the optimal-string-alignment distance between a and b:
-// insertions, deletions, substitutions and swaps of adjacent bytes.
-func editDistance(a, b string) int {
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
 }
 
 // maxFormat bounds the length of a value rendered in an error message.

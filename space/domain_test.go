@@ -2,6 +2,7 @@ package space
 
 import (
 	"fmt"
+	"github.com/hone-tune/hone/internal/textdist"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -347,8 +348,8 @@ func TestEditDistanceAndSuggest(t *testing.T) {
 		{"abc", "abc", 0},
 		{"kitten", "sitting", 3},
 	} {
-		if got := editDistance(tt.a, tt.b); got != tt.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		if got := textdist.Distance(tt.a, tt.b); got != tt.want {
+			t.Errorf("textdist.Distance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
 		}
 	}
 	for k, want := range map[string]string{

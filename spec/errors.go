@@ -3,6 +3,7 @@ package spec
 import (
 	"cmp"
 	"fmt"
+	"github.com/hone-tune/hone/internal/textdist"
 	"slices"
 	"strings"
 
@@ -205,7 +206,7 @@ func closest(s string, candidates []string) string {
 	var prefixOf []string
 	for _, c := range candidates {
 		lc := strings.ToLower(c)
-		d := editDistance(ls, lc)
+		d := textdist.Distance(ls, lc)
 		limit := min(3, max(1, max(len(s), len(c))/3))
 		if d <= limit && (best == "" || d < bestD) {
 			best, bestD = c, d
@@ -218,32 +219,4 @@ func closest(s string, candidates []string) string {
 		return prefixOf[0]
 	}
 	return best
-}
-
-// editDistance is the optimal-string-alignment distance between a and b:
-// the fewest insertions, deletions, substitutions and swaps of adjacent
-// bytes that turn one into the other.
-func editDistance(a, b string) int {
-	// d[i][j] is the distance between a[:i] and b[:j]; three rows suffice.
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
 }

@@ -3,6 +3,7 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"github.com/hone-tune/hone/internal/textdist"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -602,7 +603,7 @@ func TestClosest(t *testing.T) {
 			t.Errorf("closest(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if d := editDistance("abcd", "acbd"); d != 1 {
+	if d := textdist.Distance("abcd", "acbd"); d != 1 {
 		t.Errorf("editDistance swap = %d", d)
 	}
 }
