@@ -5,20 +5,16 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/callback"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/examples/internal/spirals"
 	"github.com/hone-tune/hone/executor/inproc"
 	"github.com/hone-tune/hone/progress"
-	"github.com/hone-tune/hone/results"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/scheduler/hyperband"
 	"github.com/hone-tune/hone/search/bohb"
@@ -63,29 +59,5 @@ func run(dir string, samples int, maxT float64, size int) error {
 			progress.New(os.Stdout, progress.WithMetric("val_accuracy", hone.Max))},
 	}
 	opts := runner.Options{Dir: dir, Executor: inproc.NewClass(func() trial.Trainable { return &spirals.Trainable{Size: size} })}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	var out *runner.Outcome
-	if runner.Exists(dir) {
-		out, err = runner.Resume(ctx, exp, opts, controller.ResumeFlags{Unfinished: true})
-	} else {
-		out, err = runner.Run(ctx, exp, opts)
-	}
-	if err != nil {
-		return err
-	}
-	if out.Interrupted {
-		fmt.Printf("stopped; run the same command again to resume %s\n", dir)
-		return nil
-	}
-	res, err := results.Open(dir)
-	if err != nil {
-		return err
-	}
-	best, acc, err := res.Best("val_accuracy", hone.Max, results.ScopeAll)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("best trial %s: val_accuracy=%.4f config=%v\n", best.ID, acc, map[string]any(best.Config))
-	return nil
+	return spirals.Tune(exp, opts)
 }
