@@ -36,7 +36,10 @@ func factory(args map[string]string) (hone.Scheduler, error) {
 
 // TestScenarios pins SEMANTICS §4 PBT with scripts in testdata/.
 func TestScenarios(t *testing.T) {
-	scenario.Run(t, "testdata/*.txt", *rewrite, map[string]scenario.SchedulerFactory{"pbt": factory})
+	scenario.Run(t, "testdata/*.txt", *rewrite, map[string]scenario.SchedulerFactory{
+		"pbt":    factory,
+		"replay": func(map[string]string) (hone.Scheduler, error) { return NewReplay("testdata/replay.policy") },
+	})
 }
 
 // quantileControl serves trials to quantiles.
@@ -184,6 +187,23 @@ func TestValidate(t *testing.T) {
 	} {
 		if _, err := New(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("got %v, want %q", err, c.want)
+		}
+	}
+}
+
+// TestReplayChain pins which log lines a replay keeps.
+func TestReplayChain(t *testing.T) {
+	r, err := NewReplay("testdata/replay.policy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, cfgs := r.Changes()
+	if len(at) != 2 || at[0] != 4 || at[1] != 6 || cfgs[0]["x"] != 10.0 || cfgs[1]["x"] != 30.0 || r.Config()["x"] != 0.0 {
+		t.Fatalf("schedule %v %v from %v", at, cfgs, r.Config())
+	}
+	for _, bad := range []string{"", "not json\n", "[1,2,3]\n"} {
+		if _, err := ParseReplay([]byte(bad)); err == nil {
+			t.Errorf("ParseReplay(%q) accepted", bad)
 		}
 	}
 }
