@@ -135,7 +135,7 @@ type Control interface {
 	// journal has the step. For a scheduler's own logs (PBT's policies).
 	AppendLine(path, line string)
 	// CopyFile makes dst a copy of src (both relative to the experiment
-	// directory), in order with AppendLine; a missing src leaves dst as is.
+	// directory), in order with AppendLine; a missing src makes dst empty.
 	CopyFile(src, dst string)
 }
 

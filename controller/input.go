@@ -100,7 +100,7 @@ const (
 	// experiment directory), creating it if needed.
 	ActAppend
 	// ActCopy: make the file Path a copy of the file Src (both relative to
-	// the experiment directory); a missing Src leaves Path as it is.
+	// the experiment directory); a missing Src makes Path empty.
 	ActCopy
 )
 

@@ -429,13 +429,10 @@ func appendLine(p, line string) error {
 	return f.Close()
 }
 
-// copyFile makes dst an atomic copy of src; a missing src is not an error.
+// copyFile makes dst an atomic copy of src; a missing src makes dst empty.
 func copyFile(src, dst string) error {
 	data, err := os.ReadFile(src)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
