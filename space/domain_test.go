@@ -362,3 +362,20 @@ func TestEditDistanceAndSuggest(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckPoint: a point's keys must exist in the space, with nested paths
+// named; below a domain or constant the point's value is taken whole.
+func TestCheckPoint(t *testing.T) {
+	sp := Space{"lr": Uniform(0, 1), "model": map[string]any{"width": Choice(8, 16)}, "opt": Const(map[string]any{"a": 1})}
+	if err := sp.CheckPoint(map[string]any{"lr": 0.5, "model": map[string]any{"width": 8}, "opt": map[string]any{"b": 2}}); err != nil {
+		t.Fatalf("valid point: %v", err)
+	}
+	for point, want := range map[string]map[string]any{
+		`key "lrr" is not in the search space`:         {"lrr": 0.1},
+		`key "model.depth" is not in the search space`: {"model": map[string]any{"depth": 3}},
+	} {
+		if err := sp.CheckPoint(want); err == nil || err.Error() != point {
+			t.Errorf("got %v, want %q", err, point)
+		}
+	}
+}

@@ -448,3 +448,32 @@ func cloneMap(m map[string]any) any {
 	}
 	return out
 }
+
+// CheckPoint reports the first key of point (a full or partial
+// configuration, e.g. one of points_to_evaluate) that the space does not
+// have, naming its dotted path. Below a key that is not a sub-space, the
+// point's value is taken whole and not checked.
+func (s Space) CheckPoint(point map[string]any) error { return checkPoint(s, point, nil) }
+
+func checkPoint(s map[string]any, point map[string]any, path []string) error {
+	keys := make([]string, 0, len(point))
+	for k := range point {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		p := append(slices.Clip(path), k)
+		sv, ok := s[k]
+		if !ok {
+			return fmt.Errorf("key %q is not in the search space", strings.Join(p, "."))
+		}
+		sub, isSub := asMap(sv)
+		pv, isMap := asMap(point[k])
+		if isSub && isMap {
+			if err := checkPoint(sub, pv, p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -62,8 +62,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sort"
-	"strings"
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/space"
@@ -252,7 +250,7 @@ func New(sp space.Space, opts Options) (*Searcher, error) {
 		data:   map[float64]*observations{},
 	}
 	for i, p := range opts.Points {
-		if err := checkKeys(sp, p, nil); err != nil {
+		if err := space.Space(sp).CheckPoint(p); err != nil {
 			return nil, fmt.Errorf("bohb: points_to_evaluate[%d]: %w", i, err)
 		}
 		s.points = append(s.points, map[string]any(hone.Config(p).Clone()))
@@ -262,43 +260,6 @@ func New(sp space.Space, opts Options) (*Searcher, error) {
 	s.pcg = rand.NewPCG(opts.Seed, stream)
 	s.rng = rand.New(s.pcg)
 	return s, nil
-}
-
-// checkKeys reports a key of point that sp does not have. Below a key that
-// is not a sub-space in sp, the point's value is taken whole.
-func checkKeys(sp map[string]any, point map[string]any, path []string) error {
-	keys := make([]string, 0, len(point))
-	for k := range point {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		p := append(slices.Clip(path), k)
-		v, ok := sp[k]
-		if !ok {
-			return fmt.Errorf("key %q is not in the search space", strings.Join(p, "."))
-		}
-		sub, isSub := mapOf(v)
-		pv, isMap := mapOf(point[k])
-		if isSub && isMap {
-			if err := checkKeys(sub, pv, p); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func mapOf(v any) (map[string]any, bool) {
-	switch x := v.(type) {
-	case map[string]any:
-		return x, true
-	case hone.Config:
-		return x, true
-	case space.Space:
-		return x, true
-	}
-	return nil, false
 }
 
 // Suggest returns the next configuration (see the package documentation).
@@ -539,4 +500,16 @@ func (s *Searcher) Observations(budget float64) int {
 		return len(o.rows)
 	}
 	return 0
+}
+
+func mapOf(v any) (map[string]any, bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		return x, true
+	case hone.Config:
+		return x, true
+	case space.Space:
+		return x, true
+	}
+	return nil, false
 }

@@ -21,9 +21,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
-	"sort"
-	"strings"
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/space"
@@ -65,7 +62,7 @@ func New(s space.Space, numSamples int, points []map[string]any, seed uint64) (*
 	}
 	sr := &Searcher{space: s, numSamples: numSamples, grid: s.Grid(nil)}
 	for i, p := range points {
-		if err := checkKeys(s, p, nil); err != nil {
+		if err := space.Space(s).CheckPoint(p); err != nil {
 			return nil, fmt.Errorf("random: points_to_evaluate[%d]: %w", i, err)
 		}
 		sr.points = append(sr.points, map[string]any(hone.Config(p).Clone()))
@@ -89,43 +86,6 @@ func New(s space.Space, numSamples int, points []map[string]any, seed uint64) (*
 	sr.pcg = rand.NewPCG(seed, stream)
 	sr.rng = rand.New(sr.pcg)
 	return sr, nil
-}
-
-// checkKeys reports a key of point that s does not have. Keys under a
-// domain or constant are not checked: the point replaces it whole.
-func checkKeys(s map[string]any, point map[string]any, path []string) error {
-	keys := make([]string, 0, len(point))
-	for k := range point {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		p := append(slices.Clip(path), k)
-		sv, ok := s[k]
-		if !ok {
-			return fmt.Errorf("key %q is not in the search space", strings.Join(p, "."))
-		}
-		sub, isSub := asMap(sv)
-		pv, isMap := asMap(point[k])
-		if isSub && isMap {
-			if err := checkKeys(sub, pv, p); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func asMap(v any) (map[string]any, bool) {
-	switch x := v.(type) {
-	case map[string]any:
-		return x, true
-	case space.Space:
-		return x, true
-	case hone.Config:
-		return x, true
-	}
-	return nil, false
 }
 
 // Total returns the number of trials the searcher will suggest, or -1 if it

@@ -61,9 +61,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"sort"
-	"strings"
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/space"
@@ -202,7 +200,7 @@ func New(sp space.Space, opts Options) (*Searcher, error) {
 		s.priorWeight = 1
 	}
 	for i, p := range opts.Points {
-		if err := checkKeys(sp, p, nil); err != nil {
+		if err := space.Space(sp).CheckPoint(p); err != nil {
 			return nil, fmt.Errorf("tpe: points_to_evaluate[%d]: %w", i, err)
 		}
 		s.points = append(s.points, map[string]any(hone.Config(p).Clone()))
@@ -223,43 +221,6 @@ func orDefault(v, def int) int {
 		return def
 	}
 	return v
-}
-
-// checkKeys reports a key of point that sp does not have. Keys under a
-// domain or constant are not checked: the point replaces it whole.
-func checkKeys(sp map[string]any, point map[string]any, path []string) error {
-	keys := make([]string, 0, len(point))
-	for k := range point {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		p := append(slices.Clip(path), k)
-		sv, ok := sp[k]
-		if !ok {
-			return fmt.Errorf("key %q is not in the search space", strings.Join(p, "."))
-		}
-		sub, isSub := asMap(sv)
-		pv, isMap := asMap(point[k])
-		if isSub && isMap {
-			if err := checkKeys(sub, pv, p); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func asMap(v any) (map[string]any, bool) {
-	switch x := v.(type) {
-	case map[string]any:
-		return x, true
-	case space.Space:
-		return x, true
-	case hone.Config:
-		return x, true
-	}
-	return nil, false
 }
 
 // Total returns the number of trials the searcher will suggest, or -1 if it
