@@ -40,6 +40,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hone-tune/hone/internal/eventq"
 	"os"
 	"path/filepath"
 	"sync"
@@ -87,9 +88,8 @@ type Executor struct {
 
 	mu      sync.Mutex
 	trials  map[string]*run // started trials whose EventExited Next has not returned
-	queue   []hone.Event    // events not yet returned by Next, from head on
-	head    int
-	running int // trial goroutines still alive
+	queue   eventq.Queue    // events not yet returned by Next
+	running int             // trial goroutines still alive
 	closed  bool
 }
 
@@ -238,20 +238,7 @@ func (e *Executor) stopLocked(r *run) []string {
 		r.waiting = false
 		r.directives <- hone.DirectStop
 	}
-	var dropped []string
-	kept := e.queue[:e.head]
-	for _, ev := range e.queue[e.head:] {
-		if ev.TrialID == r.spec.TrialID && ev.Kind != hone.EventExited {
-			if ev.CheckpointDir != "" {
-				dropped = append(dropped, ev.CheckpointDir)
-			}
-			continue
-		}
-		kept = append(kept, ev)
-	}
-	clear(e.queue[len(kept):])
-	e.queue = kept
-	return dropped
+	return e.queue.DropTrial(r.spec.TrialID)
 }
 
 // Next returns the next event in arrival order. It returns ctx.Err() if
@@ -264,8 +251,8 @@ func (e *Executor) Next(ctx context.Context) (hone.Event, error) {
 			return hone.Event{}, err
 		}
 		e.mu.Lock()
-		if e.head < len(e.queue) {
-			ev := e.popLocked()
+		if e.queue.Len() > 0 {
+			ev := e.queue.Pop()
 			if ev.Kind == hone.EventExited {
 				delete(e.trials, ev.TrialID)
 			}
@@ -283,21 +270,6 @@ func (e *Executor) Next(ctx context.Context) (hone.Event, error) {
 			return hone.Event{}, ctx.Err()
 		}
 	}
-}
-
-func (e *Executor) popLocked() hone.Event {
-	ev := e.queue[e.head]
-	e.queue[e.head] = hone.Event{}
-	e.head++
-	switch {
-	case e.head == len(e.queue):
-		e.queue, e.head = e.queue[:0], 0
-	case e.head >= 64 && e.head*2 >= len(e.queue):
-		n := copy(e.queue, e.queue[e.head:])
-		clear(e.queue[n:])
-		e.queue, e.head = e.queue[:n], 0
-	}
-	return ev
 }
 
 // Close stops every trial and waits for their goroutines to return. A
@@ -323,7 +295,7 @@ func (e *Executor) pushLocked(r *run, ev hone.Event) {
 	ev.Time = e.opts.clock.Now()
 	ev.PID = e.opts.pid
 	ev.Hostname = e.opts.hostname
-	e.queue = append(e.queue, ev)
+	e.queue.Push(ev)
 	select {
 	case e.wake <- struct{}{}:
 	default:

@@ -47,6 +47,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hone-tune/hone/internal/eventq"
 	"math"
 	"os"
 	"path/filepath"
@@ -117,10 +118,9 @@ type Executor struct {
 
 	mu      sync.Mutex
 	trials  map[string]*proc // started trials whose EventExited Next has not returned
-	queue   []hone.Event     // events not yet returned by Next, from head on
-	head    int
-	running int    // trials whose EventExited is not queued yet
-	gpuUsed []bool // by index into gpuIDs
+	queue   eventq.Queue     // events not yet returned by Next
+	running int              // trials whose EventExited is not queued yet
+	gpuUsed []bool           // by index into gpuIDs
 	closed  bool
 }
 
@@ -336,8 +336,8 @@ func (e *Executor) Next(ctx context.Context) (hone.Event, error) {
 			return hone.Event{}, err
 		}
 		e.mu.Lock()
-		if e.head < len(e.queue) {
-			ev := e.popLocked()
+		if e.queue.Len() > 0 {
+			ev := e.queue.Pop()
 			if ev.Kind == hone.EventExited {
 				delete(e.trials, ev.TrialID)
 			}
@@ -357,28 +357,13 @@ func (e *Executor) Next(ctx context.Context) (hone.Event, error) {
 	}
 }
 
-func (e *Executor) popLocked() hone.Event {
-	ev := e.queue[e.head]
-	e.queue[e.head] = hone.Event{}
-	e.head++
-	switch {
-	case e.head == len(e.queue):
-		e.queue, e.head = e.queue[:0], 0
-	case e.head >= 64 && e.head*2 >= len(e.queue):
-		n := copy(e.queue, e.queue[e.head:])
-		clear(e.queue[n:])
-		e.queue, e.head = e.queue[:n], 0
-	}
-	return ev
-}
-
 // pushLocked stamps ev for p and queues it.
 func (e *Executor) pushLocked(p *proc, ev hone.Event) {
 	ev.TrialID = p.spec.TrialID
 	ev.Time = e.opts.Clock.Now()
 	ev.PID = p.pid
 	ev.Hostname = e.hostname
-	e.queue = append(e.queue, ev)
+	e.queue.Push(ev)
 	select {
 	case e.wake <- struct{}{}:
 	default:
@@ -388,20 +373,7 @@ func (e *Executor) pushLocked(p *proc, ev hone.Event) {
 // dropQueuedLocked removes p's queued events other than its exit and
 // returns their staged checkpoint directories.
 func (e *Executor) dropQueuedLocked(p *proc) []string {
-	var dropped []string
-	kept := e.queue[:e.head]
-	for _, ev := range e.queue[e.head:] {
-		if ev.TrialID == p.spec.TrialID && ev.Kind != hone.EventExited {
-			if ev.CheckpointDir != "" {
-				dropped = append(dropped, ev.CheckpointDir)
-			}
-			continue
-		}
-		kept = append(kept, ev)
-	}
-	clear(e.queue[len(kept):])
-	e.queue = kept
-	return dropped
+	return e.queue.DropTrial(p.spec.TrialID)
 }
 
 // Close kills the process group of every running trial with SIGKILL and
