@@ -155,8 +155,8 @@ func readASHA(p *Params) func(s *Spec) (hone.Scheduler, error) {
 		return nil
 	}
 	return func(s *Spec) (hone.Scheduler, error) {
-		if cfg.Metric == "" && s.Metric == "" {
-			return nil, errors.New("needs a metric to compare trials: set metric (at the top level, or in this section)")
+		if _, _, err := objective(s, cfg.Metric, cfg.Mode); err != nil {
+			return nil, err
 		}
 		return asha.New(cfg)
 	}

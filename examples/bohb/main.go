@@ -18,7 +18,6 @@ import (
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/scheduler/hyperband"
 	"github.com/hone-tune/hone/search/bohb"
-	"github.com/hone-tune/hone/space"
 	"github.com/hone-tune/hone/trial"
 )
 
@@ -35,12 +34,7 @@ func main() {
 }
 
 func run(dir string, samples int, maxT float64, size int) error {
-	sp := space.Space{
-		"lr":         space.LogUniform(1e-3, 1),
-		"momentum":   space.Uniform(0, 0.95),
-		"hidden":     space.Choice(4, 16, 64),
-		"batch_size": space.Choice(16, 64),
-	}
+	sp := spirals.Space()
 	searcher, err := bohb.New(sp, bohb.Options{Metric: "val_accuracy", Mode: hone.Max, NumSamples: samples, Seed: 3, MaxConcurrent: 2})
 	if err != nil {
 		return err

@@ -21,7 +21,6 @@ import (
 	"github.com/hone-tune/hone/progress"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/search/random"
-	"github.com/hone-tune/hone/space"
 	"github.com/hone-tune/hone/stopper"
 	"github.com/hone-tune/hone/trial"
 )
@@ -39,12 +38,7 @@ func main() {
 }
 
 func run(dir string, samples, epochs, size int) error {
-	sp := space.Space{
-		"lr":         space.LogUniform(1e-3, 1),
-		"momentum":   space.Uniform(0, 0.95),
-		"hidden":     space.Choice(4, 16, 64),
-		"batch_size": space.Choice(16, 64),
-	}
+	sp := spirals.Space()
 	search, err := random.New(sp, samples, nil, 7)
 	if err != nil {
 		return err

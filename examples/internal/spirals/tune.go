@@ -11,6 +11,7 @@ import (
 	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/results"
 	"github.com/hone-tune/hone/runner"
+	"github.com/hone-tune/hone/space"
 )
 
 // Tune runs exp in opts.Dir, or resumes it if the directory already holds
@@ -51,4 +52,15 @@ func Tune(exp *hone.Experiment, opts runner.Options) error {
 	}
 	fmt.Printf("best trial %s: val_accuracy=%.4f config=%v\n", best.ID, acc, map[string]any(best.Config))
 	return nil
+}
+
+// Space is the search space the Go examples tune: the learning rate, the
+// momentum, the width of the hidden layer and the batch size.
+func Space() space.Space {
+	return space.Space{
+		"lr":         space.LogUniform(1e-3, 1),
+		"momentum":   space.Uniform(0, 0.95),
+		"hidden":     space.Choice(4, 16, 64),
+		"batch_size": space.Choice(16, 64),
+	}
 }
