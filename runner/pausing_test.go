@@ -48,6 +48,25 @@ func (c *counter) Load(dir string) error {
 	return nil
 }
 
+// heapSampler records the live heap, after a collection, when the
+// experiment has processed each of the given numbers of results.
+type heapSampler struct {
+	hone.NopCallback
+	at      map[int]bool
+	results int
+	heap    map[int]uint64
+}
+
+func (h *heapSampler) OnTrialResult(*hone.Trial, *hone.Result) {
+	h.results++
+	if h.at[h.results] {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		h.heap[h.results] = ms.HeapAlloc
+	}
+}
+
 func openFDs(t *testing.T) int {
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
@@ -59,9 +78,12 @@ func openFDs(t *testing.T) int {
 // TestFrequentPausing: a scheduler that pauses on every report, a
 // checkpoint per pause, thousands of pause/resume cycles: every trial
 // finishes with the right count, no files beyond num_to_keep are left,
-// and goroutines and file descriptors return to where they started.
+// goroutines and file descriptors return to where they started, and the
+// live heap stays flat from the first thousand cycles to the last.
 func TestFrequentPausing(t *testing.T) {
-	const trials, steps = 4, 300
+	const trials, steps = 4, 750
+	const early, late = 1000, trials * steps
+	mem := &heapSampler{at: map[int]bool{early: true, late: true}, heap: map[int]uint64{}}
 	fds, goroutines := openFDs(t), runtime.NumGoroutine()
 	dir := filepath.Join(t.TempDir(), "pausing")
 	sr, err := random.New(space.Space{"x": space.Uniform(0, 1)}, trials, nil, 1)
@@ -70,7 +92,7 @@ func TestFrequentPausing(t *testing.T) {
 	}
 	exp := &hone.Experiment{Name: "pausing", Metric: "loss", Searcher: sr, Scheduler: alwaysPause{},
 		Stoppers: []hone.Stopper{stopper.MaxIterations(steps)}, MaxConcurrentTrials: 2, Seed: 1,
-		Checkpoint: hone.CheckpointConfig{NumToKeep: 2}}
+		Checkpoint: hone.CheckpointConfig{NumToKeep: 2}, Callbacks: []hone.Callback{mem}}
 	st, err := local.New(dir, local.NoSync())
 	if err != nil {
 		t.Fatal(err)
@@ -92,6 +114,12 @@ func TestFrequentPausing(t *testing.T) {
 		if len(cps) > 2 || len(staged) > 0 {
 			t.Fatalf("trial %s left %d checkpoints and %d staging dirs", tr.ID, len(cps), len(staged))
 		}
+	}
+	// A leak of 512 bytes per pause/resume cycle would add 1 MiB here.
+	grown := int64(mem.heap[late]) - int64(mem.heap[early])
+	t.Logf("live heap after %d cycles: %d bytes; after %d: %d bytes", early, mem.heap[early], late, mem.heap[late])
+	if len(mem.heap) != 2 || grown > 1<<20 {
+		t.Errorf("live heap grew by %d bytes over %d pause/resume cycles (samples %v)", grown, late-early, mem.heap)
 	}
 	if n := openFDs(t); n > fds {
 		t.Errorf("%d file descriptors open after the run, %d before", n, fds)
