@@ -39,7 +39,8 @@ type StartSpec struct {
 	TrialID string
 	Config  Config
 	// Dir is the trial's local directory (absolute). The executor may write
-	// logs there and creates checkpoint staging directories under it.
+	// logs there and creates checkpoint staging directories under it; it
+	// creates Dir itself when it needs it (the runner does not).
 	Dir string
 	// RestoreDir is the local directory of the checkpoint to restore from
 	// before the first step, or "" to start from scratch.

@@ -93,6 +93,15 @@ type Scheduler interface {
 	ChooseTrialToRun(c Control) *Trial
 }
 
+// OldestByStatus is an optional extension of Control for schedulers that
+// pick trials in creation order: Oldest returns the earliest-created trial
+// whose status is s (PENDING or PAUSED; nil for any other status) in
+// amortised logarithmic time, where scanning Trials costs one step per
+// trial ever created. FIFO uses it when the Control provides it.
+type OldestByStatus interface {
+	Oldest(s Status) *Trial
+}
+
 // Control is what the controller gives schedulers: a read-only view of the
 // experiment and a small action API. It may be kept and used later on the
 // controller's goroutine, e.g. in a SaveFuture continuation, never from

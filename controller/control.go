@@ -14,10 +14,13 @@ func (c *Controller) ctl() hone.Control { return control{c} }
 
 func (x control) Trials() []*hone.Trial       { return x.c.trials }
 func (x control) Trial(id string) *hone.Trial { return x.c.byID[id] }
-func (x control) Now() time.Time              { return x.c.now }
-func (x control) Rand() *rand.Rand            { return x.c.schedRng }
-func (x control) Metric() string              { return x.c.metric }
-func (x control) Mode() hone.Mode             { return x.c.mode }
+
+// Oldest implements hone.OldestByStatus.
+func (x control) Oldest(s hone.Status) *hone.Trial { return x.c.Oldest(s) }
+func (x control) Now() time.Time                   { return x.c.now }
+func (x control) Rand() *rand.Rand                 { return x.c.schedRng }
+func (x control) Metric() string                   { return x.c.metric }
+func (x control) Mode() hone.Mode                  { return x.c.mode }
 
 func (x control) Logf(format string, args ...any) { x.c.logf(format, args...) }
 

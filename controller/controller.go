@@ -59,6 +59,9 @@ type Controller struct {
 
 	pins map[string]int // checkpoint path -> number of trials that will restore from it
 
+	// queues index PENDING and PAUSED trials by creation order (Oldest).
+	queues [2]statusQueue
+
 	out []Action
 }
 
@@ -87,6 +90,8 @@ type tstate struct {
 	sawMetric         bool
 	explicitPin       bool // RestoreFrom was set by SetRestore (an exploit)
 	restartedSincePin bool // the trial started from that restore point since
+
+	queued [2]bool // an entry of the trial is in queues[i]
 }
 
 // New returns a controller for exp with a resource pool. Call Step with an
@@ -532,6 +537,7 @@ func (c *Controller) setStatus(t *hone.Trial, st hone.Status) {
 		c.nPaused++
 	}
 	t.Status = st
+	c.queueStatus(t, st)
 	c.record(&Record{Op: "status", Trial: t.ID, Status: st, Error: t.Error, Failures: t.Failures})
 }
 

@@ -296,16 +296,31 @@ func (r *runner) step(in controller.Input) error {
 	return nil
 }
 
+// apply journals the records among acts and carries out the rest. The
+// journal is handed to the operating system before any action with an
+// effect outside this process — starting a trial, deleting a checkpoint,
+// writing a file, calling a callback — so that nothing outside ever runs
+// ahead of the journal; directives and log lines need no flush (the
+// journal's group commit hands them over within journal.FlushDelay).
 func (r *runner) apply(acts []controller.Action) error {
+	flush := false
 	for i := range acts {
-		if acts[i].Kind == controller.ActRecord {
+		switch acts[i].Kind {
+		case controller.ActRecord:
 			if err := r.jw.AppendRecord(acts[i].Record); err != nil {
 				return err
 			}
+		case controller.ActDirect, controller.ActLog:
+		case controller.ActNotify:
+			flush = flush || len(r.exp.Callbacks) > 0
+		default:
+			flush = true
 		}
 	}
-	if err := r.jw.Flush(); err != nil {
-		return err
+	if flush {
+		if err := r.jw.Flush(); err != nil {
+			return err
+		}
 	}
 	for i := range acts {
 		a := &acts[i]
@@ -342,10 +357,9 @@ func (r *runner) apply(acts []controller.Action) error {
 
 func (r *runner) start(a *controller.Action) error {
 	t := a.Trial
+	// The executor creates the directory when it writes there: a simulated
+	// trial that never checkpoints costs no mkdir.
 	dir := filepath.Join(r.opts.Dir, filepath.FromSlash(t.Dir))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create trial directory: %w", err)
-	}
 	spec := hone.StartSpec{TrialID: t.ID, Config: t.Config.Clone(), Dir: dir, Iteration: a.Iteration, Resources: t.Resources}
 	if a.Checkpoint != nil {
 		d, err := r.store.LocalDir(a.Checkpoint.Path)

@@ -14,6 +14,8 @@ import (
 	"io"
 	"math"
 	"os"
+	"sync"
+	"time"
 
 	"github.com/hone-tune/hone/controller"
 )
@@ -40,13 +42,25 @@ type Line struct {
 
 // Writer appends to a journal. It buffers lines; Flush hands them to the
 // operating system (enough to survive a SIGKILL of the process) and Sync
-// also makes them durable on disk. Not safe for concurrent use.
+// also makes them durable on disk. Lines buffered and not flushed are
+// handed to the operating system by the writer itself at most FlushDelay
+// after the first of them was appended (group commit), so a caller that
+// flushes only before effects outside the process still loses at most
+// that much of the journal to a SIGKILL. Safe for concurrent use.
 type Writer struct {
-	f   *os.File
-	w   *bufio.Writer
-	buf bytes.Buffer
-	enc *json.Encoder
+	mu    sync.Mutex
+	f     *os.File
+	w     *bufio.Writer
+	buf   bytes.Buffer
+	enc   *json.Encoder
+	timer *time.Timer // armed while lines are buffered
+	armed bool
+	err   error // a failed background flush, returned by the next call
 }
+
+// FlushDelay bounds how long an appended line stays in the process's
+// buffer before the writer hands it to the operating system.
+const FlushDelay = 2 * time.Millisecond
 
 // Create creates a new journal at path with header h. It fails if the file
 // exists.
@@ -90,16 +104,38 @@ func newWriter(f *os.File) *Writer {
 	w := &Writer{f: f, w: bufio.NewWriterSize(f, 64<<10)}
 	w.enc = json.NewEncoder(&w.buf)
 	w.enc.SetEscapeHTML(false)
+	w.timer = time.AfterFunc(time.Hour, w.background)
+	w.timer.Stop()
 	return w
 }
 
+// background is the group commit: it flushes what was buffered since the
+// timer was armed.
+func (w *Writer) background() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.armed = false
+	if w.err == nil {
+		w.err = w.flushLocked()
+	}
+}
+
 func (w *Writer) write(v any) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
 	w.buf.Reset()
 	if err := w.enc.Encode(v); err != nil {
 		return fmt.Errorf("encode journal line: %w", err)
 	}
 	if _, err := w.w.Write(w.buf.Bytes()); err != nil {
 		return fmt.Errorf("write journal: %w", err)
+	}
+	if !w.armed && w.w.Buffered() > 0 {
+		w.armed = true
+		w.timer.Reset(FlushDelay)
 	}
 	return nil
 }
@@ -127,6 +163,18 @@ func (w *Writer) AppendRecord(r *controller.Record) error {
 
 // Flush writes buffered lines to the file.
 func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	return w.flushLocked()
+}
+
+func (w *Writer) flushLocked() error {
+	if w.w.Buffered() == 0 {
+		return nil
+	}
 	if err := w.w.Flush(); err != nil {
 		return fmt.Errorf("flush journal: %w", err)
 	}
@@ -135,7 +183,16 @@ func (w *Writer) Flush() error {
 
 // Sync flushes and fsyncs.
 func (w *Writer) Sync() error {
-	if err := w.Flush(); err != nil {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.syncLocked()
+}
+
+func (w *Writer) syncLocked() error {
+	if w.err != nil {
+		return w.err
+	}
+	if err := w.flushLocked(); err != nil {
 		return err
 	}
 	if err := w.f.Sync(); err != nil {
@@ -146,7 +203,10 @@ func (w *Writer) Sync() error {
 
 // Close syncs and closes the journal.
 func (w *Writer) Close() error {
-	err := w.Sync()
+	w.timer.Stop()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	err := w.syncLocked()
 	if cerr := w.f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("close journal: %w", cerr)
 	}

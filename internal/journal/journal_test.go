@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hone-tune/hone/controller"
 )
@@ -86,5 +87,44 @@ func TestCorruptionAndMissing(t *testing.T) {
 	}
 	if _, err := Create(p, Header{}); err == nil {
 		t.Fatal("Create over an existing file succeeded")
+	}
+}
+
+// TestGroupCommit: lines appended and never flushed by the caller reach the
+// file on their own (what a SIGKILL would leave), in order, while appends
+// go on concurrently with the writer's background flushes.
+func TestGroupCommit(t *testing.T) {
+	p := filepath.Join(t.TempDir(), FileName)
+	w, err := Create(p, Header{Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	const n = 2000
+	for i := range n {
+		if err := w.AppendInput(&controller.Input{Kind: controller.InTick, Time: int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// No Flush: wait (bounded generously, this is not a timing assertion)
+	// for the background flush to hand every line to the OS.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := Read(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Lines) == n {
+			for i, l := range c.Lines {
+				if l.In == nil || l.In.Time != int64(i) {
+					t.Fatalf("line %d: %+v", i, l.In)
+				}
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d unflushed lines reached the file", len(c.Lines), n)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -30,6 +30,12 @@ func (Scheduler) OnTrialRemove(hone.Control, *hone.Trial) {}
 // ChooseTrialToRun returns the oldest PENDING trial, else the oldest PAUSED
 // one, else nil.
 func (Scheduler) ChooseTrialToRun(c hone.Control) *hone.Trial {
+	if q, ok := c.(hone.OldestByStatus); ok {
+		if t := q.Oldest(hone.StatusPending); t != nil {
+			return t
+		}
+		return q.Oldest(hone.StatusPaused)
+	}
 	var paused *hone.Trial
 	for _, t := range c.Trials() {
 		switch t.Status {
