@@ -206,6 +206,8 @@ func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome
 		return nil, err
 	}
 	var graceEnd time.Time
+	tick := &tickDeadline{d: r.opts.Tick}
+	defer tick.stop()
 	for !r.ctl.Done() {
 		if ctx.Err() != nil && !r.ctl.Interrupted() {
 			if err := r.step(controller.Input{Kind: controller.InInterrupt, Time: r.clock.Now().UnixNano()}); err != nil {
@@ -222,9 +224,11 @@ func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome
 		if r.ctl.Interrupted() {
 			wait = context.Background()
 		}
-		wctx, cancel := context.WithTimeout(wait, r.opts.Tick)
+		wctx := tick.context(wait)
 		ev, err := r.exec.Next(wctx)
-		cancel()
+		if err != nil && wctx.Err() != nil {
+			tick.stop() // passed: the next wait gets a new deadline
+		}
 		switch {
 		case errors.Is(err, hone.ErrIdle):
 			if stuck, why := r.ctl.Stuck(); stuck {
@@ -247,6 +251,33 @@ func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome
 		}
 	}
 	return nil, r.ctl.Err()
+}
+
+// tickDeadline hands every wait for an event the same deadline until it
+// passes (a context per event would cost a timer per event), so the
+// controller sees a tick at least every Tick, whether events keep coming
+// or none do.
+type tickDeadline struct {
+	d      time.Duration
+	parent context.Context
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func (t *tickDeadline) context(parent context.Context) context.Context {
+	if t.ctx == nil || t.parent != parent {
+		t.stop()
+		t.parent = parent
+		t.ctx, t.cancel = context.WithTimeout(parent, t.d)
+	}
+	return t.ctx
+}
+
+func (t *tickDeadline) stop() {
+	if t.cancel != nil {
+		t.cancel()
+	}
+	t.ctx, t.cancel = nil, nil
 }
 
 // input converts an executor event, committing its staged checkpoint first.
