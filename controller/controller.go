@@ -62,7 +62,8 @@ type Controller struct {
 	// queues index PENDING and PAUSED trials by creation order (Oldest).
 	queues [2]statusQueue
 
-	out []Action
+	out   []Action
+	spare []Action // the array Ready handed out before the last one
 }
 
 // tstate is the controller's private per-trial state.
@@ -123,10 +124,12 @@ func New(exp *hone.Experiment, pool hone.Resources) (*Controller, error) {
 
 // Ready returns the actions emitted since the last call and clears them.
 // The runner appends every ActRecord to the journal, then carries out the
-// rest in order.
+// rest in order. The slice is valid until Ready is called twice more: the
+// controller reuses its array.
 func (c *Controller) Ready() []Action {
 	out := c.out
-	c.out = nil
+	clear(c.spare)
+	c.out, c.spare = c.spare[:0], out
 	return out
 }
 
