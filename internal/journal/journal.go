@@ -55,7 +55,9 @@ type Writer struct {
 	enc   *json.Encoder
 	timer *time.Timer // armed while lines are buffered
 	armed bool
-	err   error // a failed background flush, returned by the next call
+	err   error    // a failed background flush, returned by the next call
+	line  []byte   // scratch for appendInput
+	keys  []string // scratch for appendInput
 }
 
 // FlushDelay bounds how long an appended line stays in the process's
@@ -123,14 +125,19 @@ func (w *Writer) background() {
 func (w *Writer) write(v any) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.err != nil {
-		return w.err
-	}
 	w.buf.Reset()
 	if err := w.enc.Encode(v); err != nil {
 		return fmt.Errorf("encode journal line: %w", err)
 	}
-	if _, err := w.w.Write(w.buf.Bytes()); err != nil {
+	return w.writeLocked(w.buf.Bytes())
+}
+
+// writeLocked buffers one encoded line and arms the group commit.
+func (w *Writer) writeLocked(line []byte) error {
+	if w.err != nil {
+		return w.err
+	}
+	if _, err := w.w.Write(line); err != nil {
 		return fmt.Errorf("write journal: %w", err)
 	}
 	if !w.armed && w.w.Buffered() > 0 {
@@ -143,6 +150,14 @@ func (w *Writer) write(v any) error {
 // AppendInput buffers an input line. Non-finite metric values are encoded
 // so that they survive JSON.
 func (w *Writer) AppendInput(in *controller.Input) error {
+	w.mu.Lock()
+	line, keys, ok := appendInput(w.line[:0], in, w.keys)
+	w.line, w.keys = line, keys
+	if ok {
+		defer w.mu.Unlock()
+		return w.writeLocked(line)
+	}
+	w.mu.Unlock()
 	if hasNonFinite(in.Metrics) {
 		cp := *in
 		cp.Metrics = encodeNonFinite(in.Metrics).(map[string]any)
@@ -309,7 +324,10 @@ func hasNonFinite(v any) bool {
 func encodeNonFinite(v any) any {
 	switch x := v.(type) {
 	case float32:
-		return encodeNonFinite(float64(x))
+		if f := float64(x); math.IsNaN(f) || math.IsInf(f, 0) {
+			return encodeNonFinite(f)
+		}
+		return x // encoding/json writes it with float32 precision
 	case float64:
 		switch {
 		case math.IsNaN(x):

@@ -1,0 +1,123 @@
+package journal
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/hone-tune/hone/controller"
+)
+
+// appendInput appends in as a journal line, the JSON encoding/json would
+// give up to key order within the metrics and number formatting, without
+// reflection: results are the journal's hot path. It reports false, having
+// appended nothing, for what it does not encode (resume flags, metric
+// values other than numbers, strings, booleans and null); the caller then
+// uses encoding/json. keys is scratch space, returned for reuse.
+func appendInput(b []byte, in *controller.Input, keys []string) ([]byte, []string, bool) {
+	if in.Resume != nil {
+		return b, keys, false
+	}
+	keys = keys[:0]
+	for k, v := range in.Metrics {
+		switch v.(type) {
+		case float64, float32, int, int64, int32, bool, string, nil:
+		default:
+			return b, keys, false
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, `{"in":{"k":`...)
+	b = appendString(b, string(in.Kind))
+	if in.Trial != "" {
+		b = append(b, `,"t":`...)
+		b = appendString(b, in.Trial)
+	}
+	b = append(b, `,"ns":`...)
+	b = strconv.AppendInt(b, in.Time, 10)
+	if len(in.Metrics) > 0 {
+		b = append(b, `,"m":{`...)
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			b = appendValue(b, in.Metrics[k])
+		}
+		b = append(b, '}')
+	}
+	if in.Done {
+		b = append(b, `,"d":true`...)
+	}
+	if in.Checkpoint != nil {
+		b = append(b, `,"c":{"i":`...)
+		b = strconv.AppendInt(b, int64(in.Checkpoint.Index), 10)
+		b = append(b, `,"p":`...)
+		b = appendString(b, in.Checkpoint.Path)
+		b = append(b, '}')
+	}
+	if in.Err != "" {
+		b = append(b, `,"e":`...)
+		b = appendString(b, in.Err)
+	}
+	if in.PID != 0 {
+		b = append(b, `,"pid":`...)
+		b = strconv.AppendInt(b, int64(in.PID), 10)
+	}
+	if in.Hostname != "" {
+		b = append(b, `,"host":`...)
+		b = appendString(b, in.Hostname)
+	}
+	return append(b, "}}\n"...), keys, true
+}
+
+// appendValue appends a metric value of one of the kinds appendInput
+// accepts; non-finite numbers take the journal's {"$f": ...} form.
+func appendValue(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case float64:
+		return appendFloat(b, x, 64)
+	case float32:
+		return appendFloat(b, float64(x), 32) // as encoding/json: shortest for float32
+	case int:
+		return strconv.AppendInt(b, int64(x), 10)
+	case int64:
+		return strconv.AppendInt(b, x, 10)
+	case int32:
+		return strconv.AppendInt(b, int64(x), 10)
+	case bool:
+		return strconv.AppendBool(b, x)
+	case string:
+		return appendString(b, x)
+	}
+	return append(b, "null"...)
+}
+
+func appendFloat(b []byte, f float64, bits int) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(b, `{"`+nonFiniteKey+`":"NaN"}`...)
+	case math.IsInf(f, 1):
+		return append(b, `{"`+nonFiniteKey+`":"+Inf"}`...)
+	case math.IsInf(f, -1):
+		return append(b, `{"`+nonFiniteKey+`":"-Inf"}`...)
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, bits)
+}
+
+// appendString appends s as a JSON string: printable ASCII directly, and
+// anything else through encoding/json.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
