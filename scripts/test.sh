@@ -25,6 +25,9 @@ go test -race -count=1 -timeout 20m ./...
 echo "== benchmarks (smoke mode; their own module)"
 (cd bench && go vet ./... && go test -race -count=1 -timeout 20m ./...)
 
+echo "== examples with plots (their own module)"
+(cd examples/pbt_toy && go vet ./... && go test -race -count=1 -timeout 10m ./...)
+
 echo "== python client"
 command -v python3 >/dev/null || { echo "test.sh: python3 not found" >&2; exit 1; }
 PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s clients/python
