@@ -121,3 +121,46 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, s...)
 	return append(b, '"')
 }
+
+// appendRecord is appendInput for records without a configuration or
+// resources (status changes and checkpoint records: every record but a
+// trial's first); it reports false for the others.
+func appendRecord(b []byte, r *controller.Record) ([]byte, bool) {
+	if r.Config != nil || r.Resources != nil || math.IsNaN(r.TimeTotal) || math.IsInf(r.TimeTotal, 0) {
+		return b, false
+	}
+	b = append(b, `{"rec":{"o":`...)
+	b = appendString(b, r.Op)
+	b = append(b, `,"t":`...)
+	b = appendString(b, r.Trial)
+	b = appendIntField(b, `,"idx":`, r.Index)
+	b = appendStringField(b, `,"tag":`, r.Tag)
+	b = appendStringField(b, `,"dir":`, r.Dir)
+	b = appendStringField(b, `,"st":`, string(r.Status))
+	b = appendStringField(b, `,"err":`, r.Error)
+	b = appendIntField(b, `,"fail":`, r.Failures)
+	b = appendStringField(b, `,"p":`, r.Path)
+	b = appendIntField(b, `,"ci":`, r.CkIndex)
+	b = appendIntField(b, `,"it":`, r.Iteration)
+	if r.TimeTotal != 0 {
+		b = append(b, `,"tt":`...)
+		b = strconv.AppendFloat(b, r.TimeTotal, 'g', -1, 64)
+	}
+	return append(b, "}}\n"...), true
+}
+
+// appendIntField and appendStringField append a field unless it is empty
+// (json's omitempty).
+func appendIntField(b []byte, key string, v int) []byte {
+	if v == 0 {
+		return b
+	}
+	return strconv.AppendInt(append(b, key...), int64(v), 10)
+}
+
+func appendStringField(b []byte, key, v string) []byte {
+	if v == "" {
+		return b
+	}
+	return appendString(append(b, key...), v)
+}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"reflect"
 	"testing"
 
+	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/controller"
 	"pgregory.net/rapid"
 )
@@ -97,5 +99,38 @@ func TestAppendInputFallsBack(t *testing.T) {
 	got := c.Lines[0].In
 	if got.Resume == nil || !got.Resume.Unfinished || !math.IsInf(got.Metrics["nested"].(map[string]any)["x"].(float64), 1) {
 		t.Fatalf("read back %+v", got)
+	}
+}
+
+// TestAppendRecordMatchesJSON is TestAppendInputMatchesJSON for records.
+func TestAppendRecordMatchesJSON(t *testing.T) {
+	str := rapid.OneOf(rapid.String(), rapid.SampledFrom([]string{"", "status", "TERMINATED", `q"uote`, "ünï"}))
+	rapid.Check(t, func(t *rapid.T) {
+		r := controller.Record{Op: str.Draw(t, "op"), Trial: str.Draw(t, "trial"), Index: rapid.Int().Draw(t, "idx"),
+			Tag: str.Draw(t, "tag"), Dir: str.Draw(t, "dir"), Status: hone.Status(str.Draw(t, "status")), Error: str.Draw(t, "err"),
+			Failures: rapid.IntRange(-3, 9).Draw(t, "fail"), Path: str.Draw(t, "path"), CkIndex: rapid.Int().Draw(t, "ci"),
+			Iteration: rapid.Int().Draw(t, "it"), TimeTotal: rapid.Float64().Draw(t, "tt")}
+		fast, ok := appendRecord(nil, &r)
+		if !ok {
+			t.Fatalf("appendRecord refused %+v", r)
+		}
+		slow, err := json.Marshal(Line{Rec: &r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a, b Line
+		if err := json.Unmarshal(fast, &a); err != nil {
+			t.Fatalf("fast line %q: %v", fast, err)
+		}
+		if err := json.Unmarshal(slow, &b); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(a.Rec, b.Rec) {
+			t.Fatalf("fast %q\nslow %q", fast, slow)
+		}
+	})
+	withConfig := &controller.Record{Op: "trial", Trial: "x", Config: hone.Config{"lr": 0.1}}
+	if _, ok := appendRecord(nil, withConfig); ok {
+		t.Fatal("appendRecord encoded a configuration")
 	}
 }

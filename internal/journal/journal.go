@@ -168,6 +168,14 @@ func (w *Writer) AppendInput(in *controller.Input) error {
 
 // AppendRecord buffers a record line.
 func (w *Writer) AppendRecord(r *controller.Record) error {
+	w.mu.Lock()
+	line, ok := appendRecord(w.line[:0], r)
+	w.line = line
+	if ok {
+		defer w.mu.Unlock()
+		return w.writeLocked(line)
+	}
+	w.mu.Unlock()
 	if hasNonFinite(r.Config) {
 		cp := *r
 		cp.Config = encodeNonFinite(map[string]any(r.Config)).(map[string]any)
