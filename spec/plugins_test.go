@@ -18,6 +18,7 @@ func TestPluginTable(t *testing.T) {
 		{"hyperband", "scheduler: {name: hyperband, max_t: 27}\n"},
 		{"median", "scheduler: {name: median, grace_period: 5, min_samples_required: 2}\n"},
 		{"pbt", "scheduler:\n  name: pbt\n  perturbation_interval: 2\n  perturbation_factors: [1.5, 0.5]\n  hyperparam_mutations:\n    lr: {loguniform: [0.001, 0.1]}\n    m: [0.5, 0.9]\n    nested: {beta: {uniform: [0, 1]}}\n"},
+		{"pb2", "scheduler:\n  name: pb2\n  time_attr: training_iteration\n  perturbation_interval: 2\n  quantile_fraction: 0.5\n  synch: true\n  hyperparam_bounds:\n    lr: [0.001, 0.1]\n    m: [0.5, 0.9]\n    nested: {beta: [0, 1]}\n"},
 	} {
 		s, err := Parse([]byte(base+c.yaml), "experiment.yaml", t.TempDir())
 		if err != nil {
@@ -36,9 +37,9 @@ func TestPluginTable(t *testing.T) {
 			if _, ok := exp.Searcher.(hyperband.Pauser); !ok {
 				t.Fatalf("bohb: the searcher %T was wrapped, hiding its pause hooks", exp.Searcher)
 			}
-		case "pbt":
+		case "pbt", "pb2":
 			if _, ok := exp.Scheduler.(*pbt.Scheduler); !ok {
-				t.Fatalf("pbt: scheduler %T", exp.Scheduler)
+				t.Fatalf("%s: scheduler %T", c.name, exp.Scheduler)
 			}
 		}
 	}
@@ -55,6 +56,33 @@ func TestPBTMutationErrors(t *testing.T) {
 	src = "command: [x]\nmetric: loss\nscheduler: {name: pbt}\n"
 	if _, err := Parse([]byte(src), "experiment.yaml", t.TempDir()); err == nil || !strings.Contains(err.Error(), "hyperparam_mutations: is required") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestPB2BoundsErrors: bad hyperparam_bounds and PB2 parameters are
+// errors naming the field and what is allowed; PBT-only parameters are
+// unknown keys.
+func TestPB2BoundsErrors(t *testing.T) {
+	head := "command: [x]\nmetric: loss\nscheduler:\n  name: pb2\n"
+	for _, c := range []struct{ yaml, want string }{
+		{"", "scheduler.hyperparam_bounds: is required: the keys PB2 tunes, each [low, high]"},
+		{"  hyperparam_bounds: {}\n", "scheduler.hyperparam_bounds: is empty"},
+		{"  hyperparam_bounds: [0, 1]\n", "scheduler.hyperparam_bounds: want a mapping, got a list"},
+		{"  hyperparam_bounds: {lr: 0.1}\n", "scheduler.hyperparam_bounds.lr: want [low, high] or a nested map of bounds, got 0.1"},
+		{"  hyperparam_bounds: {lr: [0.1, 0.2, 0.3]}\n", "scheduler.hyperparam_bounds.lr: want [low, high], got a list of 3 values"},
+		{"  hyperparam_bounds: {lr: [0.2, 0.1]}\n", "scheduler.hyperparam_bounds.lr: want [low, high] with low <= high, got [0.2, 0.1]"},
+		{"  hyperparam_bounds: {net: {lr: [low, 1]}}\n", "scheduler.hyperparam_bounds.net.lr[0]: want a number, got \"low\""},
+		{"  hyperparam_bounds: {a: [0, 1], a/b: [0, 1]}\n", "scheduler.hyperparam_bounds: pb2: hyperparam_bounds: a and a/b conflict"},
+		{"  quantile_fraction: 0.7\n  hyperparam_bounds: {lr: [0, 1]}\n", "scheduler.quantile_fraction: must be in [0, 0.5], got 0.7"},
+		{"  mode: up\n  hyperparam_bounds: {lr: [0, 1]}\n", "scheduler.mode: allowed values are min and max, got \"up\""},
+		{"  perturbation_interval: 0\n  hyperparam_bounds: {lr: [0, 1]}\n", "scheduler.perturbation_interval: must be > 0, got 0"},
+		{"  hyperparam_mutations: {lr: [0.1]}\n  hyperparam_bounds: {lr: [0, 1]}\n", "scheduler.hyperparam_mutations: unknown key"},
+		{"  resample_probability: 0.5\n  hyperparam_bounds: {lr: [0, 1]}\n", "scheduler.resample_probability: unknown key"},
+	} {
+		_, err := Parse([]byte(head+c.yaml), "experiment.yaml", t.TempDir())
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.yaml, err, c.want)
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/hone-tune/hone/scheduler/fifo"
 	"github.com/hone-tune/hone/scheduler/hyperband"
 	"github.com/hone-tune/hone/scheduler/median"
+	"github.com/hone-tune/hone/scheduler/pb2"
 	"github.com/hone-tune/hone/scheduler/pbt"
 	"github.com/hone-tune/hone/search/bohb"
 	"github.com/hone-tune/hone/search/random"
@@ -87,6 +88,10 @@ var schedulers = map[string]SchedulerPlugin{
 	"pbt": {
 		Doc:  "population based training: lower-quantile trials clone upper-quantile ones (checkpoint and explored config)",
 		Read: readPBT,
+	},
+	"pb2": {
+		Doc:  "population based bandits: PBT whose clones take hyperparameters chosen by a GP bandit within hyperparam_bounds",
+		Read: readPB2,
 	},
 }
 
@@ -522,4 +527,97 @@ func mutations(raw map[string]any) (map[string]any, error) {
 		}
 	}
 	return out, nil
+}
+
+// readPB2 reads PB2's parameters (Ray Tune's names): metric, mode,
+// time_attr, perturbation_interval, burn_in_period, quantile_fraction,
+// synch, log_config, require_attrs, and hyperparam_bounds: per key a
+// [low, high] pair of numbers, or a nested map of those.
+func readPB2(p *Params) func(s *Spec) (hone.Scheduler, error) {
+	cfg := pb2.DefaultConfig()
+	def := cfg.PBT
+	cfg.PBT = pbt.Config{
+		Metric:               p.String("metric", ""),
+		Mode:                 hone.Mode(p.String("mode", "")),
+		TimeAttr:             p.String("time_attr", def.TimeAttr),
+		PerturbationInterval: p.Float("perturbation_interval", def.PerturbationInterval),
+		BurnInPeriod:         p.Float("burn_in_period", def.BurnInPeriod),
+		QuantileFraction:     p.Float("quantile_fraction", def.QuantileFraction),
+		Synch:                p.Bool("synch", def.Synch),
+		LogConfig:            p.Bool("log_config", def.LogConfig),
+		RequireAttrs:         p.Bool("require_attrs", def.RequireAttrs),
+	}
+	ok := true
+	check := func(bad bool, key, format string, args ...any) {
+		if bad {
+			p.Errorf(key, format, args...)
+			ok = false
+		}
+	}
+	pc := cfg.PBT
+	check(pc.Mode != "" && !pc.Mode.Valid(), "mode", "allowed values are min and max, got %q", pc.Mode)
+	check(pc.TimeAttr == "", "time_attr", "must not be empty")
+	check(!(pc.PerturbationInterval > 0), "perturbation_interval", "must be > 0, got %s", formatNum(pc.PerturbationInterval))
+	check(pc.BurnInPeriod < 0, "burn_in_period", "must be >= 0, got %s", formatNum(pc.BurnInPeriod))
+	check(!(pc.QuantileFraction >= 0 && pc.QuantileFraction <= 0.5), "quantile_fraction",
+		"must be in [0, 0.5], got %s", formatNum(pc.QuantileFraction))
+	e, has := p.lookup("hyperparam_bounds")
+	if !has {
+		p.Errorf("hyperparam_bounds", "is required: the keys PB2 tunes, each [low, high], e.g. {lr: [0.0001, 0.1]}")
+		return nil
+	}
+	cfg.Bounds = map[string][2]float64{}
+	if !p.c.bounds(e.valNode, e.path, "", cfg.Bounds) || !ok {
+		return nil
+	}
+	if len(cfg.Bounds) == 0 {
+		p.Errorf("hyperparam_bounds", "is empty: give at least one key with [low, high]")
+		return nil
+	}
+	if err := cfg.Validate(); err != nil {
+		p.Errorf("hyperparam_bounds", "%v", err)
+		return nil
+	}
+	return func(s *Spec) (hone.Scheduler, error) {
+		if _, _, err := objective(s, cfg.PBT.Metric, cfg.PBT.Mode); err != nil {
+			return nil, err
+		}
+		return pb2.New(cfg)
+	}
+}
+
+// bounds reads PB2's hyperparam_bounds at path into out, keys joined
+// with "/" under prefix: each value is [low, high] (numbers, low <= high)
+// or a nested map of those. It reports whether all were valid.
+func (c *collector) bounds(n *yaml.Node, path, prefix string, out map[string][2]float64) bool {
+	ps, ok := c.pairs(n, path)
+	if !ok {
+		return false
+	}
+	for _, e := range ps {
+		v := deref(e.valNode)
+		switch {
+		case v != nil && v.Kind == yaml.MappingNode:
+			ok = c.bounds(v, e.path, prefix+e.key+"/", out) && ok
+		case v != nil && v.Kind == yaml.SequenceNode && len(v.Content) == 2:
+			lo, ok1 := c.number(v.Content[0], index(e.path, 0))
+			hi, ok2 := c.number(v.Content[1], index(e.path, 1))
+			switch {
+			case !ok1 || !ok2:
+				ok = false
+			case lo > hi:
+				c.nodeErrorf(v, e.path, "want [low, high] with low <= high, got [%s, %s]", formatNum(lo), formatNum(hi))
+				ok = false
+			default:
+				out[prefix+e.key] = [2]float64{lo, hi}
+			}
+		case v != nil && v.Kind == yaml.SequenceNode:
+			c.nodeErrorf(v, e.path, "want [low, high], got a list of %d values", len(v.Content))
+			ok = false
+		default:
+			c.nodeErrorf(e.valNode, e.path, "want [low, high] or a nested map of bounds, got %s", describe(e.valNode))
+			ok = false
+		}
+	}
+	return ok
 }

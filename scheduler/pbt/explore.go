@@ -9,6 +9,38 @@ import (
 
 type randRand = rand.Rand
 
+// Explorer is a replacement for PBT's mutation-based explore step, set as
+// Config.Explorer (PB2's GP bandit is one). PBT calls it on the
+// controller's goroutine only, so it needs no locking; it must be
+// deterministic given the calls and the random source, because resume
+// replays them.
+type Explorer interface {
+	// Observe is told of each perturbation check of trial t: a result
+	// past the burn-in period, at least perturbation_interval after t's
+	// last check. time is the result's time attr, score its metric (negated
+	// when minimising, so higher is better) and cfg t's configuration, read
+	// only. It is called before t is checkpointed or exploited.
+	Observe(t *hone.Trial, time, score float64, cfg hone.Config)
+	// Explore returns the configuration trial t takes when it clones
+	// donor, whose configuration is donorCfg (read only: return a new
+	// map). r is the scheduler's seeded random source. Config.Explore, if
+	// set, runs on the result.
+	Explore(r *rand.Rand, t, donor *hone.Trial, donorCfg hone.Config) hone.Config
+}
+
+// newConfig is the configuration t takes when it clones donor: the
+// Explorer's if there is one, else PBT's explore of the donor's.
+func (s *Scheduler) newConfig(r *rand.Rand, t, donor *hone.Trial) hone.Config {
+	if s.cfg.Explorer == nil {
+		return s.explore(donor.Config, r)
+	}
+	out := s.cfg.Explorer.Explore(r, t, donor, donor.Config)
+	if s.cfg.Explore != nil {
+		out = s.cfg.Explore(out)
+	}
+	return out
+}
+
 // explore returns a perturbed copy of cfg (SEMANTICS §4 "Explore"): per
 // mutated key, with probability resample_probability — or when a list's
 // current value is not in the list — draw afresh; else a list moves to a

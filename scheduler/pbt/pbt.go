@@ -37,9 +37,15 @@ type Config struct {
 	// Mutations: per key, a list ([]any: neighbours by index), a
 	// distribution (anything with Sample(*rand.Rand) any, e.g. a
 	// space.Domain), a func(*rand.Rand) any, or a nested map of those.
+	// With an Explorer, mutations only give the initial samples of missing
+	// keys and name the keys shown in a perturbed trial's tag.
 	Mutations map[string]any
-	// Explore, if set, runs after the mutations on the new configuration.
+	// Explore, if set, runs after the mutations (or the Explorer) on the
+	// new configuration.
 	Explore func(cfg hone.Config) hone.Config
+	// Explorer, if set, replaces the mutation-based explore step (PB2's GP
+	// bandit is one). Nil keeps PBT's own explore.
+	Explorer Explorer
 	// Synch waits for every live trial at each perturbation time.
 	Synch bool
 	// LogConfig writes pbt_global.txt and pbt_policy_<id>.txt.
@@ -60,7 +66,7 @@ func (c Config) Validate() error {
 	switch {
 	case c.Mode != "" && !c.Mode.Valid():
 		return fmt.Errorf("pbt: mode = %q: allowed values are \"min\" and \"max\"", c.Mode)
-	case len(c.Mutations) == 0 && c.Explore == nil:
+	case len(c.Mutations) == 0 && c.Explore == nil && c.Explorer == nil:
 		return fmt.Errorf("pbt: hyperparam_mutations or custom_explore_fn is required")
 	case !(c.PerturbationInterval > 0):
 		return fmt.Errorf("pbt: perturbation_interval = %v: must be > 0", c.PerturbationInterval)
@@ -233,6 +239,9 @@ func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone
 		return hone.Continue
 	}
 	st.lastScore, st.hasScore, st.lastTrainTime = mode.Score(mv), true, tv
+	if s.cfg.Explorer != nil {
+		s.cfg.Explorer.Observe(t, tv, st.lastScore, t.Config)
+	}
 
 	if !s.cfg.Synch {
 		st.lastPerturbTime = tv
@@ -406,7 +415,7 @@ func (s *Scheduler) skip(c hone.Control, t, donor *hone.Trial, why string) {
 // times, and logs the policy.
 func (s *Scheduler) exploit(c hone.Control, t, donor *hone.Trial, cp *hone.Checkpoint) {
 	st, ds := s.state[t.ID], s.state[donor.ID]
-	newCfg := s.explore(donor.Config, c.Rand())
+	newCfg := s.newConfig(c.Rand(), t, donor)
 	tag := fmt.Sprintf("%s@perturbed[%s]", st.origTag, mutatedTag(newCfg, s.cfg.Mutations))
 	if s.cfg.LogConfig {
 		s.logPolicy(c, t, donor, newCfg)
