@@ -3,6 +3,7 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 
 	"gopkg.in/yaml.v3"
@@ -88,6 +89,10 @@ var schedulers = map[string]SchedulerPlugin{
 	"pbt": {
 		Doc:  "population based training: lower-quantile trials clone upper-quantile ones (checkpoint and explored config)",
 		Read: readPBT,
+	},
+	"pbt_replay": {
+		Doc:  "replays the hyperparameter schedule of a PBT policy log (pbt_policy_<id>.txt) on one trial: set num_samples to 1",
+		Read: readPBTReplay,
 	},
 	"pb2": {
 		Doc:  "population based bandits: PBT whose clones take hyperparameters chosen by a GP bandit within hyperparam_bounds",
@@ -441,6 +446,26 @@ func readMedian(p *Params) func(s *Spec) (hone.Scheduler, error) {
 			return nil, err
 		}
 		return median.New(cfg)
+	}
+}
+
+// readPBTReplay reads policy_file, the PBT policy log to replay (a path
+// relative to the working directory, which defaults to the spec's).
+func readPBTReplay(p *Params) func(s *Spec) (hone.Scheduler, error) {
+	file := p.String("policy_file", "")
+	if file == "" {
+		p.Errorf("policy_file", "is required: the pbt_policy_<id>.txt file of the trial whose schedule to replay")
+		return nil
+	}
+	return func(s *Spec) (hone.Scheduler, error) {
+		if s.NumSamples != 1 {
+			return nil, fmt.Errorf("scheduler pbt_replay replays one schedule on one trial: set num_samples to 1, not %d", s.NumSamples)
+		}
+		path := file
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(s.WorkingDir, path)
+		}
+		return pbt.NewReplay(path)
 	}
 }
 
