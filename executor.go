@@ -107,6 +107,15 @@ type Event struct {
 // trial that returns it as having stopped normally.
 var ErrTrialStopped = errors.New("trial stopped")
 
+// Contained is implemented by executors whose trials cannot outlive the
+// runner's process (goroutines, simulated trials). The runner starts their
+// trials without first handing the journal to the operating system: after
+// a crash nothing they started is left running, so nothing outside can be
+// ahead of the journal.
+type Contained interface {
+	Contained() bool
+}
+
 // Executor runs trials. The runner is its only caller and calls it from one
 // goroutine. Protocol, per trial: Start; then the trial emits EventResult or
 // EventSaved and waits, and the runner answers each with exactly one

@@ -12,8 +12,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"path"
-	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -1085,7 +1085,34 @@ func fits(need, pool hone.Resources) bool {
 	return true
 }
 
-var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.=,+-]+`)
+// safeName replaces each run of characters other than A-Z a-z 0-9 _ . = ,
+// + - in s with one underscore.
+func safeName(s string) string {
+	safe := func(c byte) bool {
+		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_.=,+-", c) >= 0
+	}
+	i := 0
+	for i < len(s) && safe(s[i]) {
+		i++
+	}
+	if i == len(s) {
+		return s // the common case: nothing to replace
+	}
+	b := make([]byte, 0, len(s))
+	b = append(b, s[:i]...)
+	for i < len(s) {
+		if safe(s[i]) {
+			b = append(b, s[i])
+			i++
+			continue
+		}
+		b = append(b, '_')
+		for i < len(s) && !safe(s[i]) {
+			i++
+		}
+	}
+	return string(b)
+}
 
 // configTag renders the leaves of cfg as "k=v,k2=v2" in key order, numbers
 // to 4 significant digits, for the experiment tag.
@@ -1110,15 +1137,15 @@ func trialDirName(trainable, id string, idx int, tag string, at time.Time) strin
 	if i := strings.IndexByte(short, '_'); i >= 0 {
 		short = short[i+1:]
 	}
-	short = strings.Trim(unsafeChars.ReplaceAllString(short, "_"), "_")
-	tr := strings.Trim(unsafeChars.ReplaceAllString(trainable, "_"), "_")
+	short = strings.Trim(safeName(short), "_")
+	tr := strings.Trim(safeName(trainable), "_")
 	if len(tr) > 30 {
 		tr = tr[:30]
 	}
 	if len(short) > 60 {
 		short = short[:60]
 	}
-	name := fmt.Sprintf("%s_%s_%d", tr, id, idx)
+	name := tr + "_" + id + "_" + strconv.Itoa(idx)
 	if short != "" {
 		name += "_" + short
 	}

@@ -129,6 +129,8 @@ type runner struct {
 
 	deferred []controller.Input
 	lastSync time.Time // wall time of the last journal fsync
+	// contained: the executor's trials cannot outlive this process.
+	contained bool
 }
 
 // syncEvery is how often the journal is fsynced while an experiment runs.
@@ -167,6 +169,9 @@ func newRunner(exp *hone.Experiment, opts Options) (*runner, error) {
 		return nil, err
 	}
 	r := &runner{exp: exp, opts: opts, ctl: ctl, exec: opts.Executor, store: opts.Store, clock: opts.Clock, log: opts.Log}
+	if c, ok := opts.Executor.(hone.Contained); ok {
+		r.contained = c.Contained()
+	}
 	if r.clock == nil {
 		if c, ok := opts.Executor.(hone.Clocked); ok {
 			r.clock = c.Clock()
@@ -329,10 +334,11 @@ func (r *runner) step(in controller.Input) error {
 
 // apply journals the records among acts and carries out the rest. The
 // journal is handed to the operating system before any action with an
-// effect outside this process — starting a trial, deleting a checkpoint,
-// writing a file, calling a callback — so that nothing outside ever runs
-// ahead of the journal; directives and log lines need no flush (the
-// journal's group commit hands them over within journal.FlushDelay).
+// effect outside this process — starting a trial (unless the executor is
+// hone.Contained), deleting a checkpoint, writing a file, calling a
+// callback — so that nothing outside ever runs ahead of the journal;
+// directives and log lines need no flush (the journal's group commit hands
+// them over within journal.FlushDelay).
 func (r *runner) apply(acts []controller.Action) error {
 	flush := false
 	for i := range acts {
@@ -342,6 +348,8 @@ func (r *runner) apply(acts []controller.Action) error {
 				return err
 			}
 		case controller.ActDirect, controller.ActLog:
+		case controller.ActStart:
+			flush = flush || !r.contained
 		case controller.ActNotify:
 			flush = flush || len(r.exp.Callbacks) > 0
 		default:

@@ -341,3 +341,6 @@ func discard(dirs []string) {
 		}
 	}
 }
+
+// Contained reports true: trials cannot outlive the process (hone.Contained).
+func (e *Executor) Contained() bool { return true }

@@ -409,3 +409,6 @@ func (q *eventHeap) Pop() any {
 	*q = old[:n]
 	return tr
 }
+
+// Contained reports true: trials cannot outlive the process (hone.Contained).
+func (e *Executor) Contained() bool { return true }
