@@ -7,17 +7,44 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/hone-tune/hone"
 )
 
 // Exploit is one line of a trial's PBT policy log: at TargetIteration the
-// trial (tag Target) cloned the donor (tag Donor) as of DonorIteration, and
-// went on with Config (explored from DonorConfig).
+// trial (original tag Target, id TargetID) cloned the donor (tag Donor, id
+// DonorID) as of DonorIteration — the iteration of the checkpoint it
+// restored — and went on with Config (explored from DonorConfig). An id is
+// "" when the tag names no trial of the experiment.
 type Exploit struct {
 	Target, Donor                   string
+	TargetID, DonorID               string
 	TargetIteration, DonorIteration int
 	DonorConfig, Config             hone.Config
+}
+
+// trialByTag returns the id of the trial whose original tag is tag: tags
+// start with the trial's index ("<index>_<config>").
+func (t *Trial) trialByTag(tag string) string {
+	if t.exp == nil {
+		return ""
+	}
+	i := strings.IndexByte(tag, '_')
+	if i < 0 {
+		i = len(tag)
+	}
+	idx, err := strconv.Atoi(tag[:i])
+	if err != nil {
+		return ""
+	}
+	for _, x := range t.exp.Trials {
+		if x.Index == idx {
+			return x.ID
+		}
+	}
+	return ""
 }
 
 // Lineage returns the trial's ancestry under PBT, oldest first: the
@@ -46,6 +73,7 @@ func (t *Trial) Lineage() ([]Exploit, error) {
 			json.Unmarshal(row[4], &e.DonorConfig) != nil || json.Unmarshal(row[5], &e.Config) != nil {
 			continue
 		}
+		e.TargetID, e.DonorID = t.trialByTag(e.Target), t.trialByTag(e.Donor)
 		out = append(out, e)
 	}
 	if err := sc.Err(); err != nil {

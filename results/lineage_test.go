@@ -63,8 +63,14 @@ func TestLineage(t *testing.T) {
 			continue
 		}
 		exploited++
-		if last := lin[len(lin)-1]; !strings.HasPrefix(tr.Tag, last.Target+"@perturbed[") {
-			t.Errorf("trial %s (%s): last exploit's target is %s", tr.ID, tr.Tag, last.Target)
+		if last := lin[len(lin)-1]; !strings.HasPrefix(tr.Tag, last.Target+"@perturbed[") || last.TargetID != tr.ID {
+			t.Errorf("trial %s (%s): last exploit's target is %s (%s)", tr.ID, tr.Tag, last.Target, last.TargetID)
+		}
+		for _, e := range lin {
+			donor := res.Trial(e.DonorID)
+			if donor == nil || !strings.HasPrefix(donor.Tag, e.Donor) || e.TargetID == e.DonorID {
+				t.Errorf("trial %s: exploit %+v names donor id %q", tr.ID, e, e.DonorID)
+			}
 		}
 		// A policy log is a chain: each exploit's target is the donor of
 		// the next (the log was copied from that donor's).

@@ -44,6 +44,7 @@ type Trial struct {
 
 	rows []Row
 	read bool
+	exp  *Experiment
 }
 
 // Row is one line of a trial's result.json. Non-finite numbers written as
@@ -75,7 +76,7 @@ func Open(dir string) (*Experiment, error) {
 		t := byID[r.Trial]
 		switch r.Op {
 		case "trial":
-			t = &Trial{ID: r.Trial, Index: r.Index, Config: r.Config, Tag: r.Tag, Dir: filepath.Join(dir, filepath.FromSlash(r.Dir))}
+			t = &Trial{ID: r.Trial, Index: r.Index, Config: r.Config, Tag: r.Tag, Dir: filepath.Join(dir, filepath.FromSlash(r.Dir)), exp: e}
 			byID[r.Trial] = t
 			e.Trials = append(e.Trials, t)
 		case "status":

@@ -418,7 +418,7 @@ func (s *Scheduler) exploit(c hone.Control, t, donor *hone.Trial, cp *hone.Check
 	newCfg := s.newConfig(c.Rand(), t, donor)
 	tag := fmt.Sprintf("%s@perturbed[%s]", st.origTag, mutatedTag(newCfg, s.cfg.Mutations))
 	if s.cfg.LogConfig {
-		s.logPolicy(c, t, donor, newCfg)
+		s.logPolicy(c, t, donor, cp, newCfg)
 	}
 	c.SetConfig(t, newCfg, tag)
 	c.SetRestore(t, cp)
@@ -433,9 +433,13 @@ const GlobalLog = "pbt_global.txt"
 // PolicyLog returns the policy log's path of a trial (in its directory).
 func PolicyLog(t *hone.Trial) string { return path.Join(t.Dir, "pbt_policy_"+t.ID+".txt") }
 
-func (s *Scheduler) logPolicy(c hone.Control, t, donor *hone.Trial, newCfg hone.Config) {
+// logPolicy writes one exploit. The donor iteration is the one of the
+// checkpoint t restores (where the new configuration takes over), which is
+// earlier than the donor's latest result when the donor trained on after
+// saving.
+func (s *Scheduler) logPolicy(c hone.Control, t, donor *hone.Trial, cp *hone.Checkpoint, newCfg hone.Config) {
 	line, err := json.Marshal([]any{s.state[t.ID].origTag, s.state[donor.ID].origTag,
-		s.state[t.ID].lastIter, s.state[donor.ID].lastIter, donor.Config, newCfg})
+		s.state[t.ID].lastIter, cp.Iteration, donor.Config, newCfg})
 	if err != nil {
 		c.Logf("pbt: policy log: %v", err)
 		return

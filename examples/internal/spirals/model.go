@@ -168,9 +168,18 @@ func loadMLP(dir string) (*mlp, error) {
 }
 
 // Trainable is the class-style trainable of the examples. Config keys: lr,
-// momentum, hidden, batch_size. Size is the training set size.
+// momentum, hidden, batch_size. Size is the training set size. With
+// ReportConfig set, each result also carries the lr and momentum the epoch
+// trained with, so a schedule that changes them (PBT) can be read back from
+// the results.
+//
+// Setup reads the configuration and Load only replaces the network (and its
+// momentum buffer), so a trial that hone restarts with a new configuration
+// from another trial's checkpoint trains on from those weights with its
+// own lr and momentum.
 type Trainable struct {
 	Size         int
+	ReportConfig bool
 	train, val   dataset
 	lr, momentum float64
 	batch        int
@@ -199,7 +208,11 @@ func (t *Trainable) Setup(cfg hone.Config) error {
 // accuracy.
 func (t *Trainable) Step(context.Context) (trial.Metrics, error) {
 	loss := t.net.epoch(t.train, t.lr, t.momentum, t.batch)
-	return trial.Metrics{"loss": loss, "val_accuracy": t.net.accuracy(t.val)}, nil
+	m := trial.Metrics{"loss": loss, "val_accuracy": t.net.accuracy(t.val)}
+	if t.ReportConfig {
+		m["lr"], m["momentum"] = t.lr, t.momentum
+	}
+	return m, nil
 }
 
 // Save writes the network to dir.

@@ -3,6 +3,7 @@ package spirals
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -20,38 +21,78 @@ import (
 // command again resumes; a second one stops at once, which the journal
 // makes safe.
 func Tune(exp *hone.Experiment, opts runner.Options) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := SignalContext()
 	defer stop()
+	done, err := RunOrResume(ctx, os.Stdout, exp, opts)
+	if err != nil || !done {
+		return err
+	}
+	_, _, err = PrintBest(os.Stdout, opts.Dir, results.ScopeAll)
+	return err
+}
+
+// SignalContext returns a context cancelled by the first Ctrl-C (or
+// SIGTERM), which also prints a notice to stderr; after it the default
+// handling is restored, so that a second one stops the process at once.
+// Call stop to release the signal handler; it returns once the notice, if
+// any, is written.
+func SignalContext() (ctx context.Context, stop context.CancelFunc) {
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		<-ctx.Done()
-		stop() // restore the default handling for a second Ctrl-C
-		fmt.Fprintln(os.Stderr, "\nstopping: trials are saving; press Ctrl-C again to stop at once")
+		// A signal's cause is not context.Canceled itself (it only matches
+		// it with errors.Is); cancel's is.
+		signalled := context.Cause(ctx) != context.Canceled
+		cancel() // restore the default handling for a second Ctrl-C
+		if signalled {
+			fmt.Fprintln(os.Stderr, "\nstopping: trials are saving; press Ctrl-C again to stop at once")
+		}
 	}()
+	return ctx, func() {
+		cancel()
+		<-done
+	}
+}
+
+// RunOrResume runs exp in opts.Dir, or resumes it if the directory
+// already holds it, until it ends or ctx is cancelled; it writes what it
+// does to w. It reports whether the experiment finished: false means it
+// was interrupted (trials saved and stopped) and calling it again with the
+// same exp and opts resumes it.
+func RunOrResume(ctx context.Context, w io.Writer, exp *hone.Experiment, opts runner.Options) (done bool, err error) {
 	var out *runner.Outcome
-	var err error
 	if runner.Exists(opts.Dir) {
-		fmt.Printf("resuming the experiment in %s\n", opts.Dir)
+		fmt.Fprintf(w, "resuming the experiment in %s\n", opts.Dir)
 		out, err = runner.Resume(ctx, exp, opts, controller.ResumeFlags{Unfinished: true})
 	} else {
 		out, err = runner.Run(ctx, exp, opts)
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	if out.Interrupted {
-		fmt.Printf("stopped; run the same command again to resume %s\n", opts.Dir)
-		return nil
+		fmt.Fprintf(w, "stopped; run the same command again to resume %s\n", opts.Dir)
+		return false, nil
 	}
-	res, err := results.Open(opts.Dir)
+	return true, nil
+}
+
+// PrintBest opens the experiment in dir, writes its best trial by
+// val_accuracy to w and returns both. scope says which results of a trial
+// count (results.ScopeAll: its best one; results.ScopeLast: its last one).
+func PrintBest(w io.Writer, dir, scope string) (*results.Experiment, *results.Trial, error) {
+	res, err := results.Open(dir)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	best, acc, err := res.Best("val_accuracy", hone.Max, results.ScopeAll)
+	best, acc, err := res.Best("val_accuracy", hone.Max, scope)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	fmt.Printf("best trial %s: val_accuracy=%.4f config=%v\n", best.ID, acc, map[string]any(best.Config))
-	return nil
+	fmt.Fprintf(w, "best trial %s: val_accuracy=%.4f config=%v\n", best.ID, acc, map[string]any(best.Config))
+	return res, best, nil
 }
 
 // Space is the search space the Go examples tune: the learning rate, the
