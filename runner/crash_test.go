@@ -12,6 +12,7 @@ import (
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/sim"
+	"github.com/hone-tune/hone/internal/scratch"
 	"github.com/hone-tune/hone/results"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/search/random"
@@ -113,7 +114,7 @@ func TestCrashAtAnyEventThenResume(t *testing.T) {
 			concurrency: rapid.IntRange(1, 4).Draw(t, "concurrency"),
 			numToKeep:   rapid.IntRange(0, 2).Draw(t, "numToKeep"),
 		}
-		root, err := os.MkdirTemp("", "hone-crash-")
+		root, err := os.MkdirTemp(scratch.Dir(), "hone-crash-")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/executor/sim"
+	"github.com/hone-tune/hone/internal/scratch"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/scheduler/asha"
 	"github.com/hone-tune/hone/search/random"
@@ -41,7 +42,7 @@ func TestEveryTrialEnds(t *testing.T) {
 		exp := &hone.Experiment{Name: "asha", Metric: "loss", Mode: hone.Min, Searcher: sr, Scheduler: sched, Seed: 5,
 			MaxConcurrentTrials: rapid.IntRange(1, 32).Draw(t, "concurrency"),
 			Failure:             hone.FailureConfig{MaxFailures: rapid.IntRange(0, 2).Draw(t, "max_failures")}}
-		dir, err := os.MkdirTemp("", "hone-asha-")
+		dir, err := os.MkdirTemp(scratch.Dir(), "hone-asha-")
 		if err != nil {
 			t.Fatal(err)
 		}

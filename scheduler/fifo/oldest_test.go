@@ -9,6 +9,7 @@ import (
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/executor/sim"
+	"github.com/hone-tune/hone/internal/scratch"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/scheduler/fifo"
 	"github.com/hone-tune/hone/search/random"
@@ -84,7 +85,7 @@ func TestOldestMatchesScan(t *testing.T) {
 			Seed: rapid.Uint64().Draw(t, "seed"), MaxConcurrentTrials: rapid.IntRange(1, 8).Draw(t, "concurrency"),
 			MaxPendingTrials: rapid.IntRange(1, 8).Draw(t, "pending"),
 			Failure:          hone.FailureConfig{MaxFailures: rapid.IntRange(0, 2).Draw(t, "max_failures")}}
-		dir, err := os.MkdirTemp("", "hone-fifo-")
+		dir, err := os.MkdirTemp(scratch.Dir(), "hone-fifo-")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/executor/sim"
+	"github.com/hone-tune/hone/internal/scratch"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/scheduler/hyperband"
 	"github.com/hone-tune/hone/search/random"
@@ -51,7 +52,7 @@ func TestNoDeadlock(t *testing.T) {
 		exp := &hone.Experiment{Name: "hb", Metric: "loss", Mode: hone.Min, Searcher: sr, Scheduler: sched, Seed: 7,
 			MaxConcurrentTrials: rapid.IntRange(1, 32).Draw(t, "concurrency"),
 			Failure:             hone.FailureConfig{MaxFailures: rapid.IntRange(0, 2).Draw(t, "max_failures")}}
-		dir, err := os.MkdirTemp("", "hone-hb-")
+		dir, err := os.MkdirTemp(scratch.Dir(), "hone-hb-")
 		if err != nil {
 			t.Fatal(err)
 		}

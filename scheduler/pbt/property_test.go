@@ -12,6 +12,7 @@ import (
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/executor/sim"
+	"github.com/hone-tune/hone/internal/scratch"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/scheduler/pbt"
 	"github.com/hone-tune/hone/search/random"
@@ -93,7 +94,7 @@ func TestNumToKeepOneNeverLosesARestorePoint(t *testing.T) {
 		}
 		model := sim.Curve{Noise: 0.05, MaxIterations: 20, CheckpointEvery: ckptEvery}.New
 		ex := &checkingExecutor{Executor: sim.New(model, opts...), t: t}
-		dir, err := os.MkdirTemp("", "hone-pbt-")
+		dir, err := os.MkdirTemp(scratch.Dir(), "hone-pbt-")
 		if err != nil {
 			t.Fatal(err)
 		}
