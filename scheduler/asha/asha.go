@@ -8,6 +8,7 @@ package asha
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/hone-tune/hone"
@@ -75,6 +76,16 @@ type bracket struct {
 type rung struct {
 	milestone float64
 	recorded  map[string]float64 // trial id -> score (higher is better)
+	sorted    []float64          // the recorded scores but NaN, ascending
+}
+
+// record adds a trial's score to the rung.
+func (g *rung) record(id string, score float64) {
+	g.recorded[id] = score
+	if !math.IsNaN(score) {
+		i := sort.SearchFloat64s(g.sorted, score)
+		g.sorted = slices.Insert(g.sorted, i, score)
+	}
 }
 
 // New returns an ASHA scheduler. Zero numeric fields take the defaults of
@@ -219,28 +230,21 @@ func (b *bracket) onResult(id string, tv, score, rf float64, stopLast bool) hone
 			continue
 		}
 		dec := hone.Continue
-		if cut, ok := cutoff(g.recorded, rf); ok && score < cut {
+		if cut, ok := cutoff(g.sorted, rf); ok && score < cut {
 			dec = hone.Stop
 		}
-		g.recorded[id] = score
+		g.record(id, score)
 		return dec
 	}
 	return hone.Continue
 }
 
 // cutoff is the (1 − 1/rf) percentile, linearly interpolated, of the
-// recorded scores, ignoring NaN.
-func cutoff(recorded map[string]float64, rf float64) (float64, bool) {
-	vals := make([]float64, 0, len(recorded))
-	for _, v := range recorded {
-		if !math.IsNaN(v) {
-			vals = append(vals, v)
-		}
-	}
+// recorded scores, given sorted without NaN.
+func cutoff(vals []float64, rf float64) (float64, bool) {
 	if len(vals) == 0 {
 		return 0, false
 	}
-	sort.Float64s(vals)
 	pos := (1 - 1/rf) * float64(len(vals)-1)
 	lo := int(math.Floor(pos))
 	hi := int(math.Ceil(pos))

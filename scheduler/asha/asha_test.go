@@ -100,7 +100,11 @@ func TestCutoff(t *testing.T) {
 		{rec(10, 0, 20, 30), 2, 15, true},           // median of 4
 	}
 	for i, c := range cases {
-		got, ok := cutoff(c.rec, c.rf)
+		g := &rung{recorded: map[string]float64{}}
+		for id, v := range c.rec {
+			g.record(id, v)
+		}
+		got, ok := cutoff(g.sorted, c.rf)
 		if ok != c.ok || (ok && math.Abs(got-c.want) > 1e-12) {
 			t.Errorf("case %d: cutoff = %v, %v; want %v, %v", i, got, ok, c.want, c.ok)
 		}
