@@ -247,11 +247,8 @@ func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone
 		st.lastPerturbTime = tv
 		lower, upper := s.quantiles(c)
 		dec := hone.Continue
-		for _, o := range c.Trials() {
-			if o != t && (o.Status == hone.StatusPending || o.Status == hone.StatusPaused) {
-				dec = hone.Pause // time-multiplex a population larger than the slots
-				break
-			}
+		if waiting(c, t) {
+			dec = hone.Pause // time-multiplex a population larger than the slots
 		}
 		if exploited := s.checkpointOrExploit(c, t, lower, upper); exploited {
 			return hone.Noop
@@ -299,6 +296,24 @@ func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone
 		return hone.Noop
 	}
 	return hone.Pause
+}
+
+// waiting reports whether a trial other than t is PENDING or PAUSED.
+func waiting(c hone.Control, t *hone.Trial) bool {
+	if q, ok := c.(hone.OldestByStatus); ok {
+		for _, st := range []hone.Status{hone.StatusPending, hone.StatusPaused} {
+			if o := q.Oldest(st); o != nil && o != t {
+				return true
+			}
+		}
+		return false
+	}
+	for _, o := range c.Trials() {
+		if o != t && (o.Status == hone.StatusPending || o.Status == hone.StatusPaused) {
+			return true
+		}
+	}
+	return false
 }
 
 func set(ts []*hone.Trial) map[*hone.Trial]bool {
