@@ -31,7 +31,7 @@ type session struct {
 
 func (s *session) Config() hone.Config         { return s.cfg }
 func (s *session) TrialID() string             { return s.r.spec.TrialID }
-func (s *session) Dir() string                 { return s.r.spec.Dir }
+func (s *session) Dir() string                 { return s.r.dir() }
 func (s *session) Checkpoint() string          { return s.r.spec.RestoreDir }
 func (s *session) Iteration() int              { return s.r.spec.Iteration }
 func (s *session) StagingDir() (string, error) { return s.r.stager.New() }

@@ -100,11 +100,19 @@ type run struct {
 	cancel     context.CancelFunc
 	directives chan hone.Directive // capacity 1; sent to only while waiting
 	stager     *trial.Stager
+	mkdir      sync.Once // creates spec.Dir on first use
 
 	// Guarded by Executor.mu.
 	waiting  bool // an emitted event awaits its directive
 	stopping bool // DirectStop or Close was received
 	exited   bool // the goroutine has returned
+}
+
+// dir returns the trial's directory, creating it on first use. A failure
+// to create it surfaces when the trainable writes there.
+func (r *run) dir() string {
+	r.mkdir.Do(func() { _ = os.MkdirAll(r.spec.Dir, 0o755) })
+	return r.spec.Dir
 }
 
 // NewFunc returns an executor that runs fn for every trial.
@@ -140,8 +148,9 @@ func newExecutor(b body, opts []Option) *Executor {
 // same one. It implements hone.Clocked.
 func (e *Executor) Clock() hone.Clock { return e.opts.clock }
 
-// Start starts the trial on a new goroutine. It creates spec.Dir if needed.
-// It fails when spec.TrialID is empty, spec.Dir is not absolute, a trial
+// Start starts the trial on a new goroutine. spec.Dir is created when the
+// trainable first asks for it (Session.Dir, or a checkpoint's staging
+// directory): a trial that writes nothing costs no mkdir. It fails when spec.TrialID is empty, spec.Dir is not absolute, a trial
 // with that id is still running (its EventExited not yet returned by Next),
 // or the executor is closed.
 func (e *Executor) Start(spec hone.StartSpec) error {
@@ -150,9 +159,6 @@ func (e *Executor) Start(spec hone.StartSpec) error {
 	}
 	if !filepath.IsAbs(spec.Dir) {
 		return fmt.Errorf("start trial %s: dir %q is not an absolute path", spec.TrialID, spec.Dir)
-	}
-	if err := os.MkdirAll(spec.Dir, 0o755); err != nil {
-		return fmt.Errorf("start trial %s: %w", spec.TrialID, err)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

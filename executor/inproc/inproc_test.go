@@ -410,3 +410,31 @@ func TestConcurrentReports(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDirCreatedOnFirstUse: the trial directory exists once the trainable
+// asks for it, and a trainable that never does costs no directory.
+func TestDirCreatedOnFirstUse(t *testing.T) {
+	root := t.TempDir()
+	ex := inproc.NewFunc(func(ctx context.Context, s trial.Session) error {
+		if s.Config()["write"] == true {
+			return os.WriteFile(filepath.Join(s.Dir(), "log.txt"), []byte("hi"), 0o644)
+		}
+		return nil
+	})
+	defer ex.Close()
+	quiet, writer := filepath.Join(root, "quiet"), filepath.Join(root, "writer")
+	start(t, ex, hone.StartSpec{TrialID: "q", Config: hone.Config{}, Dir: quiet})
+	if err := exitErr(t, ex, "q"); err != nil {
+		t.Fatal(err)
+	}
+	start(t, ex, hone.StartSpec{TrialID: "w", Config: hone.Config{"write": true}, Dir: writer})
+	if err := exitErr(t, ex, "w"); err != nil {
+		t.Fatalf("writing into Session.Dir: %v", err)
+	}
+	if _, err := os.Stat(quiet); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a trial that wrote nothing has a directory: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(writer, "log.txt")); err != nil || string(b) != "hi" {
+		t.Errorf("log.txt: %q %v", b, err)
+	}
+}
