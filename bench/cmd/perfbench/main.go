@@ -1,0 +1,29 @@
+// Command perfbench is the control-plane performance suite of
+// BENCHMARKS.md §1 (issue 6): bookkeeping, result throughput, checkpoint
+// I/O, journal, memory and frequent pausing, each measured through hone
+// beside a physical baseline in the same run, with the ratio, issue 6's
+// target and Ray Tune's published bar, and a markdown table at the end.
+//
+// Usage, from the bench module:
+//
+//	go run ./cmd/perfbench                          # full run
+//	go run ./cmd/perfbench -smoke                   # tiny sizes, seconds
+//	go run ./cmd/perfbench -only results/inproc-fifo -cpuprofile /tmp/cpu
+//
+// See package perf (bench/perf) for what is measured and how.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+
+	"github.com/hone-tune/hone/bench/perf"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := perf.Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

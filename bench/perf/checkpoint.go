@@ -1,0 +1,297 @@
+package perf
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/store/local"
+)
+
+// rayDurable is Ray's durable-trainable release test.
+const rayDurable = "durable trainable: 16 trials, a 10 MB checkpoint every 10 s, keep 4: bar 650 s, observed 392 s " +
+	"(a whole-run figure, not per commit)"
+
+// checkpointFile is the name of the one file of a benchmark checkpoint.
+const checkpointFile = "model.bin"
+
+// linksPerRep is how many clones of a checkpoint each repetition times.
+const linksPerRep = 5
+
+// sizeName renders a checkpoint size for row names and variants: "1MB",
+// "64KB", "1GB".
+func sizeName(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return strconv.FormatInt(n>>30, 10) + "GB"
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + "MB"
+	case n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + "KB"
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}
+
+// commitsPerRep is how many checkpoints of size each repetition commits
+// (and writes raw): more for small sizes, whose times are short and noisy.
+func commitsPerRep(size int64) int {
+	switch {
+	case size <= 1<<20:
+		return 20
+	case size <= 10<<20:
+		return 10
+	case size <= 100<<20:
+		return 3
+	}
+	return 1
+}
+
+// linkFigure is what the exploit (Link) measurement of one size found.
+type linkFigure struct {
+	size          int64
+	links, copies []float64 // ms
+}
+
+// checkpoint measures shape 3 for every selected size: write + Commit
+// against a raw write + fsync, and Link against a durable copy.
+func (b *bench) checkpoint(ctx context.Context) error {
+	dir, err := b.freshDir("checkpoint")
+	if err != nil {
+		return err
+	}
+	defer removeDir(dir)
+	st, err := local.New(dir) // durable: fsyncs as a real experiment does
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, 1<<20)
+	rng := rand.New(rand.NewPCG(seed, 2))
+	for i := range buf {
+		buf[i] = byte(rng.Uint32())
+	}
+	var links []linkFigure
+	seq := 0
+	for _, size := range b.cfg.CheckpointSizes {
+		name := sizeName(size)
+		if !b.want(ShapeCheckpoint, name) {
+			continue
+		}
+		k := commitsPerRep(size)
+		var honeRates, rawRates, commitOnly []float64
+		lf := linkFigure{size: size}
+		// An untimed raw write first: the first write of a size in a
+		// process pays for growing the page cache.
+		var warmup []float64
+		if err := rawWrite(filepath.Join(dir, "raw.bin"), size, buf, &warmup); err != nil {
+			return err
+		}
+		for rep := range b.cfg.Reps {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			b.logf("checkpoint %s: repetition %d of %d: %d commits", name, rep+1, b.cfg.Reps, k)
+			var committed []string
+			// Commits and raw writes alternate, each going first every
+			// other time, so that both see the same state of the disk
+			// and its cache. The CPU profile covers both; the raw writes
+			// are under rawWrite.
+			err := b.prof.profiled("checkpoint-"+name, rep == 0, func() error {
+				for i := range k {
+					for j := range 2 {
+						var err error
+						if (i+j+rep)%2 == 0 {
+							seq++
+							var dest string
+							dest, err = commitOnce(st, dir, seq, size, buf, &honeRates, &commitOnly)
+							committed = append(committed, dest)
+						} else {
+							err = rawWrite(filepath.Join(dir, "raw.bin"), size, buf, &rawRates)
+						}
+						if err != nil {
+							return err
+						}
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if err := b.linkOnce(st, dir, committed[0], &seq, &lf); err != nil {
+				return err
+			}
+			for _, p := range committed {
+				if err := st.Delete(p); err != nil {
+					return err
+				}
+			}
+			settle()
+		}
+		row := Row{
+			Shape: ShapeCheckpoint, Name: fmt.Sprintf("write + commit (store/local, durable), %s checkpoint", name), Unit: "MB/s",
+			Value: median(honeRates), Samples: honeRates, Higher: true,
+			BaseName: "write the same bytes to one file + fsync it", Base: median(rawRates), BaseSamples: rawRates,
+			Target: Target{Text: "≥ 0.9 of raw", Met: func(r Row) bool { return r.Ratio() >= 0.9 }},
+			Notes: []string{
+				fmt.Sprintf("Commit alone (fsync of the staged tree, rename, fsync of the parents): median %s ms of %s",
+					formatNum(median(commitOnly)), plural(len(commitOnly), "commit")),
+				fmt.Sprintf("median of the paired ratios (each commit beside the raw write next to it in time): %s",
+					formatRatio(pairedRatio(honeRates, rawRates))),
+			},
+		}
+		if size == 10<<20 {
+			row.Ray = rayDurable
+		}
+		b.add(row)
+		links = append(links, lf)
+	}
+	if len(links) == 0 {
+		return nil
+	}
+	smallest := median(links[0].links)
+	for _, lf := range links {
+		b.add(Row{
+			Shape: ShapeCheckpoint, Name: fmt.Sprintf("exploit: Store.Link of a committed %s checkpoint", sizeName(lf.size)), Unit: "ms",
+			Value: median(lf.links), Samples: lf.links,
+			BaseName: "durable copy of the same bytes (copy + fsync)", Base: median(lf.copies), BaseSamples: lf.copies,
+			Target: Target{Text: fmt.Sprintf("flat in size: ≤ 2× the %s link (%s ms)", sizeName(links[0].size), formatNum(smallest)),
+				Met: func(r Row) bool { return r.Value <= 2*smallest }},
+		})
+	}
+	return nil
+}
+
+// pairedRatio is the median of a[i] / b[i]: the ratio of measurements
+// taken side by side, less sensitive to a disk whose speed drifts than the
+// ratio of the medians.
+func pairedRatio(a, b []float64) float64 {
+	r := make([]float64, min(len(a), len(b)))
+	for i := range r {
+		r[i] = a[i] / b[i]
+	}
+	return median(r)
+}
+
+// commitOnce writes a checkpoint of size bytes into a fresh staging
+// directory, as a trainable does, and commits it as checkpoint seq of the
+// trial; it appends the MB/s of the whole and the milliseconds of the
+// commit alone, evicts the checkpoint's pages from the page cache (the raw
+// writes remove their file, which frees them), and returns the
+// checkpoint's path.
+func commitOnce(st *local.Store, dir string, seq int, size int64, buf []byte, rates, commitMs *[]float64) (string, error) {
+	staged := filepath.Join(dir, "trial", local.StagingDirName, strconv.Itoa(seq))
+	dest := "trial/" + hone.CheckpointDirName(seq)
+	if err := os.MkdirAll(staged, 0o755); err != nil {
+		return "", err
+	}
+	start := time.Now()
+	if err := writeFile(filepath.Join(staged, checkpointFile), size, buf, false); err != nil {
+		return "", err
+	}
+	mid := time.Now()
+	if err := st.Commit(staged, dest); err != nil {
+		return "", err
+	}
+	end := time.Now()
+	*rates = append(*rates, float64(size)/(1<<20)/end.Sub(start).Seconds())
+	*commitMs = append(*commitMs, float64(end.Sub(mid).Microseconds())/1000)
+	evict(filepath.Join(dir, filepath.FromSlash(dest), checkpointFile))
+	return dest, nil
+}
+
+// rawWrite writes size bytes to a new file at p and fsyncs it, appends
+// the MB/s, and removes the file (then lets the filesystem settle).
+func rawWrite(p string, size int64, buf []byte, rates *[]float64) error {
+	start := time.Now()
+	if err := writeFile(p, size, buf, true); err != nil {
+		return err
+	}
+	*rates = append(*rates, float64(size)/(1<<20)/time.Since(start).Seconds())
+	if err := os.Remove(p); err != nil {
+		return err
+	}
+	settle()
+	return nil
+}
+
+// linkOnce clones the committed checkpoint src linksPerRep times and makes
+// one durable copy of its file, adding the times (ms) to lf; the clones
+// and the copy are removed.
+func (b *bench) linkOnce(st *local.Store, dir, src string, seq *int, lf *linkFigure) error {
+	for range linksPerRep {
+		*seq++
+		dest := "clone/" + hone.CheckpointDirName(*seq)
+		start := time.Now()
+		if err := st.Link(src, dest); err != nil {
+			return err
+		}
+		lf.links = append(lf.links, float64(time.Since(start).Microseconds())/1000)
+		if err := st.Delete(dest); err != nil {
+			return err
+		}
+	}
+	from := filepath.Join(dir, filepath.FromSlash(src), checkpointFile)
+	to := filepath.Join(dir, "copy.bin")
+	start := time.Now()
+	if err := durableCopy(from, to); err != nil {
+		return err
+	}
+	lf.copies = append(lf.copies, float64(time.Since(start).Microseconds())/1000)
+	if err := os.Remove(to); err != nil {
+		return err
+	}
+	settle()
+	return nil
+}
+
+// writeFile writes size bytes (buf repeated) to a new file at p, fsyncing
+// it before closing when sync is set.
+func writeFile(p string, size int64, buf []byte, sync bool) error {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	for left := size; left > 0; {
+		n := int(min(left, int64(len(buf))))
+		if _, err := f.Write(buf[:n]); err != nil {
+			f.Close()
+			return err
+		}
+		left -= int64(n)
+	}
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}
+
+// durableCopy copies the file src to a new file dst and fsyncs it.
+func durableCopy(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

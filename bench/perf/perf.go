@@ -1,0 +1,532 @@
+// Package perf is the control-plane performance suite of BENCHMARKS.md §1
+// (issue 6): Ray Tune's release-test shapes scaled to a 2-core machine,
+// each measured through hone's public API beside a physical baseline
+// measured in the same run, with the ratio hone ÷ baseline, the target of
+// issue 6 and Ray's published bar where there is one.
+//
+// The shapes (names as -only takes them):
+//
+//   - bookkeeping: 100,000 trials × 1 result through runner.Run on the sim
+//     executor (trials/s). Baseline: per trial, one map insert of a fresh
+//     record keyed by a fresh id, one buffered channel send and receive of
+//     its one result, one map lookup to update the record — the least any
+//     in-process controller can do per trial.
+//   - results: 10,000 trials × 100 results through runner.Run with FIFO,
+//     ASHA and PBT deciding (PBT: 1,000 trials by default, see
+//     Config.PBTTrials), on the inproc executor (function trainables
+//     reporting as fast as they can) and on the sim executor (results/s).
+//     Baseline: one send of an empty struct on a buffered channel to
+//     another goroutine per result. With FIFO a note gives the executor
+//     driven alone by the simplest loop, to split hone's cost between the
+//     executor and the runner, controller and journal.
+//   - checkpoint: writing a checkpoint file into a staging directory and
+//     committing it with store/local (durable), for 1 MB … 1 GB, against
+//     writing the same bytes to a file and fsyncing it (MB/s); and cloning
+//     the committed checkpoint with Store.Link (an exploit) against a
+//     durable copy of the same bytes.
+//   - journal: the per-event cost of journaling a real experiment's
+//     inputs: they are replayed through a fresh controller and journaled
+//     through internal/journal (importable here: the bench module's path
+//     is inside hone's) as runner.step and runner.apply do (an explicit
+//     flush only before effects outside the process, the writer's group
+//     commit otherwise, an fsync at most once a second), minus the same
+//     replay without a journal; against writing the same bytes with the
+//     same explicit flushes and fsyncs. And runner.Resume of the finished
+//     100,000-trial experiment against reading its journal's bytes.
+//   - memory: heap per live and per finished trial of a controller holding
+//     100,000 trials (runtime.ReadMemStats after GC), against a map of
+//     minimal records holding the same id, configuration and last metrics.
+//     The controller is driven directly with the inputs the runner would
+//     give it, so no executor, journal or store is counted.
+//   - pausing: a scheduler that pauses after every report, an 80 MB
+//     checkpoint per report, durable store (pause/resume cycles/s), against
+//     writing and fsyncing the same bytes, as many writers at once as
+//     trials run at once.
+//   - process: the subprocess shapes of bench/process, run only when named
+//     with -only (they have their own command, procbench).
+//
+// With -cpuprofile, each measurement's first hone run (not its baseline,
+// except in the checkpoint shape, where commits and raw writes alternate
+// and the raw ones are under rawWrite) runs under a CPU profile written to <prefix>-<measurement>.pprof, e.g.
+// /tmp/cpu-bookkeeping.pprof or /tmp/cpu-results-inproc-fifo.pprof;
+// -memprofile writes heap profiles the same way (the memory shape writes
+// memory-live and memory-finished at the moments it measures).
+//
+// Use cmd/perfbench to run it. Every measurement checks what it measured:
+// the results hone saw equal the results the trainables reported, every
+// trial ends TERMINATED, a resume brings back every trial.
+package perf
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hone-tune/hone/bench/process"
+)
+
+// Config says what to measure and how much.
+type Config struct {
+	// Smoke marks a configuration with tiny sizes (checks that everything
+	// runs; the figures mean little).
+	Smoke bool
+	// Trials is the number of trials of the bookkeeping, journal and
+	// memory shapes.
+	Trials int
+	// Concurrency is how many trials run at once in the bookkeeping and
+	// results shapes (Ray's bookkeeping test runs 16).
+	Concurrency int
+	// ResultTrials and ResultsPerTrial size the results shape.
+	ResultTrials, ResultsPerTrial int
+	// PBTTrials replaces ResultTrials for the PBT variants: PBT's
+	// population is every trial, and each perturbation sorts it, so a
+	// run's cost grows with its square (see DefaultConfig).
+	PBTTrials int
+	// CheckpointSizes are the checkpoint sizes in bytes.
+	CheckpointSizes []int64
+	// PauseBytes is the checkpoint size of the pausing shape; PauseTrials
+	// trials (two at a time) each report PauseReports times.
+	PauseBytes                int64
+	PauseTrials, PauseReports int
+	// Reps is how many times each measurement is repeated, hone and its
+	// baseline alternately; figures are medians. The memory shape is
+	// measured once.
+	Reps int
+	// Dir is where the experiments and files are written ("" = the
+	// system temporary directory). A fresh subdirectory is made and
+	// removed at the end.
+	Dir string
+	// Only selects shapes (see ShapeNames), or "shape/variant" for one
+	// variant (e.g. results/inproc-fifo). Empty selects every shape but
+	// process.
+	Only []string
+	// CPUProfile and MemProfile, when set, are path prefixes: each
+	// measurement writes <prefix>-<measurement>.pprof.
+	CPUProfile, MemProfile string
+	// Log receives progress notes (nil: none).
+	Log io.Writer
+}
+
+// DefaultConfig is a full run.
+func DefaultConfig() Config {
+	return Config{
+		Trials:          100_000,
+		Concurrency:     16,
+		ResultTrials:    10_000,
+		ResultsPerTrial: 100,
+		// With a population of 10,000 one PBT run did not finish in 40
+		// minutes on the 2-core machine (pbt's quantiles sort the whole
+		// population at every perturbation); -pbt-trials 10000 runs it.
+		PBTTrials:       1000,
+		CheckpointSizes: []int64{1 << 20, 10 << 20, 100 << 20, 1 << 30},
+		PauseBytes:      80 << 20,
+		PauseTrials:     4,
+		PauseReports:    10,
+		Reps:            3,
+	}
+}
+
+// SmokeConfig is a run with tiny sizes, to check that every shape works.
+func SmokeConfig() Config {
+	return Config{
+		Smoke:           true,
+		Trials:          1000,
+		Concurrency:     16,
+		ResultTrials:    40,
+		ResultsPerTrial: 12,
+		PBTTrials:       40,
+		CheckpointSizes: []int64{64 << 10, 1 << 20},
+		PauseBytes:      8 << 20,
+		PauseTrials:     2,
+		PauseReports:    3,
+		Reps:            1,
+	}
+}
+
+// Shape names, as -only takes them.
+const (
+	ShapeBookkeeping = "bookkeeping"
+	ShapeResults     = "results"
+	ShapeCheckpoint  = "checkpoint"
+	ShapeJournal     = "journal"
+	ShapeMemory      = "memory"
+	ShapePausing     = "pausing"
+	ShapeProcess     = "process"
+)
+
+// ShapeNames returns the shape names in the order they run.
+func ShapeNames() []string {
+	return []string{ShapeBookkeeping, ShapeResults, ShapeCheckpoint, ShapeJournal, ShapeMemory, ShapePausing, ShapeProcess}
+}
+
+// Target is issue 6's target for a figure.
+type Target struct {
+	// Text states it, e.g. "≥ 20,000 trials/s"; "" means no target.
+	Text string
+	// Met tells whether a row meets it.
+	Met func(r Row) bool
+}
+
+// Row is one measured figure beside its baseline.
+type Row struct {
+	Shape string // e.g. "bookkeeping"
+	Name  string // what was measured, e.g. "sim, 100000 trials × 1 result, 16 at a time"
+	Unit  string // unit of Value and Base, e.g. "trials/s"
+	// Value is hone's figure, the median of Samples.
+	Value   float64
+	Samples []float64
+	// BaseName describes the baseline; Base is its median.
+	BaseName    string
+	Base        float64
+	BaseSamples []float64
+	// Higher tells whether a higher Value is better (rates) or worse
+	// (costs: ns/event, seconds, bytes).
+	Higher bool
+	Target Target
+	// Ray is Ray Tune's published bar or figure for the same shape, or "".
+	Ray string
+	// Observed and Expected are the counts the measurement checked equal:
+	// results hone saw against results the trainables reported, trials
+	// resumed against trials run (both 0 when nothing was counted).
+	Observed, Expected int64
+	// Notes break the figure down or say what else was seen.
+	Notes []string
+}
+
+// Ratio is Value ÷ Base.
+func (r Row) Ratio() float64 { return r.Value / r.Base }
+
+// Verdict is "yes" or "no" against the target, "—" without one.
+func (r Row) Verdict() string {
+	if r.Target.Met == nil {
+		return "—"
+	}
+	if r.Target.Met(r) {
+		return "yes"
+	}
+	return "no"
+}
+
+// atLeast is a target on the figure: Value ≥ v.
+func atLeast(text string, v float64) Target {
+	return Target{Text: text, Met: func(r Row) bool { return r.Value >= v }}
+}
+
+// atMost is a target on the figure: Value ≤ v.
+func atMost(text string, v float64) Target {
+	return Target{Text: text, Met: func(r Row) bool { return r.Value <= v }}
+}
+
+// Main is the perfbench command: it parses args, runs the selected
+// shapes, prints each figure as it is measured and a table at the end to
+// stdout, progress to stderr. It returns the process's exit status.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("perfbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	smoke := fs.Bool("smoke", false, "tiny sizes: check that every shape runs (figures mean little)")
+	only := fs.String("only", "", "comma-separated shapes to run ("+strings.Join(ShapeNames(), ", ")+
+		"), or shape/variant: results/{inproc,sim}-{fifo,asha,pbt}, checkpoint/<size, e.g. 10MB>, journal/{append,resume}, "+
+		"memory/{live,finished}; default: all but process")
+	dir := fs.String("dir", "", "scratch directory for experiments and files (default: the system temporary directory)")
+	cpu := fs.String("cpuprofile", "", "write a CPU profile of each measurement's hone run to `prefix`-<measurement>.pprof")
+	mem := fs.String("memprofile", "", "write a heap profile after each measurement's hone run to `prefix`-<measurement>.pprof")
+	reps := fs.Int("reps", 0, "repetitions of each measurement; figures are medians (default 3, smoke 1)")
+	trials := fs.Int("trials", 0, "trials of the bookkeeping, journal and memory shapes (default 100000)")
+	conc := fs.Int("concurrency", 0, "trials at once in the bookkeeping and results shapes (default 16)")
+	rTrials := fs.Int("result-trials", 0, "trials of the results shape with FIFO and ASHA (default 10000)")
+	pbtTrials := fs.Int("pbt-trials", 0, "trials (the population) of the results shape with PBT (default 1000)")
+	rPer := fs.Int("results-per-trial", 0, "results per trial of the results shape (default 100)")
+	sizes := fs.String("checkpoint-sizes", "", "comma-separated checkpoint sizes in MB (default 1,10,100,1024)")
+	pauseMB := fs.Int("pause-mb", 0, "checkpoint size of the pausing shape in MB (default 80, smoke 8)")
+	pauseReports := fs.Int("pause-reports", 0, "reports (pause/resume cycles) per trial in the pausing shape (default 10)")
+	quiet := fs.Bool("q", false, "no progress notes on stderr")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: perfbench [flags]\n\nMeasures hone's control plane against physical baselines (BENCHMARKS.md §1).")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "perfbench: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	cfg := DefaultConfig()
+	if *smoke {
+		cfg = SmokeConfig()
+	}
+	for _, o := range []struct {
+		flag int
+		dst  *int
+	}{{*reps, &cfg.Reps}, {*trials, &cfg.Trials}, {*conc, &cfg.Concurrency}, {*rTrials, &cfg.ResultTrials},
+		{*rPer, &cfg.ResultsPerTrial}, {*pbtTrials, &cfg.PBTTrials}, {*pauseReports, &cfg.PauseReports}} {
+		if o.flag != 0 {
+			*o.dst = o.flag
+		}
+	}
+	if *pauseMB != 0 {
+		cfg.PauseBytes = int64(*pauseMB) << 20
+	}
+	if *sizes != "" {
+		cfg.CheckpointSizes = nil
+		for _, s := range strings.Split(*sizes, ",") {
+			mb, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || !(mb > 0) {
+				fmt.Fprintf(stderr, "perfbench: -checkpoint-sizes %q: want positive numbers of MB separated by commas\n", *sizes)
+				return 2
+			}
+			cfg.CheckpointSizes = append(cfg.CheckpointSizes, int64(mb*(1<<20)))
+		}
+	}
+	if *only != "" {
+		for _, s := range strings.Split(*only, ",") {
+			cfg.Only = append(cfg.Only, strings.TrimSpace(s))
+		}
+	}
+	cfg.Dir, cfg.CPUProfile, cfg.MemProfile = *dir, *cpu, *mem
+	if !*quiet {
+		cfg.Log = stderr
+	}
+	if _, err := Run(ctx, cfg, stdout); err != nil {
+		fmt.Fprintln(stderr, "perfbench:", err)
+		return 1
+	}
+	return 0
+}
+
+// bench is one run of the suite.
+type bench struct {
+	cfg     Config
+	scratch string // the run's own directory, removed at the end
+	out     io.Writer
+	prof    profiler
+	rows    []Row
+}
+
+func (b *bench) logf(format string, args ...any) {
+	if b.cfg.Log != nil {
+		fmt.Fprintf(b.cfg.Log, "perfbench: "+format+"\n", args...)
+	}
+}
+
+// want reports whether the shape (variant "" for the whole shape) is
+// selected.
+func (b *bench) want(shape, variant string) bool {
+	if len(b.cfg.Only) == 0 {
+		return shape != ShapeProcess
+	}
+	for _, o := range b.cfg.Only {
+		s, v, hasVariant := strings.Cut(o, "/")
+		if s != shape {
+			continue
+		}
+		if !hasVariant || variant == "" || v == variant {
+			return true
+		}
+	}
+	return false
+}
+
+// add records a row and prints it.
+func (b *bench) add(r Row) {
+	b.rows = append(b.rows, r)
+	fmt.Fprintln(b.out, formatRow(r))
+}
+
+// Run runs the shapes cfg selects, printing each figure as it is measured
+// and the summary table at the end to w, and returns the rows.
+func Run(ctx context.Context, cfg Config, w io.Writer) ([]Row, error) {
+	if cfg.Trials < 1 || cfg.Concurrency < 1 || cfg.ResultTrials < 1 || cfg.ResultsPerTrial < 1 || cfg.PBTTrials < 1 || cfg.Reps < 1 ||
+		cfg.PauseBytes < 16 || cfg.PauseTrials < 1 || cfg.PauseReports < 1 || len(cfg.CheckpointSizes) == 0 {
+		return nil, fmt.Errorf("every size must be positive (trials %d, concurrency %d, result trials %d, results per trial %d, PBT trials %d, reps %d, pause bytes %d, pause trials %d, pause reports %d, %d checkpoint sizes)",
+			cfg.Trials, cfg.Concurrency, cfg.ResultTrials, cfg.ResultsPerTrial, cfg.PBTTrials, cfg.Reps, cfg.PauseBytes, cfg.PauseTrials, cfg.PauseReports, len(cfg.CheckpointSizes))
+	}
+	known := ShapeNames()
+	for _, o := range cfg.Only {
+		if s, _, _ := strings.Cut(o, "/"); !slices.Contains(known, s) {
+			return nil, fmt.Errorf("-only %q: unknown shape %q (known: %s)", o, s, strings.Join(known, ", "))
+		}
+	}
+	root := cfg.Dir
+	if root == "" {
+		root = os.TempDir()
+	}
+	scratch, err := os.MkdirTemp(root, "perfbench-")
+	if err != nil {
+		return nil, fmt.Errorf("scratch directory: %w", err)
+	}
+	defer os.RemoveAll(scratch)
+	b := &bench{cfg: cfg, scratch: scratch, out: w, prof: profiler{cpu: cfg.CPUProfile, mem: cfg.MemProfile}}
+
+	mode := "full sizes"
+	if cfg.Smoke {
+		mode = "smoke sizes"
+	}
+	fmt.Fprintf(w, "perfbench: %s/%s, %d CPUs, GOMAXPROCS %d, %s; %s, %s (figures are medians)\n",
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), mode, plural(cfg.Reps, "repetition"))
+	fmt.Fprintf(w, "scratch: %s on %s\n", scratch, describeFS(scratch))
+	fmt.Fprintln(w, "ratio = hone ÷ baseline: below 1 for a rate means slower than the baseline; above 1 for a cost (ns, s, bytes) means costlier")
+
+	shapes := []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{ShapeBookkeeping, b.bookkeeping},
+		{ShapeResults, b.results},
+		{ShapeCheckpoint, b.checkpoint},
+		{ShapeJournal, b.journal},
+		{ShapeMemory, b.memory},
+		{ShapePausing, b.pausing},
+		{ShapeProcess, b.process},
+	}
+	for _, s := range shapes {
+		if !b.want(s.name, "") {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return b.rows, err
+		}
+		fmt.Fprintf(w, "\n## %s\n", s.name)
+		start := time.Now()
+		if err := s.run(ctx); err != nil {
+			return b.rows, fmt.Errorf("%s: %w", s.name, err)
+		}
+		b.logf("%s done in %v", s.name, time.Since(start).Round(time.Millisecond))
+	}
+	if len(b.rows) > 0 {
+		fmt.Fprintln(w)
+		writeTable(w, b.rows)
+	}
+	return b.rows, nil
+}
+
+// process runs the subprocess shapes of bench/process and passes its
+// output through; its figures are not in the table.
+func (b *bench) process(ctx context.Context) error {
+	pc := process.DefaultConfig()
+	if b.cfg.Smoke {
+		pc = process.SmokeConfig()
+	}
+	pc.Log = b.cfg.Log
+	fmt.Fprintln(b.out, "(bench/process, as go run ./process/cmd/procbench prints it; not in the table)")
+	return process.Run(ctx, pc, b.out)
+}
+
+// formatRow renders a row as the lines printed when it is measured.
+func formatRow(r Row) string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "%s: %s %s", r.Name, formatNum(r.Value), r.Unit)
+	if len(r.Samples) > 1 {
+		fmt.Fprintf(&s, " (samples %s)", formatSamples(r.Samples))
+	}
+	fmt.Fprintf(&s, "\n  baseline: %s: %s %s", r.BaseName, formatNum(r.Base), r.Unit)
+	if len(r.BaseSamples) > 1 {
+		fmt.Fprintf(&s, " (samples %s)", formatSamples(r.BaseSamples))
+	}
+	fmt.Fprintf(&s, "\n  ratio %s", formatRatio(r.Ratio()))
+	switch r.Verdict() {
+	case "yes":
+		fmt.Fprintf(&s, "; target %s: met", r.Target.Text)
+	case "no":
+		fmt.Fprintf(&s, "; target %s: MISSED", r.Target.Text)
+	default:
+		if r.Target.Text != "" {
+			fmt.Fprintf(&s, "; target: %s", r.Target.Text)
+		}
+	}
+	if r.Ray != "" {
+		fmt.Fprintf(&s, "\n  Ray: %s", r.Ray)
+	}
+	if r.Expected != 0 || r.Observed != 0 {
+		fmt.Fprintf(&s, "\n  checked: %d observed = %d expected", r.Observed, r.Expected)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&s, "\n  note: %s", n)
+	}
+	return s.String()
+}
+
+// writeTable writes the summary table.
+func writeTable(w io.Writer, rows []Row) {
+	fmt.Fprintln(w, "| shape | figure | baseline | ratio | target | met? |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	for _, r := range rows {
+		target := r.Target.Text
+		if target == "" {
+			target = "—"
+		}
+		fmt.Fprintf(w, "| %s: %s | %s %s | %s %s (%s) | %s | %s | %s |\n", r.Shape, r.Name, formatNum(r.Value), r.Unit,
+			formatNum(r.Base), r.Unit, r.BaseName, formatRatio(r.Ratio()), target, r.Verdict())
+	}
+}
+
+// formatNum renders a figure with about three significant digits.
+func formatNum(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case a >= 1e7:
+		return strconv.FormatFloat(v, 'e', 2, 64)
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	}
+}
+
+func formatSamples(s []float64) string {
+	parts := make([]string, len(s))
+	for i, v := range s {
+		parts[i] = formatNum(v)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// formatRatio renders a ratio with two significant digits.
+func formatRatio(v float64) string {
+	if math.Abs(v) >= 100 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 2, 64)
+}
+
+// median returns the median of s (NaN when empty).
+func median(s []float64) float64 {
+	if len(s) == 0 {
+		return math.NaN()
+	}
+	c := slices.Clone(s)
+	slices.Sort(c)
+	if len(c)%2 == 1 {
+		return c[len(c)/2]
+	}
+	return (c[len(c)/2-1] + c[len(c)/2]) / 2
+}
+
+// plural returns "1 trial", "2 trials".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}
+
+// mb renders a byte count in MB (MiB), e.g. "80 MB", "0.0625 MB".
+func mb(n int64) string {
+	return strconv.FormatFloat(float64(n)/(1<<20), 'g', 4, 64) + " MB"
+}
