@@ -37,7 +37,9 @@ func (d Directive) String() string {
 // StartSpec is everything an executor needs to start (or restart) a trial.
 type StartSpec struct {
 	TrialID string
-	Config  Config
+	// Config is the trial's configuration, shared with the controller:
+	// the executor must not modify it, and gives trainables a copy.
+	Config Config
 	// Dir is the trial's local directory (absolute). The executor may write
 	// logs there and creates checkpoint staging directories under it; it
 	// creates Dir itself when it needs it (the runner does not).

@@ -399,7 +399,7 @@ func (r *runner) start(a *controller.Action) error {
 	// The executor creates the directory when it writes there: a simulated
 	// trial that never checkpoints costs no mkdir.
 	dir := filepath.Join(r.opts.Dir, filepath.FromSlash(t.Dir))
-	spec := hone.StartSpec{TrialID: t.ID, Config: t.Config.Clone(), Dir: dir, Iteration: a.Iteration, Resources: t.Resources}
+	spec := hone.StartSpec{TrialID: t.ID, Config: t.Config, Dir: dir, Iteration: a.Iteration, Resources: t.Resources}
 	if a.Checkpoint != nil {
 		d, err := r.store.LocalDir(a.Checkpoint.Path)
 		if err != nil {
