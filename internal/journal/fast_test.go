@@ -134,3 +134,102 @@ func TestAppendRecordMatchesJSON(t *testing.T) {
 		t.Fatal("appendRecord encoded a configuration")
 	}
 }
+
+// sameLine compares two decoded lines, NaN equal to NaN.
+func sameLine(a, b Line) bool {
+	ja, _ := json.Marshal(canonical(a))
+	jb, _ := json.Marshal(canonical(b))
+	return bytes.Equal(ja, jb)
+}
+
+func canonical(l Line) Line {
+	if l.In != nil && l.In.Metrics != nil {
+		in := *l.In
+		in.Metrics = encodeNonFinite(l.In.Metrics).(map[string]any)
+		l.In = &in
+	}
+	return l
+}
+
+// referenceRead decodes a line as Read did before parseLine: with
+// encoding/json.
+func referenceRead(raw []byte) (Line, bool) {
+	var l Line
+	if err := json.Unmarshal(raw, &l); err != nil || (l.In == nil) == (l.Rec == nil) {
+		return Line{}, false
+	}
+	if l.In != nil && l.In.Metrics != nil {
+		l.In.Metrics = decodeNonFinite(l.In.Metrics).(map[string]any)
+	}
+	return l, true
+}
+
+// TestParseLine: lines written by appendInput and appendRecord parse
+// without reflection to what encoding/json reads; and any line, mutated at
+// random, either is refused by parseLine or parses to what encoding/json
+// reads.
+func TestParseLine(t *testing.T) {
+	str := rapid.OneOf(rapid.String(), rapid.StringMatching(`[a-z_/]{0,12}`), rapid.SampledFrom([]string{"", `a"b`, "π", "\x01"}))
+	val := rapid.OneOf(rapid.Float64().AsAny(), rapid.SampledFrom([]float64{math.NaN(), math.Inf(1), math.Inf(-1), 1e21, 5e-324}).AsAny(),
+		rapid.Int().AsAny(), rapid.Bool().AsAny(), str.AsAny(), rapid.Just[any](nil))
+	fastPaths := 0
+	rapid.Check(t, func(t *rapid.T) {
+		var line []byte
+		if rapid.Bool().Draw(t, "input") {
+			in := controller.Input{Kind: controller.InResult, Trial: str.Draw(t, "trial"), Time: rapid.Int64().Draw(t, "time"),
+				Metrics: rapid.MapOfN(str, val, 0, 6).Draw(t, "metrics"), Done: rapid.Bool().Draw(t, "done"),
+				Err: str.Draw(t, "err"), PID: rapid.IntRange(0, 1<<20).Draw(t, "pid")}
+			if rapid.Bool().Draw(t, "ckpt") {
+				in.Checkpoint = &controller.CheckpointRef{Index: rapid.IntRange(0, 99).Draw(t, "ci"), Path: str.Draw(t, "path")}
+			}
+			line, _, _ = appendInput(nil, &in, nil)
+		} else {
+			r := controller.Record{Op: str.Draw(t, "op"), Trial: str.Draw(t, "trial"), Status: hone.Status(str.Draw(t, "st")),
+				Failures: rapid.IntRange(0, 9).Draw(t, "fail"), Path: str.Draw(t, "path"), CkIndex: rapid.Int().Draw(t, "ci"),
+				Iteration: rapid.Int().Draw(t, "it"), TimeTotal: rapid.Float64().Draw(t, "tt")}
+			line, _ = appendRecord(nil, &r)
+		}
+		raw := bytes.TrimSuffix(line, []byte("\n"))
+		want, ok := referenceRead(raw)
+		if !ok {
+			t.Fatalf("encoding/json cannot read %q", raw)
+		}
+		if got, ok := parseLine(raw); ok {
+			fastPaths++
+			if !sameLine(got, want) {
+				t.Fatalf("parseLine(%q) = %+v, want %+v", raw, got, want)
+			}
+		}
+		// Mutate a few bytes: parseLine must refuse or agree.
+		mut := bytes.Clone(raw)
+		for range rapid.IntRange(1, 3).Draw(t, "mutations") {
+			if len(mut) == 0 {
+				break
+			}
+			i := rapid.IntRange(0, len(mut)-1).Draw(t, "at")
+			mut[i] = rapid.SampledFrom([]byte(`{}[]":,.-+e0159tfn\ a$`)).Draw(t, "byte")
+		}
+		got, fast := parseLine(mut)
+		want, ok = referenceRead(mut)
+		if fast && (!ok || !sameLine(got, want)) {
+			t.Fatalf("mutated %q: parseLine %+v, encoding/json %+v (ok %v)", mut, got, want, ok)
+		}
+	})
+	if fastPaths < 10 {
+		t.Errorf("only %d unmutated lines took the fast path", fastPaths)
+	}
+}
+
+// TestParseLineFastPath: the lines the runner writes for results and
+// status changes take the fast path.
+func TestParseLineFastPath(t *testing.T) {
+	in := &controller.Input{Kind: controller.InResult, Trial: "5f2a9c01", Time: 17, Metrics: map[string]any{"loss": 0.5, "nan": math.NaN()},
+		Checkpoint: &controller.CheckpointRef{Index: 3, Path: "t/checkpoint_000003"}}
+	a, _, _ := appendInput(nil, in, nil)
+	r, _ := appendRecord(nil, &controller.Record{Op: "status", Trial: "5f2a9c01", Status: hone.StatusRunning})
+	for _, line := range [][]byte{a, r} {
+		if _, ok := parseLine(bytes.TrimSuffix(line, []byte("\n"))); !ok {
+			t.Errorf("parseLine refused %q", line)
+		}
+	}
+}

@@ -279,15 +279,21 @@ func Read(path string) (*Contents, error) {
 				return nil, fmt.Errorf("read journal %s: format version %d is newer than this hone (%d)", path, c.Header.Journal, Version)
 			}
 		} else {
-			var l Line
-			if err := json.Unmarshal(raw, &l); err != nil || (l.In == nil) == (l.Rec == nil) {
+			l, fast := parseLine(raw)
+			if !fast {
+				l = Line{}
+				if err := json.Unmarshal(raw, &l); err != nil {
+					l = Line{}
+				}
+			}
+			if (l.In == nil) == (l.Rec == nil) {
 				if last {
 					c.Torn = true
 					break
 				}
 				return nil, fmt.Errorf("read journal %s: line %d is corrupt", path, lineNo)
 			}
-			if l.In != nil && l.In.Metrics != nil {
+			if l.In != nil && l.In.Metrics != nil && !fast {
 				l.In.Metrics = decodeNonFinite(l.In.Metrics).(map[string]any)
 			}
 			if l.Rec != nil && l.Rec.Config != nil {
