@@ -31,13 +31,13 @@ func (b *bench) bookkeeping(ctx context.Context) error {
 		honeRates = append(honeRates, rate)
 		observed, expected = obs, exp
 
-		start := time.Now()
-		if err := floorBookkeeping(n); err != nil {
+		floor, err := floorRate(n)
+		if err != nil {
 			return err
 		}
-		floorRates = append(floorRates, float64(n)/time.Since(start).Seconds())
+		floorRates = append(floorRates, floor)
 
-		start = time.Now()
+		start := time.Now()
 		results, err := driveAlone(ctx, sim.New(sim.Curve{MaxIterations: 1}.New), n, conc, hone.Config{"rate": 0.1}, b.scratch)
 		if err != nil {
 			return fmt.Errorf("sim alone: %w", err)
@@ -143,6 +143,16 @@ func floorBookkeeping(n int) error {
 		return fmt.Errorf("floor loop: %d records, want %d", len(recs), n)
 	}
 	return nil
+}
+
+// floorRate times floorBookkeeping over n trials and returns trials per
+// second.
+func floorRate(n int) (float64, error) {
+	start := time.Now()
+	if err := floorBookkeeping(n); err != nil {
+		return 0, err
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
 }
 
 // driveAlone runs n trials on ex, conc at a time, with the simplest loop

@@ -52,10 +52,15 @@ func commitsPerRep(size int64) int {
 	return 1
 }
 
-// linkFigure is what the exploit (Link) measurement of one size found.
-type linkFigure struct {
-	size          int64
-	links, copies []float64 // ms
+// sizeFigure is what the checkpoint shape measured at one size.
+type sizeFigure struct {
+	size int64
+	// commits are the MB/s of write + Commit, raws those of the raw
+	// write + fsync beside them.
+	commits, raws []float64
+	// links are the milliseconds of Store.Link (an exploit), copies those
+	// of a durable copy of the same bytes.
+	links, copies []float64
 }
 
 // checkpoint measures shape 3 for every selected size: write + Commit
@@ -75,7 +80,7 @@ func (b *bench) checkpoint(ctx context.Context) error {
 	for i := range buf {
 		buf[i] = byte(rng.Uint32())
 	}
-	var links []linkFigure
+	var figs []sizeFigure
 	seq := 0
 	for _, size := range b.cfg.CheckpointSizes {
 		name := sizeName(size)
@@ -84,7 +89,7 @@ func (b *bench) checkpoint(ctx context.Context) error {
 		}
 		k := commitsPerRep(size)
 		var honeRates, rawRates, commitOnly []float64
-		lf := linkFigure{size: size}
+		lf := sizeFigure{size: size}
 		// An untimed raw write first: the first write of a size in a
 		// process pays for growing the page cache.
 		var warmup []float64
@@ -149,18 +154,20 @@ func (b *bench) checkpoint(ctx context.Context) error {
 			row.Ray = rayDurable
 		}
 		b.add(row)
-		links = append(links, lf)
+		lf.commits, lf.raws = honeRates, rawRates
+		figs = append(figs, lf)
 	}
-	if len(links) == 0 {
+	b.checkpoints = figs
+	if len(figs) == 0 {
 		return nil
 	}
-	smallest := median(links[0].links)
-	for _, lf := range links {
+	smallest := median(figs[0].links)
+	for _, lf := range figs {
 		b.add(Row{
 			Shape: ShapeCheckpoint, Name: fmt.Sprintf("exploit: Store.Link of a committed %s checkpoint", sizeName(lf.size)), Unit: "ms",
 			Value: median(lf.links), Samples: lf.links,
 			BaseName: "durable copy of the same bytes (copy + fsync)", Base: median(lf.copies), BaseSamples: lf.copies,
-			Target: Target{Text: fmt.Sprintf("flat in size: ≤ 2× the %s link (%s ms)", sizeName(links[0].size), formatNum(smallest)),
+			Target: Target{Text: fmt.Sprintf("flat in size: ≤ 2× the %s link (%s ms)", sizeName(figs[0].size), formatNum(smallest)),
 				Met: func(r Row) bool { return r.Value <= 2*smallest }},
 		})
 	}
@@ -223,7 +230,7 @@ func rawWrite(p string, size int64, buf []byte, rates *[]float64) error {
 // linkOnce clones the committed checkpoint src linksPerRep times and makes
 // one durable copy of its file, adding the times (ms) to lf; the clones
 // and the copy are removed.
-func (b *bench) linkOnce(st *local.Store, dir, src string, seq *int, lf *linkFigure) error {
+func (b *bench) linkOnce(st *local.Store, dir, src string, seq *int, lf *sizeFigure) error {
 	for range linksPerRep {
 		*seq++
 		dest := "clone/" + hone.CheckpointDirName(*seq)

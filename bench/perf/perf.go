@@ -19,6 +19,11 @@
 //     another goroutine per result. With FIFO a note gives the executor
 //     driven alone by the simplest loop, to split hone's cost between the
 //     executor and the runner, controller and journal.
+//   - scaling: throughput against the number of trials, with FIFO: the
+//     bookkeeping measurement (trials/s, one result each, sim executor)
+//     and the results measurement (results/s, 10 results each, sim and,
+//     up to 10,000 trials, inproc executors) for 1,000 … 100,000 trials,
+//     each point beside its own baseline (the floor loop, the channel).
 //   - checkpoint: writing a checkpoint file into a staging directory and
 //     committing it with store/local (durable), for 1 MB … 1 GB, against
 //     writing the same bytes to a file and fsyncing it (MB/s); and cloning
@@ -50,7 +55,15 @@
 // and the raw ones are under rawWrite) runs under a CPU profile written to <prefix>-<measurement>.pprof, e.g.
 // /tmp/cpu-bookkeeping.pprof or /tmp/cpu-results-inproc-fifo.pprof;
 // -memprofile writes heap profiles the same way (the memory shape writes
-// memory-live and memory-finished at the moments it measures).
+// memory-live and memory-finished at the moments it measures). The
+// scaling shape's runs are not profiled.
+//
+// With a plot directory (Config.PlotDir, -plots), the run draws
+// perf-throughput.png from the scaling shape (hone and baseline against
+// the number of trials) and perf-checkpoint.png from the checkpoint shape
+// (commit and raw write MB/s against size; Store.Link and durable copy
+// time against size), each point the median of its samples with a bar
+// from the smallest to the largest.
 //
 // Use cmd/perfbench to run it. Every measurement checks what it measured:
 // the results hone saw equal the results the trainables reported, every
@@ -91,6 +104,12 @@ type Config struct {
 	// population is every trial, and each perturbation sorts it, so a
 	// run's cost grows with its square (see DefaultConfig).
 	PBTTrials int
+	// ScalingTrials are the numbers of trials of the scaling shape;
+	// ScalingInprocMax is the largest of them run on the inproc executor,
+	// and ScalingResultsPerTrial the results per trial of its results
+	// variants.
+	ScalingTrials                            []int
+	ScalingInprocMax, ScalingResultsPerTrial int
 	// CheckpointSizes are the checkpoint sizes in bytes.
 	CheckpointSizes []int64
 	// PauseBytes is the checkpoint size of the pausing shape; PauseTrials
@@ -112,6 +131,12 @@ type Config struct {
 	// CPUProfile and MemProfile, when set, are path prefixes: each
 	// measurement writes <prefix>-<measurement>.pprof.
 	CPUProfile, MemProfile string
+	// PlotDir, when set, is the directory the plots are written to
+	// (created if need be).
+	PlotDir string
+	// Command, when set, is printed at the top of the output: the command
+	// line that ran the suite.
+	Command string
 	// Log receives progress notes (nil: none).
 	Log io.Writer
 }
@@ -126,29 +151,35 @@ func DefaultConfig() Config {
 		// With a population of 10,000 one PBT run did not finish in 40
 		// minutes on the 2-core machine (pbt's quantiles sort the whole
 		// population at every perturbation); -pbt-trials 10000 runs it.
-		PBTTrials:       1000,
-		CheckpointSizes: []int64{1 << 20, 10 << 20, 100 << 20, 1 << 30},
-		PauseBytes:      80 << 20,
-		PauseTrials:     4,
-		PauseReports:    10,
-		Reps:            3,
+		PBTTrials:              1000,
+		ScalingTrials:          []int{1000, 3000, 10_000, 30_000, 100_000},
+		ScalingInprocMax:       10_000,
+		ScalingResultsPerTrial: 10,
+		CheckpointSizes:        []int64{1 << 20, 10 << 20, 100 << 20, 1 << 30},
+		PauseBytes:             80 << 20,
+		PauseTrials:            4,
+		PauseReports:           10,
+		Reps:                   3,
 	}
 }
 
 // SmokeConfig is a run with tiny sizes, to check that every shape works.
 func SmokeConfig() Config {
 	return Config{
-		Smoke:           true,
-		Trials:          1000,
-		Concurrency:     16,
-		ResultTrials:    40,
-		ResultsPerTrial: 12,
-		PBTTrials:       40,
-		CheckpointSizes: []int64{64 << 10, 1 << 20},
-		PauseBytes:      8 << 20,
-		PauseTrials:     2,
-		PauseReports:    3,
-		Reps:            1,
+		Smoke:                  true,
+		Trials:                 1000,
+		Concurrency:            16,
+		ResultTrials:           40,
+		ResultsPerTrial:        12,
+		PBTTrials:              40,
+		ScalingTrials:          []int{50, 200},
+		ScalingInprocMax:       200,
+		ScalingResultsPerTrial: 5,
+		CheckpointSizes:        []int64{64 << 10, 1 << 20},
+		PauseBytes:             8 << 20,
+		PauseTrials:            2,
+		PauseReports:           3,
+		Reps:                   1,
 	}
 }
 
@@ -156,6 +187,7 @@ func SmokeConfig() Config {
 const (
 	ShapeBookkeeping = "bookkeeping"
 	ShapeResults     = "results"
+	ShapeScaling     = "scaling"
 	ShapeCheckpoint  = "checkpoint"
 	ShapeJournal     = "journal"
 	ShapeMemory      = "memory"
@@ -165,7 +197,7 @@ const (
 
 // ShapeNames returns the shape names in the order they run.
 func ShapeNames() []string {
-	return []string{ShapeBookkeeping, ShapeResults, ShapeCheckpoint, ShapeJournal, ShapeMemory, ShapePausing, ShapeProcess}
+	return []string{ShapeBookkeeping, ShapeResults, ShapeScaling, ShapeCheckpoint, ShapeJournal, ShapeMemory, ShapePausing, ShapeProcess}
 }
 
 // Target is issue 6's target for a figure.
@@ -234,7 +266,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	smoke := fs.Bool("smoke", false, "tiny sizes: check that every shape runs (figures mean little)")
 	only := fs.String("only", "", "comma-separated shapes to run ("+strings.Join(ShapeNames(), ", ")+
-		"), or shape/variant: results/{inproc,sim}-{fifo,asha,pbt}, checkpoint/<size, e.g. 10MB>, journal/{append,resume}, "+
+		"), or shape/variant: results/{inproc,sim}-{fifo,asha,pbt}, scaling/{sim-trials,sim-results,inproc-results}, "+
+		"checkpoint/<size, e.g. 10MB>, journal/{append,resume}, "+
 		"memory/{live,finished}; default: all but process")
 	dir := fs.String("dir", "", "scratch directory for experiments and files (default: the system temporary directory)")
 	cpu := fs.String("cpuprofile", "", "write a CPU profile of each measurement's hone run to `prefix`-<measurement>.pprof")
@@ -245,7 +278,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	rTrials := fs.Int("result-trials", 0, "trials of the results shape with FIFO and ASHA (default 10000)")
 	pbtTrials := fs.Int("pbt-trials", 0, "trials (the population) of the results shape with PBT (default 1000)")
 	rPer := fs.Int("results-per-trial", 0, "results per trial of the results shape (default 100)")
+	scalingTrials := fs.String("scaling-trials", "", "comma-separated numbers of trials of the scaling shape (default 1000,3000,10000,30000,100000)")
+	inprocMax := fs.Int("scaling-inproc-max", 0, "most trials of the scaling shape run on the inproc executor (default 10000)")
 	sizes := fs.String("checkpoint-sizes", "", "comma-separated checkpoint sizes in MB (default 1,10,100,1024)")
+	plots := fs.String("plots", "results", "directory to write perf-throughput.png and perf-checkpoint.png to (\"\": no plots)")
 	pauseMB := fs.Int("pause-mb", 0, "checkpoint size of the pausing shape in MB (default 80, smoke 8)")
 	pauseReports := fs.Int("pause-reports", 0, "reports (pause/resume cycles) per trial in the pausing shape (default 10)")
 	quiet := fs.Bool("q", false, "no progress notes on stderr")
@@ -271,7 +307,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		flag int
 		dst  *int
 	}{{*reps, &cfg.Reps}, {*trials, &cfg.Trials}, {*conc, &cfg.Concurrency}, {*rTrials, &cfg.ResultTrials},
-		{*rPer, &cfg.ResultsPerTrial}, {*pbtTrials, &cfg.PBTTrials}, {*pauseReports, &cfg.PauseReports}} {
+		{*rPer, &cfg.ResultsPerTrial}, {*pbtTrials, &cfg.PBTTrials}, {*pauseReports, &cfg.PauseReports}, {*inprocMax, &cfg.ScalingInprocMax}} {
 		if o.flag != 0 {
 			*o.dst = o.flag
 		}
@@ -290,12 +326,24 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			cfg.CheckpointSizes = append(cfg.CheckpointSizes, int64(mb*(1<<20)))
 		}
 	}
+	if *scalingTrials != "" {
+		cfg.ScalingTrials = nil
+		for _, s := range strings.Split(*scalingTrials, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || n < 1 {
+				fmt.Fprintf(stderr, "perfbench: -scaling-trials %q: want positive integers separated by commas\n", *scalingTrials)
+				return 2
+			}
+			cfg.ScalingTrials = append(cfg.ScalingTrials, n)
+		}
+	}
 	if *only != "" {
 		for _, s := range strings.Split(*only, ",") {
 			cfg.Only = append(cfg.Only, strings.TrimSpace(s))
 		}
 	}
-	cfg.Dir, cfg.CPUProfile, cfg.MemProfile = *dir, *cpu, *mem
+	cfg.Dir, cfg.CPUProfile, cfg.MemProfile, cfg.PlotDir = *dir, *cpu, *mem, *plots
+	cfg.Command = strings.Join(append([]string{"perfbench"}, args...), " ")
 	if !*quiet {
 		cfg.Log = stderr
 	}
@@ -313,6 +361,10 @@ type bench struct {
 	out     io.Writer
 	prof    profiler
 	rows    []Row
+	// scalingPoints and checkpoints are what the scaling and checkpoint
+	// shapes measured, for the plots.
+	scalingPoints []scalingPoint
+	checkpoints   []sizeFigure
 }
 
 func (b *bench) logf(format string, args ...any) {
@@ -349,9 +401,11 @@ func (b *bench) add(r Row) {
 // and the summary table at the end to w, and returns the rows.
 func Run(ctx context.Context, cfg Config, w io.Writer) ([]Row, error) {
 	if cfg.Trials < 1 || cfg.Concurrency < 1 || cfg.ResultTrials < 1 || cfg.ResultsPerTrial < 1 || cfg.PBTTrials < 1 || cfg.Reps < 1 ||
-		cfg.PauseBytes < 16 || cfg.PauseTrials < 1 || cfg.PauseReports < 1 || len(cfg.CheckpointSizes) == 0 {
-		return nil, fmt.Errorf("every size must be positive (trials %d, concurrency %d, result trials %d, results per trial %d, PBT trials %d, reps %d, pause bytes %d, pause trials %d, pause reports %d, %d checkpoint sizes)",
-			cfg.Trials, cfg.Concurrency, cfg.ResultTrials, cfg.ResultsPerTrial, cfg.PBTTrials, cfg.Reps, cfg.PauseBytes, cfg.PauseTrials, cfg.PauseReports, len(cfg.CheckpointSizes))
+		cfg.PauseBytes < 16 || cfg.PauseTrials < 1 || cfg.PauseReports < 1 || len(cfg.CheckpointSizes) == 0 ||
+		len(cfg.ScalingTrials) == 0 || slices.Min(cfg.ScalingTrials) < 1 || cfg.ScalingResultsPerTrial < 1 {
+		return nil, fmt.Errorf("every size must be positive (trials %d, concurrency %d, result trials %d, results per trial %d, PBT trials %d, reps %d, pause bytes %d, pause trials %d, pause reports %d, %d checkpoint sizes, scaling trials %v, scaling results per trial %d)",
+			cfg.Trials, cfg.Concurrency, cfg.ResultTrials, cfg.ResultsPerTrial, cfg.PBTTrials, cfg.Reps, cfg.PauseBytes, cfg.PauseTrials, cfg.PauseReports, len(cfg.CheckpointSizes),
+			cfg.ScalingTrials, cfg.ScalingResultsPerTrial)
 	}
 	known := ShapeNames()
 	for _, o := range cfg.Only {
@@ -374,6 +428,10 @@ func Run(ctx context.Context, cfg Config, w io.Writer) ([]Row, error) {
 	if cfg.Smoke {
 		mode = "smoke sizes"
 	}
+	if cfg.Command != "" {
+		fmt.Fprintln(w, "$ "+cfg.Command)
+	}
+	fmt.Fprintf(w, "hone %s; started %s; load average %s\n", describeRevision(ctx), time.Now().UTC().Format("2006-01-02 15:04 MST"), loadAverage())
 	fmt.Fprintf(w, "perfbench: %s/%s, %d CPUs, GOMAXPROCS %d, %s; %s, %s (figures are medians)\n",
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), mode, plural(cfg.Reps, "repetition"))
 	fmt.Fprintf(w, "scratch: %s on %s\n", scratch, describeFS(scratch))
@@ -385,6 +443,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) ([]Row, error) {
 	}{
 		{ShapeBookkeeping, b.bookkeeping},
 		{ShapeResults, b.results},
+		{ShapeScaling, b.scaling},
 		{ShapeCheckpoint, b.checkpoint},
 		{ShapeJournal, b.journal},
 		{ShapeMemory, b.memory},
@@ -408,6 +467,15 @@ func Run(ctx context.Context, cfg Config, w io.Writer) ([]Row, error) {
 	if len(b.rows) > 0 {
 		fmt.Fprintln(w)
 		writeTable(w, b.rows)
+	}
+	if cfg.PlotDir != "" {
+		paths, err := b.writePlots(cfg.PlotDir)
+		if err != nil {
+			return b.rows, err
+		}
+		if len(paths) > 0 {
+			fmt.Fprintf(w, "\nplots: %s\n", strings.Join(paths, ", "))
+		}
 	}
 	return b.rows, nil
 }

@@ -144,12 +144,20 @@ func (b *bench) resultsVariant(ctx context.Context, ex, sc string) error {
 	return nil
 }
 
-// resultsOnce runs one experiment of the variant and checks that hone saw
-// (journaled) every result the trainables reported. withCallback adds a
-// callback counting results, which must see them all too; the CPU profile
-// is of the first run without one.
+// resultsOnce runs one experiment of the variant at the sizes of the
+// configuration and checks that hone saw (journaled) every result the
+// trainables reported. withCallback adds a callback counting results,
+// which must see them all too; the CPU profile is of the first run without
+// one.
 func (b *bench) resultsOnce(ctx context.Context, ex, sc string, first, withCallback bool) (resultsRun, error) {
-	n, per, conc := b.trialsFor(sc), b.cfg.ResultsPerTrial, b.cfg.Concurrency
+	return b.resultsExperiment(ctx, ex, sc, b.trialsFor(sc), b.cfg.ResultsPerTrial, first, withCallback)
+}
+
+// resultsExperiment runs one experiment of n trials × up to per results
+// on executor ex with scheduler sc, Concurrency at a time, as resultsOnce
+// describes.
+func (b *bench) resultsExperiment(ctx context.Context, ex, sc string, n, per int, first, withCallback bool) (resultsRun, error) {
+	conc := b.cfg.Concurrency
 	dir, err := b.freshDir("results-" + ex + "-" + sc)
 	if err != nil {
 		return resultsRun{}, err

@@ -3,6 +3,7 @@ package perf
 import (
 	"bytes"
 	"context"
+	"image/png"
 	"io"
 	"math"
 	"os"
@@ -17,13 +18,14 @@ import (
 // trainables reported, and a resume brings back every trial (the
 // measurements themselves fail when a trial ends in any other status, a
 // restored trial lost progress, or the rewritten journal differs from the
-// runner's).
+// runner's). It checks that both plots are written and decode as PNG.
 func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs whole experiments and writes checkpoints")
 	}
 	cfg := SmokeConfig()
 	cfg.Dir = t.TempDir()
+	cfg.PlotDir = filepath.Join(t.TempDir(), "plots")
 	var out bytes.Buffer
 	rows, err := Run(context.Background(), cfg, &out)
 	if err != nil {
@@ -31,8 +33,15 @@ func TestSmoke(t *testing.T) {
 	}
 	text := out.String()
 
-	want := map[string]int{ShapeBookkeeping: 1, ShapeResults: 6, ShapeCheckpoint: 2 * len(cfg.CheckpointSizes),
-		ShapeJournal: 2, ShapeMemory: 2, ShapePausing: 1}
+	inproc := 0
+	for _, n := range cfg.ScalingTrials {
+		if n <= cfg.ScalingInprocMax {
+			inproc++
+		}
+	}
+	want := map[string]int{ShapeBookkeeping: 1, ShapeResults: 6, ShapeScaling: 2*len(cfg.ScalingTrials) + inproc,
+		ShapeCheckpoint: 2 * len(cfg.CheckpointSizes),
+		ShapeJournal:    2, ShapeMemory: 2, ShapePausing: 1}
 	got := map[string]int{}
 	for _, r := range rows {
 		got[r.Shape]++
@@ -54,7 +63,7 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("%s: %s: observed %d, expected %d", r.Shape, r.Name, r.Observed, r.Expected)
 		}
 		switch {
-		case r.Shape == ShapeResults, r.Shape == ShapeBookkeeping, r.Shape == ShapePausing:
+		case r.Shape == ShapeResults, r.Shape == ShapeBookkeeping, r.Shape == ShapeScaling, r.Shape == ShapePausing:
 			if r.Expected <= 0 {
 				t.Errorf("%s: %s: counted %d results, want > 0", r.Shape, r.Name, r.Expected)
 			}
@@ -78,13 +87,35 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("%s: %d results, want %d", r.Name, r.Expected, cfg.ResultTrials*cfg.ResultsPerTrial)
 		}
 	}
-	for _, s := range []string{"| shape | figure | baseline | ratio | target | met? |", "scratch: ", "tmpfs"} {
+	for _, s := range []string{"| shape | figure | baseline | ratio | target | met? |", "scratch: ", "tmpfs", "load average ", "plots: "} {
 		if !strings.Contains(text, s) {
 			t.Errorf("output lacks %q:\n%s", s, text)
 		}
 	}
 	if ents, err := os.ReadDir(cfg.Dir); err != nil || len(ents) != 0 {
 		t.Errorf("scratch directory not cleaned up: %v, %d entries", err, len(ents))
+	}
+	for _, name := range []string{throughputPlot, checkpointPlot} {
+		checkPNG(t, filepath.Join(cfg.PlotDir, name))
+	}
+}
+
+// checkPNG checks that the file at p is a PNG image of a plausible size.
+func checkPNG(t *testing.T, p string) {
+	t.Helper()
+	f, err := os.Open(p)
+	if err != nil {
+		t.Errorf("plot: %v", err)
+		return
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Errorf("plot %s: %v", filepath.Base(p), err)
+		return
+	}
+	if b := img.Bounds(); b.Dx() < 400 || b.Dy() < 200 {
+		t.Errorf("plot %s: %v, want at least 400 × 200 pixels", filepath.Base(p), b)
 	}
 }
 
@@ -97,7 +128,9 @@ func TestMainProfiles(t *testing.T) {
 	dir := t.TempDir()
 	cpu, mem := filepath.Join(dir, "cpu"), filepath.Join(dir, "mem")
 	var stdout, stderr bytes.Buffer
-	args := []string{"-smoke", "-q", "-dir", dir, "-only", "results/sim-fifo,memory", "-cpuprofile", cpu, "-memprofile", mem}
+	plots := filepath.Join(dir, "plots")
+	args := []string{"-smoke", "-q", "-dir", dir, "-only", "results/sim-fifo,memory,scaling/sim-trials", "-cpuprofile", cpu, "-memprofile", mem,
+		"-plots", plots, "-scaling-trials", "30"}
 	if code := Main(context.Background(), args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, &stdout, &stderr)
 	}
@@ -107,14 +140,22 @@ func TestMainProfiles(t *testing.T) {
 			t.Errorf("profile %s: %v", filepath.Base(p), err)
 		}
 	}
-	if strings.Contains(stdout.String(), "## bookkeeping") {
-		t.Errorf("-only ran an unselected shape:\n%s", &stdout)
+	if strings.Contains(stdout.String(), "## bookkeeping") || strings.Contains(stdout.String(), "inproc executor, fifo, 30 trials") {
+		t.Errorf("-only ran an unselected shape or variant:\n%s", &stdout)
+	}
+	if !strings.Contains(stdout.String(), "$ perfbench -smoke") {
+		t.Errorf("no command line at the top of the output:\n%s", &stdout)
+	}
+	// Only the scaling shape ran of the two that are plotted.
+	checkPNG(t, filepath.Join(plots, throughputPlot))
+	if _, err := os.Stat(filepath.Join(plots, checkpointPlot)); err == nil {
+		t.Errorf("%s written without the checkpoint shape", checkpointPlot)
 	}
 }
 
 // TestMainFlags checks the command's answers to bad flags.
 func TestMainFlags(t *testing.T) {
-	for _, args := range [][]string{{"-only", "nosuch"}, {"-checkpoint-sizes", "1,x"}, {"stray"}} {
+	for _, args := range [][]string{{"-only", "nosuch"}, {"-checkpoint-sizes", "1,x"}, {"-scaling-trials", "10,0"}, {"stray"}} {
 		if code := Main(context.Background(), args, io.Discard, io.Discard); code == 0 {
 			t.Errorf("Main(%q) = 0, want an error status", args)
 		}

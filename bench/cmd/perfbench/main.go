@@ -2,7 +2,10 @@
 // BENCHMARKS.md §1 (issue 6): bookkeeping, result throughput, checkpoint
 // I/O, journal, memory and frequent pausing, each measured through hone
 // beside a physical baseline in the same run, with the ratio, issue 6's
-// target and Ray Tune's published bar, and a markdown table at the end.
+// target and Ray Tune's published bar, and a markdown table at the end;
+// plus throughput against the number of trials (the scaling shape), and
+// two plots of it and of checkpoint I/O written to -plots (default
+// results, i.e. bench/results when run from the bench module).
 //
 // Usage, from the bench module:
 //
