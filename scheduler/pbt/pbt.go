@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -116,6 +117,7 @@ type Scheduler struct {
 	// are not chosen to run until the exploit is done or skipped.
 	exploiting map[string]bool
 	stats      Stats
+	ranked     []scoredTrial // scratch for quantiles
 }
 
 // Stats counts what PBT did.
@@ -327,22 +329,44 @@ func set(ts []*hone.Trial) map[*hone.Trial]bool {
 // quantiles returns the lower and upper quantile of trials with a score
 // that are not finished: k = ceil(N·q) capped at floor(N/2), N ≤ 1 → none.
 func (s *Scheduler) quantiles(c hone.Control) (lower, upper []*hone.Trial) {
-	var ts []*hone.Trial
+	ts := s.ranked[:0]
 	for _, id := range s.order {
-		t := c.Trial(id)
-		if t != nil && s.state[id].hasScore && !t.Status.Finished() {
-			ts = append(ts, t)
+		st := s.state[id]
+		if !st.hasScore {
+			continue
+		}
+		if t := c.Trial(id); t != nil && !t.Status.Finished() {
+			ts = append(ts, scoredTrial{t, st.lastScore})
 		}
 	}
+	s.ranked = ts
 	if len(ts) <= 1 {
 		return nil, nil
 	}
-	sort.SliceStable(ts, func(i, j int) bool { return less(s.state[ts[i].ID].lastScore, s.state[ts[j].ID].lastScore) })
+	slices.SortStableFunc(ts, func(a, b scoredTrial) int {
+		switch {
+		case less(a.score, b.score):
+			return -1
+		case less(b.score, a.score):
+			return 1
+		}
+		return 0
+	})
 	k := int(math.Ceil(float64(len(ts)) * s.cfg.QuantileFraction))
 	if k > len(ts)/2 {
 		k = len(ts) / 2
 	}
-	return ts[:k], ts[len(ts)-k:]
+	lower, upper = make([]*hone.Trial, k), make([]*hone.Trial, k)
+	for i := range k {
+		lower[i], upper[i] = ts[i].t, ts[len(ts)-k+i].t
+	}
+	return lower, upper
+}
+
+// scoredTrial is a trial with its last recorded score, for ranking.
+type scoredTrial struct {
+	t     *hone.Trial
+	score float64
 }
 
 // less orders scores worst first; NaN is the worst.
