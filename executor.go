@@ -173,3 +173,12 @@ type Store interface {
 	// and separately any leftover uncommitted directories.
 	List(trialDir string) (committed, leftovers []string, err error)
 }
+
+// TopLister is an optional extension of Store: the names of the entries
+// at the top of the experiment directory, in one call. A resume's cleanup
+// then lists only the trial directories that exist, where asking List for
+// every trial costs a lookup per trial (most simulated or in-process
+// trials that never checkpointed have no directory).
+type TopLister interface {
+	ListTop() ([]string, error)
+}

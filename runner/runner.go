@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/hone-tune/hone"
@@ -436,7 +438,21 @@ func (r *runner) notify(a *controller.Action) {
 // temporary directories, and committed checkpoints the journal never
 // registered (no one was told of them).
 func (r *runner) cleanStorage() error {
+	var exists map[string]bool // top-level entries, when the store can tell
+	if l, ok := r.store.(hone.TopLister); ok {
+		names, err := l.ListTop()
+		if err != nil {
+			return fmt.Errorf("list the experiment directory: %w", err)
+		}
+		exists = make(map[string]bool, len(names))
+		for _, n := range names {
+			exists[n] = true
+		}
+	}
 	for _, t := range r.ctl.Trials() {
+		if top, _, _ := strings.Cut(path.Clean(t.Dir), "/"); exists != nil && !exists[top] {
+			continue // no directory: nothing to clean
+		}
 		committed, leftovers, err := r.store.List(t.Dir)
 		if err != nil {
 			return fmt.Errorf("list checkpoints of %s: %w", t.ID, err)

@@ -429,3 +429,17 @@ func (s *Store) syncDir(dir string) error {
 	}
 	return fsutil.SyncDir(dir)
 }
+
+// ListTop returns the names of the entries at the top of the store's root
+// (hone.TopLister).
+func (s *Store) ListTop() ([]string, error) {
+	entries, err := os.ReadDir(s.root)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", s.root, err)
+	}
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
+	}
+	return names, nil
+}

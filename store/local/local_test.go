@@ -358,3 +358,29 @@ func benchCheckpoint(b *testing.B, size int) (*Store, string) {
 	}
 	return s, "src/checkpoint_000000"
 }
+
+// TestListTop lists the entries at the top of the root, for a resume's
+// cleanup to visit only the trial directories that exist.
+func TestListTop(t *testing.T) {
+	root := t.TempDir()
+	s, err := New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"trial_a", "trial_b"} {
+		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names, err := s.ListTop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, n := range names {
+		got[n] = true
+	}
+	if !got["trial_a"] || !got["trial_b"] {
+		t.Errorf("ListTop = %v", names)
+	}
+}
