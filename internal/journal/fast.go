@@ -21,9 +21,7 @@ func appendInput(b []byte, in *controller.Input, keys []string) ([]byte, []strin
 	}
 	keys = keys[:0]
 	for k, v := range in.Metrics {
-		switch v.(type) {
-		case float64, float32, int, int64, int32, bool, string, nil:
-		default:
+		if !simpleValue(v) {
 			return b, keys, false
 		}
 		keys = append(keys, k)
@@ -126,14 +124,37 @@ func appendString(b []byte, s string) []byte {
 // resources (status changes and checkpoint records: every record but a
 // trial's first); it reports false for the others.
 func appendRecord(b []byte, r *controller.Record) ([]byte, bool) {
-	if r.Config != nil || r.Resources != nil || math.IsNaN(r.TimeTotal) || math.IsInf(r.TimeTotal, 0) {
+	if math.IsNaN(r.TimeTotal) || math.IsInf(r.TimeTotal, 0) {
 		return b, false
 	}
+	var keys []string
+	for k, v := range r.Config {
+		if !simpleValue(v) {
+			return b, false
+		}
+		keys = append(keys, k)
+	}
+	if res := r.Resources; res != nil && (len(res.Custom) > 0 || !finite(res.CPU) || !finite(res.GPU)) {
+		return b, false
+	}
+	slices.Sort(keys)
 	b = append(b, `{"rec":{"o":`...)
 	b = appendString(b, r.Op)
 	b = append(b, `,"t":`...)
 	b = appendString(b, r.Trial)
 	b = appendIntField(b, `,"idx":`, r.Index)
+	if len(r.Config) > 0 {
+		b = append(b, `,"cfg":{`...)
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			b = appendValue(b, r.Config[k])
+		}
+		b = append(b, '}')
+	}
 	b = appendStringField(b, `,"tag":`, r.Tag)
 	b = appendStringField(b, `,"dir":`, r.Dir)
 	b = appendStringField(b, `,"st":`, string(r.Status))
@@ -146,8 +167,39 @@ func appendRecord(b []byte, r *controller.Record) ([]byte, bool) {
 		b = append(b, `,"tt":`...)
 		b = strconv.AppendFloat(b, r.TimeTotal, 'g', -1, 64)
 	}
+	if res := r.Resources; res != nil {
+		b = append(b, `,"res":{`...)
+		n := len(b)
+		if res.CPU != 0 {
+			b = strconv.AppendFloat(append(b, `"cpu":`...), res.CPU, 'g', -1, 64)
+		}
+		if res.GPU != 0 {
+			if len(b) > n {
+				b = append(b, ',')
+			}
+			b = strconv.AppendFloat(append(b, `"gpu":`...), res.GPU, 'g', -1, 64)
+		}
+		if res.Memory != 0 {
+			if len(b) > n {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(append(b, `"memory":`...), res.Memory, 10)
+		}
+		b = append(b, '}')
+	}
 	return append(b, "}}\n"...), true
 }
+
+// simpleValue reports whether appendValue encodes v.
+func simpleValue(v any) bool {
+	switch v.(type) {
+	case float64, float32, int, int64, int32, bool, string, nil:
+		return true
+	}
+	return false
+}
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 // appendIntField and appendStringField append a field unless it is empty
 // (json's omitempty).

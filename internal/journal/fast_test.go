@@ -110,9 +110,18 @@ func TestAppendRecordMatchesJSON(t *testing.T) {
 			Tag: str.Draw(t, "tag"), Dir: str.Draw(t, "dir"), Status: hone.Status(str.Draw(t, "status")), Error: str.Draw(t, "err"),
 			Failures: rapid.IntRange(-3, 9).Draw(t, "fail"), Path: str.Draw(t, "path"), CkIndex: rapid.Int().Draw(t, "ci"),
 			Iteration: rapid.Int().Draw(t, "it"), TimeTotal: rapid.Float64().Draw(t, "tt")}
+		if rapid.Bool().Draw(t, "trial_record") {
+			r.Config = hone.Config(rapid.MapOfN(str, rapid.OneOf(rapid.Float64().AsAny(), rapid.Int().AsAny(), str.AsAny(), rapid.Bool().AsAny()), 0, 5).Draw(t, "cfg"))
+			r.Resources = &hone.Resources{CPU: rapid.Float64Range(0, 64).Draw(t, "cpu"), GPU: float64(rapid.IntRange(0, 8).Draw(t, "gpu")),
+				Memory: rapid.Int64Range(0, 1<<40).Draw(t, "mem")}
+		}
 		fast, ok := appendRecord(nil, &r)
 		if !ok {
 			t.Fatalf("appendRecord refused %+v", r)
+		}
+		// parseLine may refuse (escaped strings); where it reads, it agrees.
+		if got, ok := parseLine(bytes.TrimSuffix(fast, []byte("\n"))); ok && !reflect.DeepEqual(got.Rec, decodedRecord(t, fast)) {
+			t.Fatalf("parseLine(%q) = %+v", fast, got.Rec)
 		}
 		slow, err := json.Marshal(Line{Rec: &r})
 		if err != nil {
@@ -129,10 +138,26 @@ func TestAppendRecordMatchesJSON(t *testing.T) {
 			t.Fatalf("fast %q\nslow %q", fast, slow)
 		}
 	})
-	withConfig := &controller.Record{Op: "trial", Trial: "x", Config: hone.Config{"lr": 0.1}}
-	if _, ok := appendRecord(nil, withConfig); ok {
-		t.Fatal("appendRecord encoded a configuration")
+	nested := &controller.Record{Op: "trial", Trial: "x", Config: hone.Config{"model": map[string]any{"lr": 0.1}}}
+	if _, ok := appendRecord(nil, nested); ok {
+		t.Fatal("appendRecord encoded a nested configuration")
 	}
+	custom := &controller.Record{Op: "trial", Trial: "x", Resources: &hone.Resources{Custom: map[string]float64{"tpu": 1}}}
+	if _, ok := appendRecord(nil, custom); ok {
+		t.Fatal("appendRecord encoded custom resources")
+	}
+}
+
+// decodedRecord reads a record line with encoding/json, as Read does.
+func decodedRecord(t *rapid.T, line []byte) *controller.Record {
+	var l Line
+	if err := json.Unmarshal(line, &l); err != nil || l.Rec == nil {
+		t.Fatalf("encoding/json cannot read %q: %v", line, err)
+	}
+	if l.Rec.Config != nil {
+		l.Rec.Config = decodeNonFinite(map[string]any(l.Rec.Config)).(map[string]any)
+	}
+	return l.Rec
 }
 
 // sameLine compares two decoded lines, NaN equal to NaN.
@@ -227,7 +252,9 @@ func TestParseLineFastPath(t *testing.T) {
 		Checkpoint: &controller.CheckpointRef{Index: 3, Path: "t/checkpoint_000003"}}
 	a, _, _ := appendInput(nil, in, nil)
 	r, _ := appendRecord(nil, &controller.Record{Op: "status", Trial: "5f2a9c01", Status: hone.StatusRunning})
-	for _, line := range [][]byte{a, r} {
+	tr, _ := appendRecord(nil, &controller.Record{Op: "trial", Trial: "5f2a9c01", Index: 3, Config: hone.Config{"lr": 0.01, "act": "relu", "width": 64},
+		Tag: "3_act=relu,lr=0.01,width=64", Dir: "train_5f2a9c01_3", Resources: &hone.Resources{CPU: 1, Memory: 1 << 30}})
+	for _, line := range [][]byte{a, r, tr} {
 		if _, ok := parseLine(bytes.TrimSuffix(line, []byte("\n"))); !ok {
 			t.Errorf("parseLine refused %q", line)
 		}

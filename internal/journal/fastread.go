@@ -12,7 +12,8 @@ import (
 // parseLine decodes a journal line of the shape appendInput and
 // appendRecord write, without reflection: replaying the journal is most of
 // a resume. It reports false for anything else — escapes in strings,
-// nested metric values, a configuration, unknown keys, any irregularity —
+// nested metric or configuration values, custom resources, unknown keys,
+// any irregularity —
 // and the caller then uses encoding/json, which is the reference: where
 // parseLine succeeds it gives what encoding/json gives.
 func parseLine(b []byte) (Line, bool) {
@@ -290,6 +291,33 @@ func (p *parser) record() (*controller.Record, bool) {
 			r.Iteration, ok = p.int()
 		case "tt":
 			r.TimeTotal, ok = p.float()
+		case "cfg":
+			if !p.lit("{") {
+				return false
+			}
+			r.Config = hone.Config{}
+			ok = p.fields(func(k string) bool {
+				v, ok := p.value()
+				r.Config[k] = v
+				return ok
+			})
+		case "res":
+			if !p.lit("{") {
+				return false
+			}
+			r.Resources = &hone.Resources{}
+			ok = p.fields(func(k string) bool {
+				var ok bool
+				switch k {
+				case "cpu":
+					r.Resources.CPU, ok = p.float()
+				case "gpu":
+					r.Resources.GPU, ok = p.float()
+				case "memory":
+					r.Resources.Memory, ok = p.int64()
+				}
+				return ok
+			})
 		}
 		return ok
 	})
