@@ -36,16 +36,7 @@ func appendInput(b []byte, in *controller.Input, keys []string) ([]byte, []strin
 	b = append(b, `,"ns":`...)
 	b = strconv.AppendInt(b, in.Time, 10)
 	if len(in.Metrics) > 0 {
-		b = append(b, `,"m":{`...)
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, k)
-			b = append(b, ':')
-			b = appendValue(b, in.Metrics[k])
-		}
-		b = append(b, '}')
+		b = appendObject(append(b, `,"m":`...), in.Metrics, keys)
 	}
 	if in.Done {
 		b = append(b, `,"d":true`...)
@@ -70,6 +61,20 @@ func appendInput(b []byte, in *controller.Input, keys []string) ([]byte, []strin
 		b = appendString(b, in.Hostname)
 	}
 	return append(b, "}}\n"...), keys, true
+}
+
+// appendObject appends m as a JSON object, its keys (sorted) in order.
+func appendObject(b []byte, m map[string]any, keys []string) []byte {
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		b = appendValue(b, m[k])
+	}
+	return append(b, '}')
 }
 
 // appendValue appends a metric value of one of the kinds appendInput
@@ -144,16 +149,7 @@ func appendRecord(b []byte, r *controller.Record) ([]byte, bool) {
 	b = appendString(b, r.Trial)
 	b = appendIntField(b, `,"idx":`, r.Index)
 	if len(r.Config) > 0 {
-		b = append(b, `,"cfg":{`...)
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, k)
-			b = append(b, ':')
-			b = appendValue(b, r.Config[k])
-		}
-		b = append(b, '}')
+		b = appendObject(append(b, `,"cfg":`...), r.Config, keys)
 	}
 	b = appendStringField(b, `,"tag":`, r.Tag)
 	b = appendStringField(b, `,"dir":`, r.Dir)

@@ -208,6 +208,20 @@ func (p *parser) value() (any, bool) {
 	return p.float()
 }
 
+// object reads an object of values (metrics, a flat configuration).
+func (p *parser) object() (map[string]any, bool) {
+	if !p.lit("{") {
+		return nil, false
+	}
+	m := map[string]any{}
+	ok := p.fields(func(k string) bool {
+		v, ok := p.value()
+		m[k] = v
+		return ok
+	})
+	return m, ok
+}
+
 func (p *parser) input() (*controller.Input, bool) {
 	in := &controller.Input{}
 	ok := p.fields(func(k string) bool {
@@ -222,15 +236,7 @@ func (p *parser) input() (*controller.Input, bool) {
 		case "ns":
 			in.Time, ok = p.int64()
 		case "m":
-			if !p.lit("{") {
-				return false
-			}
-			in.Metrics = map[string]any{}
-			ok = p.fields(func(k string) bool {
-				v, ok := p.value()
-				in.Metrics[k] = v
-				return ok
-			})
+			in.Metrics, ok = p.object()
 		case "d":
 			in.Done, ok = p.bool()
 		case "c":
@@ -292,15 +298,7 @@ func (p *parser) record() (*controller.Record, bool) {
 		case "tt":
 			r.TimeTotal, ok = p.float()
 		case "cfg":
-			if !p.lit("{") {
-				return false
-			}
-			r.Config = hone.Config{}
-			ok = p.fields(func(k string) bool {
-				v, ok := p.value()
-				r.Config[k] = v
-				return ok
-			})
+			r.Config, ok = p.object()
 		case "res":
 			if !p.lit("{") {
 				return false
