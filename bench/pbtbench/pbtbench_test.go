@@ -15,23 +15,7 @@ import (
 	"github.com/hone-tune/hone/executor/sim"
 )
 
-func TestQuantile(t *testing.T) {
-	for _, c := range []struct {
-		vals []float64
-		p    float64
-		want float64
-	}{
-		{[]float64{1, 2, 3, 4}, 0.5, 2.5},
-		{[]float64{1, 2, 3, 4}, 0.25, 1.75},
-		{[]float64{5}, 0.75, 5},
-	} {
-		if got := quantile(c.vals, c.p); got != c.want {
-			t.Errorf("quantile(%v, %v) = %v, want %v", c.vals, c.p, got, c.want)
-		}
-	}
-	if !math.IsNaN(quantile(nil, 0.5)) {
-		t.Error("quantile of nothing is not NaN")
-	}
+func TestQuartiles(t *testing.T) {
 	if q := quartiles([]float64{math.NaN(), 3, 1, 2}); q != (Quartiles{1.5, 2, 2.5}) {
 		t.Errorf("quartiles = %+v", q)
 	}

@@ -7,19 +7,9 @@ import (
 	"slices"
 	"strings"
 	"time"
-)
 
-// quantile returns the p-quantile of sorted values with linear
-// interpolation between order statistics; NaN for no values.
-func quantile(sorted []float64, p float64) float64 {
-	if len(sorted) == 0 {
-		return math.NaN()
-	}
-	h := p * float64(len(sorted)-1)
-	lo := int(math.Floor(h))
-	hi := min(lo+1, len(sorted)-1)
-	return sorted[lo] + (h-float64(lo))*(sorted[hi]-sorted[lo])
-}
+	"github.com/hone-tune/hone/bench/internal/benchutil"
+)
 
 // Quartiles are the median and quartiles of a figure over seeds.
 type Quartiles struct {
@@ -35,12 +25,12 @@ func quartiles(vals []float64) Quartiles {
 		}
 	}
 	slices.Sort(s)
-	return Quartiles{quantile(s, 0.25), quantile(s, 0.5), quantile(s, 0.75)}
+	return Quartiles{benchutil.Quantile(s, 0.25), benchutil.Quantile(s, 0.5), benchutil.Quantile(s, 0.75)}
 }
 
 // String formats q as "median [q25, q75]".
 func (q Quartiles) String() string {
-	return fmt.Sprintf("%s [%s, %s]", num(q.Median), num(q.Q25), num(q.Q75))
+	return fmt.Sprintf("%s [%s, %s]", benchutil.Num(q.Median), benchutil.Num(q.Q25), benchutil.Num(q.Q75))
 }
 
 // ValuesAt returns the incumbent's true metric of every seed of method m
@@ -114,25 +104,6 @@ func (r *Result) Summaries() []Summary {
 	return out
 }
 
-// num formats a figure for the tables.
-func num(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "n/a"
-	case v != 0 && (math.Abs(v) < 1e-3 || math.Abs(v) >= 1e5):
-		return fmt.Sprintf("%.3g", v)
-	}
-	return fmt.Sprintf("%.4g", v)
-}
-
-// ratio formats a ratio.
-func ratio(v float64) string {
-	if math.IsInf(v, 0) || math.IsNaN(v) {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.3g×", v)
-}
-
 // Title returns the heading of r.
 func (r *Result) Title() string { return fmt.Sprintf("%s, population %d", r.Problem.Name, r.Pop) }
 
@@ -165,20 +136,20 @@ func (r *Result) WriteMarkdown(w io.Writer) {
 		gapRatio := "1×"
 		wins := "—"
 		if base != nil && s.Method != MethodRandom {
-			gapRatio = ratio(p.Gap(base.Final.Median) / p.Gap(s.Final.Median))
+			gapRatio = benchutil.Ratio(p.Gap(base.Final.Median) / p.Gap(s.Final.Median))
 			wins = fmt.Sprintf("%d of %d", s.Wins, r.Seeds)
 			if s.Ties > 0 {
 				wins += fmt.Sprintf(" (%d ties)", s.Ties)
 			}
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | **%s** | %s | %s | %s | %s | %s (%s skipped) | %s |\n",
-			s.Method, s.At25, s.At50, s.Final, gapRatio, wins, s.End, s.Steps, num(s.Exploits.Median), num(s.Skipped.Median), s.Wall.Round(100*time.Microsecond))
+			s.Method, s.At25, s.At50, s.Final, gapRatio, wins, s.End, s.Steps, benchutil.Num(s.Exploits.Median), benchutil.Num(s.Skipped.Median), s.Wall.Round(100*time.Microsecond))
 	}
 	fmt.Fprintln(w)
 	if len(p.References) > 0 {
 		var refs []string
 		for _, ref := range p.References {
-			refs = append(refs, fmt.Sprintf("%s: %s", ref.Name, num(ref.Value)))
+			refs = append(refs, fmt.Sprintf("%s: %s", ref.Name, benchutil.Num(ref.Value)))
 		}
 		fmt.Fprintf(w, "Reference: %s.\n\n", strings.Join(refs, "; "))
 	}
@@ -268,7 +239,7 @@ func WriteReport(w io.Writer, results []*Result) {
 			ties = fmt.Sprintf(" (%d ties)", c.Ties)
 		}
 		fmt.Fprintf(w, "| %s | %d | %s vs %s | %s | %s | %s | %d of %d%s | %.2g |\n", c.Problem, c.Pop, c.PB2Method, c.PBTMethod,
-			c.PBT, c.PB2, ratio(c.GapRatio), c.PB2Better, c.Seeds, ties, c.P)
+			c.PBT, c.PB2, benchutil.Ratio(c.GapRatio), c.PB2Better, c.Seeds, ties, c.P)
 	}
 	fmt.Fprintln(w)
 }

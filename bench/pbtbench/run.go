@@ -11,10 +11,10 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/bench/internal/benchutil"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/scheduler/pb2"
@@ -180,50 +180,17 @@ func Run(ctx context.Context, cfg Config) ([]*Result, error) {
 			}
 		}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		mu   sync.Mutex
-		errs []error
-		done int
-		wg   sync.WaitGroup
-	)
-	ch := make(chan job)
-	for range min(cfg.Parallel, len(jobs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range ch {
-				tr, err := RunOne(ctx, j.method, j.p, j.pop, j.seed, cfg.TempDir)
-				mu.Lock()
-				if err != nil {
-					errs = append(errs, err)
-					cancel()
-				} else {
-					*j.out = tr
-					done++
-					if cfg.Progress != nil {
-						cfg.Progress(done, len(jobs), tr)
-					}
-				}
-				mu.Unlock()
+	err := benchutil.RunAll(ctx, cfg.Parallel, jobs,
+		func(ctx context.Context, j job) (*Trace, error) {
+			return RunOne(ctx, j.method, j.p, j.pop, j.seed, cfg.TempDir)
+		},
+		func(j job, tr *Trace, done int) {
+			*j.out = tr
+			if cfg.Progress != nil {
+				cfg.Progress(done, len(jobs), tr)
 			}
-		}()
-	}
-feed:
-	for _, j := range jobs {
-		select {
-		case ch <- j:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(ch)
-	wg.Wait()
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	if err := ctx.Err(); err != nil {
+		})
+	if err != nil {
 		return nil, err
 	}
 	return results, nil

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/bench/internal/benchutil"
 	"github.com/hone-tune/hone/store/local"
 )
 
@@ -264,21 +265,7 @@ func writeFile(p string, size int64, buf []byte, sync bool) error {
 	if err != nil {
 		return err
 	}
-	for left := size; left > 0; {
-		n := int(min(left, int64(len(buf))))
-		if _, err := f.Write(buf[:n]); err != nil {
-			f.Close()
-			return err
-		}
-		left -= int64(n)
-	}
-	if sync {
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	return f.Close()
+	return benchutil.WriteClose(f, sync, func(f *os.File) error { return benchutil.Repeat(f, size, buf) })
 }
 
 // durableCopy copies the file src to a new file dst and fsyncs it.
@@ -292,13 +279,8 @@ func durableCopy(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
+	return benchutil.WriteClose(out, true, func(out *os.File) error {
+		_, err := io.Copy(out, in)
 		return err
-	}
-	if err := out.Sync(); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	})
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/bench/internal/benchutil"
 	"github.com/hone-tune/hone/executor/inproc"
 	"github.com/hone-tune/hone/scheduler/fifo"
 	"github.com/hone-tune/hone/search/random"
@@ -210,19 +211,12 @@ func writeCheckpoint(p string, iter int, size int64, buf []byte) error {
 	}
 	var head [8]byte
 	binary.LittleEndian.PutUint64(head[:], uint64(iter))
-	if _, err := f.Write(head[:]); err != nil {
-		f.Close()
-		return err
-	}
-	for left := size - 8; left > 0; {
-		n := int(min(left, int64(len(buf))))
-		if _, err := f.Write(buf[:n]); err != nil {
-			f.Close()
+	return benchutil.WriteClose(f, false, func(f *os.File) error {
+		if _, err := f.Write(head[:]); err != nil {
 			return err
 		}
-		left -= int64(n)
-	}
-	return f.Close()
+		return benchutil.Repeat(f, size-8, buf)
+	})
 }
 
 // readCheckpoint reads a whole checkpoint file, checks its size and

@@ -72,7 +72,6 @@ package perf
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -84,6 +83,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hone-tune/hone/bench/internal/benchutil"
 	"github.com/hone-tune/hone/bench/process"
 )
 
@@ -289,15 +289,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: perfbench [flags]\n\nMeasures hone's control plane against physical baselines (BENCHMARKS.md §1).")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "perfbench: unexpected arguments %q\n", fs.Args())
-		return 2
+	if status, ok := benchutil.ParseFlags(fs, args, stderr); !ok {
+		return status
 	}
 	cfg := DefaultConfig()
 	if *smoke {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/hone-tune/hone/bench/internal/benchutil"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -285,37 +286,13 @@ func (pn panel) plot() (*plot.Plot, error) {
 	return p, nil
 }
 
-// logTicks marks a log axis: powers of ten labelled, over less than two
-// decades also 2 and 5 times them, and over less than one decade every
-// integer multiple. Ticks outside the axis range are dropped, since their
-// labels would otherwise reserve room beside the plot. With si, labels
-// of thousands and millions end in k and M.
+// logTicks marks a log axis as benchutil.LogTicks does, with labels
+// from label: with si, labels of thousands and millions end in k and M.
 type logTicks struct{ si bool }
 
 // Ticks implements plot.Ticker.
 func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
-	labelled := []float64{1}
-	switch {
-	case hi/lo < 10:
-		labelled = []float64{1, 2, 3, 4, 5, 6, 7, 8, 9}
-	case hi/lo < 100:
-		labelled = []float64{1, 2, 5}
-	}
-	var out []plot.Tick
-	for k := math.Floor(math.Log10(lo)); k <= math.Ceil(math.Log10(hi)); k++ {
-		for m := 1.0; m <= 9; m++ {
-			v := m * math.Pow(10, k)
-			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
-				continue
-			}
-			tk := plot.Tick{Value: v}
-			if slices.Contains(labelled, m) {
-				tk.Label = t.label(v)
-			}
-			out = append(out, tk)
-		}
-	}
-	return out
+	return benchutil.LogTicks{Label: t.label}.Ticks(lo, hi)
 }
 
 // pointTicks marks a log axis at the measured values xs, labelled, with

@@ -31,7 +31,6 @@ package process
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -43,6 +42,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hone-tune/hone/bench/internal/benchutil"
 )
 
 // Config says how much to measure.
@@ -140,15 +141,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: procbench [flags]\n\nMeasures trial launches/s and results/s of subprocess trials against fork+exec and pipe baselines.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "procbench: unexpected arguments %q\n", fs.Args())
-		return 2
+	if status, ok := benchutil.ParseFlags(fs, args, stderr); !ok {
+		return status
 	}
 	cfg := DefaultConfig()
 	if *smoke {

@@ -2,14 +2,13 @@ package searchbench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/hone-tune/hone/bench/functions"
+	"github.com/hone-tune/hone/bench/internal/benchutil"
 )
 
 // The method names, as they appear in reports.
@@ -122,50 +121,17 @@ func Run(ctx context.Context, cfg Config) ([]*ProblemResult, error) {
 			}
 		}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		mu   sync.Mutex
-		errs []error
-		done int
-		wg   sync.WaitGroup
-	)
-	ch := make(chan job)
-	for range min(cfg.Parallel, len(jobs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range ch {
-				tr, err := runOne(ctx, j.method, j.p, j.seed, j.budget, cfg.Workers, cfg.TempDir)
-				mu.Lock()
-				if err != nil {
-					errs = append(errs, err)
-					cancel()
-				} else {
-					*j.out = tr
-					done++
-					if cfg.Progress != nil {
-						cfg.Progress(done, len(jobs), tr)
-					}
-				}
-				mu.Unlock()
+	err := benchutil.RunAll(ctx, cfg.Parallel, jobs,
+		func(ctx context.Context, j job) (*Trace, error) {
+			return runOne(ctx, j.method, j.p, j.seed, j.budget, cfg.Workers, cfg.TempDir)
+		},
+		func(j job, tr *Trace, done int) {
+			*j.out = tr
+			if cfg.Progress != nil {
+				cfg.Progress(done, len(jobs), tr)
 			}
-		}()
-	}
-feed:
-	for _, j := range jobs {
-		select {
-		case ch <- j:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(ch)
-	wg.Wait()
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	if err := ctx.Err(); err != nil {
+		})
+	if err != nil {
 		return nil, err
 	}
 	return results, nil

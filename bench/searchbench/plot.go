@@ -5,9 +5,8 @@ import (
 	"image/color"
 	"math"
 	"path/filepath"
-	"slices"
-	"strconv"
 
+	"github.com/hone-tune/hone/bench/internal/benchutil"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -37,7 +36,7 @@ func (r *ProblemResult) Plot(dir string) (string, error) {
 	p.X.Label.Text = "budget spent (cost of full-fidelity evaluations)"
 	p.Y.Label.Text = "regret of incumbent"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = logTicks{}, logTicks{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = benchutil.LogTicks{}, benchutil.LogTicks{}
 	// Curves fall from the top left; the bottom left stays empty.
 	p.Legend.Top = false
 	p.Legend.Left = true
@@ -124,36 +123,4 @@ func (r *ProblemResult) Plot(dir string) (string, error) {
 		return "", fmt.Errorf("plot %s: %w", r.Problem.Name, err)
 	}
 	return path, nil
-}
-
-// logTicks marks a log axis: powers of ten labelled, over less than two
-// decades also 2 and 5 times them, and over less than one decade every
-// integer multiple. Ticks outside the axis range are
-// dropped, since their labels would otherwise reserve room beside the
-// plot.
-type logTicks struct{}
-
-func (logTicks) Ticks(lo, hi float64) []plot.Tick {
-	labelled := []float64{1}
-	switch {
-	case hi/lo < 10:
-		labelled = []float64{1, 2, 3, 4, 5, 6, 7, 8, 9}
-	case hi/lo < 100:
-		labelled = []float64{1, 2, 5}
-	}
-	var out []plot.Tick
-	for k := math.Floor(math.Log10(lo)); k <= math.Ceil(math.Log10(hi)); k++ {
-		for m := 1.0; m <= 9; m++ {
-			v := m * math.Pow(10, k)
-			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
-				continue
-			}
-			tk := plot.Tick{Value: v}
-			if slices.Contains(labelled, m) {
-				tk.Label = strconv.FormatFloat(v, 'g', 4, 64)
-			}
-			out = append(out, tk)
-		}
-	}
-	return out
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hone-tune/hone/bench/functions"
+	"github.com/hone-tune/hone/bench/internal/benchutil"
 )
 
 // ProblemResult holds every trace of one problem.
@@ -62,8 +63,8 @@ func (r *ProblemResult) Summaries() []MethodSummary {
 		for _, v := range [][]float64{finals, trials, full, spent} {
 			sort.Float64s(v)
 		}
-		s.FinalQ25, s.FinalMedian, s.FinalQ75 = quantile(finals, 0.25), quantile(finals, 0.5), quantile(finals, 0.75)
-		s.Trials, s.FullEvals, s.Spent = quantile(trials, 0.5), quantile(full, 0.5), quantile(spent, 0.5)
+		s.FinalQ25, s.FinalMedian, s.FinalQ75 = benchutil.Quantile(finals, 0.25), benchutil.Quantile(finals, 0.5), benchutil.Quantile(finals, 0.75)
+		s.Trials, s.FullEvals, s.Spent = benchutil.Quantile(trials, 0.5), benchutil.Quantile(full, 0.5), benchutil.Quantile(spent, 0.5)
 		out = append(out, s)
 	}
 	if len(out) == 0 {
@@ -92,25 +93,13 @@ func summaryOf(ss []MethodSummary, m string) *MethodSummary {
 	return nil
 }
 
-// num formats a figure for the tables.
+// num formats a figure for the tables: "none" for +Inf, else as
+// benchutil.Num.
 func num(v float64) string {
-	switch {
-	case math.IsInf(v, 1):
+	if math.IsInf(v, 1) {
 		return "none"
-	case math.IsNaN(v):
-		return "n/a"
-	case v != 0 && (math.Abs(v) < 1e-3 || math.Abs(v) >= 1e5):
-		return fmt.Sprintf("%.3g", v)
 	}
-	return fmt.Sprintf("%.4g", v)
-}
-
-// ratio formats a ratio for the tables.
-func ratio(v float64) string {
-	if math.IsInf(v, 0) || math.IsNaN(v) {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.3g×", v)
+	return benchutil.Num(v)
 }
 
 // WriteMarkdown writes one problem's table: per method the final regret
@@ -130,10 +119,10 @@ func (r *ProblemResult) WriteMarkdown(w io.Writer, workers int) {
 	fmt.Fprintf(w, "| method | final regret, median [q25, q75] | baseline's | regret ratio (baseline / method) | budget to reach baseline's final regret | baseline's | speed-up (baseline budget / method budget) | trials | full-fidelity evals | wall (× baseline's) |\n")
 	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range ss {
-		reach, speed := num(s.ToReach), ratio(s.Speedup)
+		reach, speed := num(s.ToReach), benchutil.Ratio(s.Speedup)
 		if math.IsInf(s.ToReach, 1) {
 			reach = fmt.Sprintf("not reached (> %s)", num(r.Budget))
-			speed = fmt.Sprintf("< %s", ratio(base.ToReach/r.Budget))
+			speed = fmt.Sprintf("< %s", benchutil.Ratio(base.ToReach/r.Budget))
 		}
 		name := s.Method
 		if s.Method == base.Method {
@@ -141,8 +130,8 @@ func (r *ProblemResult) WriteMarkdown(w io.Writer, workers int) {
 		}
 		fmt.Fprintf(w, "| %s | %s [%s, %s] | %s | %s | %s | %s | %s | %s | %s | %s (%s) |\n",
 			name, num(s.FinalMedian), num(s.FinalQ25), num(s.FinalQ75), num(base.FinalMedian),
-			ratio(base.FinalMedian/s.FinalMedian), reach, num(base.ToReach), speed,
-			num(s.Trials), num(s.FullEvals), s.Wall.Round(time.Millisecond), ratio(s.Wall.Seconds()/base.Wall.Seconds()))
+			benchutil.Ratio(base.FinalMedian/s.FinalMedian), reach, num(base.ToReach), speed,
+			num(s.Trials), num(s.FullEvals), s.Wall.Round(time.Millisecond), benchutil.Ratio(s.Wall.Seconds()/base.Wall.Seconds()))
 	}
 	fmt.Fprintln(w)
 }
@@ -181,7 +170,7 @@ func Targets(results []*ProblemResult) []Target {
 				reach = "never (within " + num(r.Budget) + ")"
 			}
 			t1.Detail = fmt.Sprintf("random's median final regret %s is first reached at budget %s by random and %s by BOHB: speed-up %s (target 10×)",
-				num(base.FinalMedian), num(base.ToReach), reach, ratio(b.Speedup))
+				num(base.FinalMedian), num(base.ToReach), reach, benchutil.Ratio(b.Speedup))
 		}
 		g1, g2 := summaryOf(ss, MethodGoptunaTPE), summaryOf(ss, MethodGoptunaTPESH)
 		if g1 == nil && g2 == nil {
@@ -198,7 +187,7 @@ func Targets(results []*ProblemResult) []Target {
 		}
 		verdict := map[bool]string{true: "BOHB better", false: "BOHB not better"}[won]
 		lines = append(lines, fmt.Sprintf("%s: BOHB %s vs %s %s (ratio %s) — %s",
-			r.Problem.Name, num(b.FinalMedian), best.Method, num(best.FinalMedian), ratio(best.FinalMedian/b.FinalMedian), verdict))
+			r.Problem.Name, num(b.FinalMedian), best.Method, num(best.FinalMedian), benchutil.Ratio(best.FinalMedian/b.FinalMedian), verdict))
 	}
 	if compared > 0 {
 		t2.Checked = true

@@ -10,29 +10,6 @@ import (
 	"github.com/hone-tune/hone/bench/functions"
 )
 
-func TestQuantile(t *testing.T) {
-	inf := math.Inf(1)
-	for _, c := range []struct {
-		vals []float64
-		p    float64
-		want float64
-	}{
-		{[]float64{1, 2, 3, 4}, 0.5, 2.5},
-		{[]float64{1, 2, 3, 4}, 0.25, 1.75},
-		{[]float64{5}, 0.75, 5},
-		{[]float64{1, inf}, 0.5, inf},
-		{[]float64{1, 2, inf}, 0.5, 2},
-		{[]float64{inf, inf}, 0.25, inf},
-	} {
-		if got := quantile(c.vals, c.p); got != c.want {
-			t.Errorf("quantile(%v, %v) = %v, want %v", c.vals, c.p, got, c.want)
-		}
-	}
-	if !math.IsNaN(quantile(nil, 0.5)) {
-		t.Error("quantile of nothing is not NaN")
-	}
-}
-
 // TestRecorder: the budget is cut before the step that would exceed it,
 // only full-fidelity evaluations are found, and the regret is the true
 // value of the incumbent chosen by reported value.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hone-tune/hone/bench/functions"
+	"github.com/hone-tune/hone/bench/internal/benchutil"
 )
 
 // Point is the regret of the incumbent once Budget had been spent.
@@ -93,25 +94,6 @@ func (r *recorder) add(u int, v float64, x func() []float64) bool {
 // done reports whether the budget is used up.
 func (r *recorder) done() bool { return r.over || r.tr.Spent >= r.tr.Budget-budgetSlack }
 
-// quantile returns the p-quantile of sorted values with linear
-// interpolation between order statistics (+Inf values allowed).
-func quantile(sorted []float64, p float64) float64 {
-	if len(sorted) == 0 {
-		return math.NaN()
-	}
-	h := p * float64(len(sorted)-1)
-	lo := int(math.Floor(h))
-	hi := min(lo+1, len(sorted)-1)
-	a, b := sorted[lo], sorted[hi]
-	if a == b || h == float64(lo) {
-		return a
-	}
-	if math.IsInf(b, 1) {
-		return math.Inf(1)
-	}
-	return a + (h-float64(lo))*(b-a)
-}
-
 // QuantileCurve is the p-quantile over seeds of the regret of a set of
 // traces, as a step function: Points[i].Regret holds from Points[i].Budget
 // until the next point; before the first point it is +Inf.
@@ -140,7 +122,7 @@ func quantileCurve(traces []*Trace, p float64) QuantileCurve {
 			vals[j] = t.RegretAt(b)
 		}
 		sort.Float64s(vals)
-		q := quantile(vals, p)
+		q := benchutil.Quantile(vals, p)
 		if math.IsInf(q, 1) {
 			continue
 		}

@@ -23,12 +23,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -36,19 +34,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hone-tune/hone/bench/internal/benchutil"
 	"github.com/hone-tune/hone/bench/pbtbench"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "pbtbench:", err)
-		}
-		os.Exit(2)
-	}
-}
+func main() { benchutil.Main("pbtbench", run) }
 
 // Full-mode problem sizes.
 const (
@@ -75,20 +65,6 @@ func benchDir(dir string) string {
 		return filepath.Join("bench", dir)
 	}
 	return dir
-}
-
-// tempDir makes the directory that holds the quality runs' experiments:
-// under root if given, else in /dev/shm when usable (their journal and
-// checkpoint I/O says nothing about search quality), else in the system
-// temporary directory.
-func tempDir(root string) (string, error) {
-	if root != "" {
-		return os.MkdirTemp(root, "pbtbench-")
-	}
-	if dir, err := os.MkdirTemp("/dev/shm", "pbtbench-"); err == nil {
-		return dir, nil
-	}
-	return os.MkdirTemp("", "pbtbench-")
 }
 
 // parseSize parses "1MB", "10 MB", "1GB", "512KB" or a byte count.
@@ -231,7 +207,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		} else {
 			problems = []*pbtbench.Problem{pbtbench.Toy(toySteps, toyInterval), pbtbench.LRSchedule(pbtbench.DefaultNQM(), lrSteps, lrInterval)}
 		}
-		tmp, err := tempDir(*tmpRoot)
+		tmp, err := benchutil.TempDir(*tmpRoot, "pbtbench-")
 		if err != nil {
 			return fmt.Errorf("-tmp: %w", err)
 		}

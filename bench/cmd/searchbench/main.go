@@ -18,31 +18,21 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
 
 	"github.com/hone-tune/hone/bench/functions"
+	"github.com/hone-tune/hone/bench/internal/benchutil"
 	"github.com/hone-tune/hone/bench/searchbench"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "searchbench:", err)
-		}
-		os.Exit(2)
-	}
-}
+func main() { benchutil.Main("searchbench", run) }
 
 // smokeBudget is the budget of a smoke run.
 const smokeBudget = 12
@@ -58,21 +48,6 @@ func defaultOut() string {
 		return filepath.Join("bench", "out")
 	}
 	return "out"
-}
-
-// tempDir makes the directory that holds the hone experiments while they
-// run: under root if given, else in /dev/shm when it is usable (the runs
-// journal every result and checkpoint every pause; on a slow disk that
-// I/O, which says nothing about search quality, dominates), else in the
-// system temporary directory.
-func tempDir(root string) (string, error) {
-	if root != "" {
-		return os.MkdirTemp(root, "searchbench-")
-	}
-	if dir, err := os.MkdirTemp("/dev/shm", "searchbench-"); err == nil {
-		return dir, nil
-	}
-	return os.MkdirTemp("", "searchbench-")
 }
 
 // run is the command: it parses args, runs the benchmark, and writes the
@@ -150,7 +125,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
-	tmp, err := tempDir(*tmpRoot)
+	tmp, err := benchutil.TempDir(*tmpRoot, "searchbench-")
 	if err != nil {
 		return err
 	}
