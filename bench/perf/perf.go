@@ -47,6 +47,17 @@
 //     checkpoint per report, durable store (pause/resume cycles/s), against
 //     writing and fsyncing the same bytes, as many writers at once as
 //     trials run at once.
+//   - overhead: 2,000 one-second trials on the process executor (issue 6's
+//     second bookkeeping shape): each trial a real subprocess, the Go
+//     trial program of bench/process (proctrial sleep 1s, built once with
+//     go build) sleeping 1 s and reporting one result through hone's wire
+//     protocol, 16 at a time through runner.Run with FIFO. The figure is
+//     the overhead (wall − ideal) ÷ ideal in percent, ideal being
+//     ceil(trials ÷ concurrency) × 1 s (125 s). Baseline: the same trial
+//     program run by hand (no hone) with os/exec, as many at a time, and
+//     its own overhead over the same ideal. Each run takes about its ideal
+//     time, so the shape runs once by default (Config.OverheadReps, not
+//     Reps): about 4 to 5 minutes in all.
 //   - process: the subprocess shapes of bench/process, run only when named
 //     with -only (they have their own command, procbench).
 //
@@ -116,9 +127,14 @@ type Config struct {
 	// trials (two at a time) each report PauseReports times.
 	PauseBytes                int64
 	PauseTrials, PauseReports int
+	// OverheadTrials trials of OverheadSleep each run OverheadConcurrency
+	// at a time in the overhead shape, OverheadReps times (hone and its
+	// baseline alternately; figures are medians).
+	OverheadTrials, OverheadConcurrency, OverheadReps int
+	OverheadSleep                                     time.Duration
 	// Reps is how many times each measurement is repeated, hone and its
 	// baseline alternately; figures are medians. The memory shape is
-	// measured once.
+	// measured once, the overhead shape OverheadReps times.
 	Reps int
 	// Dir is where the experiments and files are written ("" = the
 	// system temporary directory). A fresh subdirectory is made and
@@ -159,7 +175,13 @@ func DefaultConfig() Config {
 		PauseBytes:             80 << 20,
 		PauseTrials:            4,
 		PauseReports:           10,
-		Reps:                   3,
+		// Each run of the overhead shape takes its ideal time, 125 s, and
+		// its baseline as long: one repetition keeps it near 4 minutes.
+		OverheadTrials:      2000,
+		OverheadConcurrency: 16,
+		OverheadReps:        1,
+		OverheadSleep:       time.Second,
+		Reps:                3,
 	}
 }
 
@@ -179,7 +201,12 @@ func SmokeConfig() Config {
 		PauseBytes:             8 << 20,
 		PauseTrials:            2,
 		PauseReports:           3,
-		Reps:                   1,
+		// 8 trials 4 at a time: two waves, so that trials queue.
+		OverheadTrials:      8,
+		OverheadConcurrency: 4,
+		OverheadReps:        1,
+		OverheadSleep:       time.Second,
+		Reps:                1,
 	}
 }
 
@@ -192,12 +219,13 @@ const (
 	ShapeJournal     = "journal"
 	ShapeMemory      = "memory"
 	ShapePausing     = "pausing"
+	ShapeOverhead    = "overhead"
 	ShapeProcess     = "process"
 )
 
 // ShapeNames returns the shape names in the order they run.
 func ShapeNames() []string {
-	return []string{ShapeBookkeeping, ShapeResults, ShapeScaling, ShapeCheckpoint, ShapeJournal, ShapeMemory, ShapePausing, ShapeProcess}
+	return []string{ShapeBookkeeping, ShapeResults, ShapeScaling, ShapeCheckpoint, ShapeJournal, ShapeMemory, ShapePausing, ShapeOverhead, ShapeProcess}
 }
 
 // Target is issue 6's target for a figure.
@@ -284,6 +312,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	plots := fs.String("plots", "results", "directory to write perf-throughput.png and perf-checkpoint.png to (\"\": no plots)")
 	pauseMB := fs.Int("pause-mb", 0, "checkpoint size of the pausing shape in MB (default 80, smoke 8)")
 	pauseReports := fs.Int("pause-reports", 0, "reports (pause/resume cycles) per trial in the pausing shape (default 10)")
+	ovTrials := fs.Int("overhead-trials", 0, "one-second process trials of the overhead shape (default 2000, smoke 8)")
+	ovConc := fs.Int("overhead-concurrency", 0, "trials at once in the overhead shape (default 16, smoke 4)")
+	ovReps := fs.Int("overhead-reps", 0, "repetitions of the overhead shape, about 2 × ideal time each (default 1)")
 	quiet := fs.Bool("q", false, "no progress notes on stderr")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: perfbench [flags]\n\nMeasures hone's control plane against physical baselines (BENCHMARKS.md §1).")
@@ -300,7 +331,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		flag int
 		dst  *int
 	}{{*reps, &cfg.Reps}, {*trials, &cfg.Trials}, {*conc, &cfg.Concurrency}, {*rTrials, &cfg.ResultTrials},
-		{*rPer, &cfg.ResultsPerTrial}, {*pbtTrials, &cfg.PBTTrials}, {*pauseReports, &cfg.PauseReports}, {*inprocMax, &cfg.ScalingInprocMax}} {
+		{*rPer, &cfg.ResultsPerTrial}, {*pbtTrials, &cfg.PBTTrials}, {*pauseReports, &cfg.PauseReports}, {*inprocMax, &cfg.ScalingInprocMax},
+		{*ovTrials, &cfg.OverheadTrials}, {*ovConc, &cfg.OverheadConcurrency}, {*ovReps, &cfg.OverheadReps}} {
 		if o.flag != 0 {
 			*o.dst = o.flag
 		}
@@ -395,10 +427,11 @@ func (b *bench) add(r Row) {
 func Run(ctx context.Context, cfg Config, w io.Writer) ([]Row, error) {
 	if cfg.Trials < 1 || cfg.Concurrency < 1 || cfg.ResultTrials < 1 || cfg.ResultsPerTrial < 1 || cfg.PBTTrials < 1 || cfg.Reps < 1 ||
 		cfg.PauseBytes < 16 || cfg.PauseTrials < 1 || cfg.PauseReports < 1 || len(cfg.CheckpointSizes) == 0 ||
-		len(cfg.ScalingTrials) == 0 || slices.Min(cfg.ScalingTrials) < 1 || cfg.ScalingResultsPerTrial < 1 {
-		return nil, fmt.Errorf("every size must be positive (trials %d, concurrency %d, result trials %d, results per trial %d, PBT trials %d, reps %d, pause bytes %d, pause trials %d, pause reports %d, %d checkpoint sizes, scaling trials %v, scaling results per trial %d)",
+		len(cfg.ScalingTrials) == 0 || slices.Min(cfg.ScalingTrials) < 1 || cfg.ScalingResultsPerTrial < 1 ||
+		cfg.OverheadTrials < 1 || cfg.OverheadConcurrency < 1 || cfg.OverheadReps < 1 || cfg.OverheadSleep <= 0 {
+		return nil, fmt.Errorf("every size must be positive (trials %d, concurrency %d, result trials %d, results per trial %d, PBT trials %d, reps %d, pause bytes %d, pause trials %d, pause reports %d, %d checkpoint sizes, scaling trials %v, scaling results per trial %d, overhead trials %d, concurrency %d, reps %d, sleep %v)",
 			cfg.Trials, cfg.Concurrency, cfg.ResultTrials, cfg.ResultsPerTrial, cfg.PBTTrials, cfg.Reps, cfg.PauseBytes, cfg.PauseTrials, cfg.PauseReports, len(cfg.CheckpointSizes),
-			cfg.ScalingTrials, cfg.ScalingResultsPerTrial)
+			cfg.ScalingTrials, cfg.ScalingResultsPerTrial, cfg.OverheadTrials, cfg.OverheadConcurrency, cfg.OverheadReps, cfg.OverheadSleep)
 	}
 	known := ShapeNames()
 	for _, o := range cfg.Only {
@@ -441,6 +474,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) ([]Row, error) {
 		{ShapeJournal, b.journal},
 		{ShapeMemory, b.memory},
 		{ShapePausing, b.pausing},
+		{ShapeOverhead, b.overhead},
 		{ShapeProcess, b.process},
 	}
 	for _, s := range shapes {

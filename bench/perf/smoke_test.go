@@ -41,7 +41,7 @@ func TestSmoke(t *testing.T) {
 	}
 	want := map[string]int{ShapeBookkeeping: 1, ShapeResults: 6, ShapeScaling: 2*len(cfg.ScalingTrials) + inproc,
 		ShapeCheckpoint: 2 * len(cfg.CheckpointSizes),
-		ShapeJournal:    2, ShapeMemory: 2, ShapePausing: 1}
+		ShapeJournal:    2, ShapeMemory: 2, ShapePausing: 1, ShapeOverhead: 1}
 	got := map[string]int{}
 	for _, r := range rows {
 		got[r.Shape]++
@@ -66,6 +66,12 @@ func TestSmoke(t *testing.T) {
 		case r.Shape == ShapeResults, r.Shape == ShapeBookkeeping, r.Shape == ShapeScaling, r.Shape == ShapePausing:
 			if r.Expected <= 0 {
 				t.Errorf("%s: %s: counted %d results, want > 0", r.Shape, r.Name, r.Expected)
+			}
+		case r.Shape == ShapeOverhead:
+			// Every trial ended TERMINATED with its one result (the
+			// measurement checks each), and hone received one per trial.
+			if r.Observed != int64(cfg.OverheadTrials) {
+				t.Errorf("overhead: hone saw %d results, want one per trial (%d)", r.Observed, cfg.OverheadTrials)
 			}
 		case r.Shape == ShapeJournal && strings.HasPrefix(r.Name, "runner.Resume"):
 			if r.Observed != int64(cfg.Trials) {

@@ -57,6 +57,18 @@ func buildTrial(ctx context.Context, dir, out string) error {
 	return nil
 }
 
+// BuildTrial builds the Go trial program cmd/proctrial into out, from the
+// bench module's source in srcDir ("" finds it as procbench does), for
+// other suites that run it (perfbench's overhead shape runs
+// "proctrial sleep 1s").
+func BuildTrial(ctx context.Context, srcDir, out string) error {
+	dir, err := benchDir(srcDir)
+	if err != nil {
+		return err
+	}
+	return buildTrial(ctx, dir, out)
+}
+
 // pythonTrial is the Python trial script and the interpreter that runs it.
 type pythonTrial struct {
 	python string // the interpreter itself, not a wrapper such as a pyenv shim

@@ -1,6 +1,7 @@
 // Command perfbench is the control-plane performance suite of
 // BENCHMARKS.md §1 (issue 6): bookkeeping, result throughput, checkpoint
-// I/O, journal, memory and frequent pausing, each measured through hone
+// I/O, journal, memory, frequent pausing and the process executor's
+// overhead on one-second trials (the overhead shape), each measured through hone
 // beside a physical baseline in the same run, with the ratio, issue 6's
 // target and Ray Tune's published bar, and a markdown table at the end;
 // plus throughput against the number of trials (the scaling shape), and
@@ -12,6 +13,7 @@
 //	go run ./cmd/perfbench                          # full run
 //	go run ./cmd/perfbench -smoke                   # tiny sizes, seconds
 //	go run ./cmd/perfbench -only results/inproc-fifo -cpuprofile /tmp/cpu
+//	go run ./cmd/perfbench -only overhead -plots "" # about 4 to 5 minutes
 //
 // See package perf (bench/perf) for what is measured and how.
 package main

@@ -8,6 +8,10 @@
 //	proctrial echo       copy standard input to standard output line by
 //	                     line, one write per line: the far end of the pipe
 //	                     round-trip baseline
+//	proctrial sleep D    a trial (trial.Main) that sleeps for the duration
+//	                     D (e.g. 1s), then reports one result with done and
+//	                     exits: the one-second trial of perfbench's
+//	                     overhead shape, run both through hone and by hand
 package main
 
 import (
@@ -17,6 +21,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/hone-tune/hone/trial"
 )
@@ -37,6 +42,17 @@ func main() {
 		trial.Main(func(ctx context.Context, s trial.Session) error {
 			return report(s, n)
 		})
+	case "sleep":
+		if len(os.Args) != 3 {
+			usage()
+		}
+		d, err := time.ParseDuration(os.Args[2])
+		if err != nil || d < 0 {
+			usage()
+		}
+		trial.Main(func(ctx context.Context, s trial.Session) error {
+			return sleepReport(ctx, s, d)
+		})
 	case "echo":
 		if err := echo(os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "proctrial echo:", err)
@@ -48,7 +64,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: proctrial report N | proctrial echo")
+	fmt.Fprintln(os.Stderr, "usage: proctrial report N | proctrial echo | proctrial sleep DURATION")
 	os.Exit(2)
 }
 
@@ -65,6 +81,19 @@ func report(s trial.Session, n int) error {
 		}
 	}
 	return nil
+}
+
+// sleepReport sleeps for d (or until ctx ends), then sends one result
+// marked done.
+func sleepReport(ctx context.Context, s trial.Session, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return fmt.Errorf("sleep: %w", ctx.Err())
+	}
+	return s.Report(trial.Metrics{"loss": 1.0, "slept_s": d.Seconds()}, trial.Done())
 }
 
 // echo writes every line read from r to w at once, until r ends.
