@@ -103,3 +103,19 @@ func TestExamplesValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateErrorsAtTheirKey: a plugin's own validation error is
+// reported at the parameter it names, with that parameter's line.
+func TestValidateErrorsAtTheirKey(t *testing.T) {
+	head := "command: [x]\nmetric: loss\nscheduler:\n"
+	for _, c := range []struct{ yaml, want string }{
+		{"  name: median\n  grace_period: 5\n  min_samples_required: 0\n", "experiment.yaml:6: scheduler.min_samples_required: median: min_samples_required = 0: must be >= 1"},
+		{"  name: median\n  min_time_slice: -1\n", "experiment.yaml:5: scheduler.min_time_slice: median: min_time_slice = -1: must be >= 0"},
+		{"  name: hyperband\n  max_t: 9\n  reduction_factor: 1\n", "experiment.yaml:6: scheduler.reduction_factor: hyperband: reduction_factor = 1: must be > 1"},
+	} {
+		_, err := Parse([]byte(head+c.yaml), "experiment.yaml", t.TempDir())
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.yaml, err, c.want)
+		}
+	}
+}

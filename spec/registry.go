@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -293,6 +294,24 @@ func (p *Params) String(key, def string) string {
 	return def
 }
 
+// Invalid reports the error of a plugin's Validate at the parameter it
+// names. Plugins word those errors "<plugin>: <key> = <value>: <why>" (or
+// "<plugin>: <key>: <why>"); the error is pinned to that key's line when
+// the spec sets it, else to fallback.
+func (p *Params) Invalid(err error, fallback string) {
+	key := fallback
+	if _, rest, ok := strings.Cut(err.Error(), ": "); ok {
+		name := rest
+		if i := strings.IndexAny(name, " :."); i >= 0 {
+			name = name[:i]
+		}
+		if _, set := p.vals[name]; set {
+			key = name
+		}
+	}
+	p.Errorf(key, "%v", err)
+}
+
 // Errorf reports a problem with parameter key at its line, e.g.
 // p.Errorf("reduction_factor", "must be > 1, got %v", rf).
 func (p *Params) Errorf(key, format string, args ...any) {
@@ -410,7 +429,7 @@ func readHyperBand(p *Params, forBOHB bool) func(s *Spec) (hone.Scheduler, error
 		StopLastTrials:  p.Bool("stop_last_trials", def.StopLastTrials),
 	}
 	if err := cfg.Validate(); err != nil {
-		p.Errorf("max_t", "%v", err)
+		p.Invalid(err, "max_t")
 		return nil
 	}
 	return func(s *Spec) (hone.Scheduler, error) {
@@ -438,7 +457,7 @@ func readMedian(p *Params) func(s *Spec) (hone.Scheduler, error) {
 		HardStop:           p.Bool("hard_stop", def.HardStop),
 	}
 	if err := cfg.Validate(); err != nil {
-		p.Errorf("grace_period", "%v", err)
+		p.Invalid(err, "grace_period")
 		return nil
 	}
 	return func(s *Spec) (hone.Scheduler, error) {
@@ -514,7 +533,7 @@ func readPBT(p *Params) func(s *Spec) (hone.Scheduler, error) {
 	}
 	cfg.Mutations = muts
 	if err := cfg.Validate(); err != nil {
-		p.Errorf("hyperparam_mutations", "%v", err)
+		p.Invalid(err, "hyperparam_mutations")
 		return nil
 	}
 	return func(s *Spec) (hone.Scheduler, error) {
@@ -600,7 +619,7 @@ func readPB2(p *Params) func(s *Spec) (hone.Scheduler, error) {
 		return nil
 	}
 	if err := cfg.Validate(); err != nil {
-		p.Errorf("hyperparam_bounds", "%v", err)
+		p.Invalid(err, "hyperparam_bounds")
 		return nil
 	}
 	return func(s *Spec) (hone.Scheduler, error) {
