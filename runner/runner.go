@@ -100,10 +100,13 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 	if j.Header.Seed != exp.Seed {
 		return nil, fmt.Errorf("resume: the experiment was run with seed %d, not %d; resume needs the same seed", j.Header.Seed, exp.Seed)
 	}
-	for _, l := range j.Lines {
-		if l.In != nil {
-			r.ctl.Step(*l.In)
-			r.ctl.Ready()
+	for i, l := range j.Lines {
+		if l.In == nil {
+			continue
+		}
+		r.ctl.Step(*l.In)
+		if err := sameTrials(j.Lines[i+1:], r.ctl.Ready(), i+2); err != nil {
+			return nil, fmt.Errorf("resume: %s holds a different experiment: %w; resume it with the spec it was started with, or start a new experiment directory", opts.Dir, err)
 		}
 	}
 	if j.Torn {
@@ -117,6 +120,49 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 		return nil, fmt.Errorf("resume: %w", err)
 	}
 	return r.loop(ctx, controller.Input{Kind: controller.InResume, Resume: &flags})
+}
+
+// sameTrials checks, while resume replays the journal, that the trials
+// the replayed controller adds are the ones the original run added (same
+// ids, indexes, configurations and tags), so that resuming with a changed
+// search space, number of samples or searcher fails clearly instead of
+// diverging. following holds the journal lines after the input at journal
+// line lineNo; acts are the actions its replay produced. A journal that
+// ends early (a crash) may lack the last input's records.
+func sameTrials(following []journal.Line, acts []controller.Action, lineNo int) error {
+	var journaled []*controller.Record
+	end := true // no input follows: the tail of the journal
+	for _, l := range following {
+		if l.In != nil {
+			end = false
+			break
+		}
+		if l.Rec.Op == "trial" {
+			journaled = append(journaled, l.Rec)
+		}
+	}
+	n := 0
+	for i := range acts {
+		a := &acts[i]
+		if a.Kind != controller.ActRecord || a.Record.Op != "trial" {
+			continue
+		}
+		if n == len(journaled) {
+			if end {
+				return nil
+			}
+			return fmt.Errorf("after journal line %d it adds trial %s (config %v), which the original run did not", lineNo, a.Record.Trial, map[string]any(a.Record.Config))
+		}
+		if want := journaled[n]; !journal.SameRecord(a.Record, want) {
+			return fmt.Errorf("after journal line %d the original run added trial %s with config %v, this one adds %s with config %v",
+				lineNo, want.Trial, map[string]any(want.Config), a.Record.Trial, map[string]any(a.Record.Config))
+		}
+		n++
+	}
+	if n < len(journaled) {
+		return fmt.Errorf("after journal line %d the original run added trial %s (config %v), this one does not", lineNo, journaled[n].Trial, map[string]any(journaled[n].Config))
+	}
+	return nil
 }
 
 type runner struct {
