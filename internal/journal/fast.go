@@ -212,3 +212,24 @@ func appendStringField(b []byte, key, v string) []byte {
 	}
 	return appendString(append(b, key...), v)
 }
+
+// SameRecord reports whether two records encode to the same journal line
+// (numbers compare by value, whatever their Go type).
+func SameRecord(a, b *controller.Record) bool {
+	return string(encodeRecord(a)) == string(encodeRecord(b))
+}
+
+func encodeRecord(r *controller.Record) []byte {
+	if line, ok := appendRecord(nil, r); ok {
+		return line
+	}
+	cp := *r
+	if hasNonFinite(map[string]any(r.Config)) {
+		cp.Config = encodeNonFinite(map[string]any(r.Config)).(map[string]any)
+	}
+	line, err := json.Marshal(Line{Rec: &cp})
+	if err != nil {
+		return []byte("unencodable: " + err.Error())
+	}
+	return line
+}
