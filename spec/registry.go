@@ -488,6 +488,23 @@ func readPBTReplay(p *Params) func(s *Spec) (hone.Scheduler, error) {
 	}
 }
 
+// readPopulation reads the parameters PBT and PB2 share: metric, mode,
+// time_attr, perturbation_interval, burn_in_period, quantile_fraction,
+// synch, log_config and require_attrs, with def's defaults.
+func readPopulation(p *Params, def pbt.Config) pbt.Config {
+	return pbt.Config{
+		Metric:               p.String("metric", ""),
+		Mode:                 hone.Mode(p.String("mode", "")),
+		TimeAttr:             p.String("time_attr", def.TimeAttr),
+		PerturbationInterval: p.Float("perturbation_interval", def.PerturbationInterval),
+		BurnInPeriod:         p.Float("burn_in_period", def.BurnInPeriod),
+		QuantileFraction:     p.Float("quantile_fraction", def.QuantileFraction),
+		Synch:                p.Bool("synch", def.Synch),
+		LogConfig:            p.Bool("log_config", def.LogConfig),
+		RequireAttrs:         p.Bool("require_attrs", def.RequireAttrs),
+	}
+}
+
 // readPBT reads PBT's parameters (Ray Tune's names): metric, mode,
 // time_attr, perturbation_interval, burn_in_period, quantile_fraction,
 // resample_probability, perturbation_factors, hyperparam_mutations, synch,
@@ -495,19 +512,9 @@ func readPBTReplay(p *Params) func(s *Spec) (hone.Scheduler, error) {
 // search-space domain ({loguniform: [...]}, ...), or a nested map of those.
 func readPBT(p *Params) func(s *Spec) (hone.Scheduler, error) {
 	def := pbt.DefaultConfig()
-	cfg := pbt.Config{
-		Metric:               p.String("metric", ""),
-		Mode:                 hone.Mode(p.String("mode", "")),
-		TimeAttr:             p.String("time_attr", def.TimeAttr),
-		PerturbationInterval: p.Float("perturbation_interval", def.PerturbationInterval),
-		BurnInPeriod:         p.Float("burn_in_period", def.BurnInPeriod),
-		QuantileFraction:     p.Float("quantile_fraction", def.QuantileFraction),
-		ResampleProbability:  p.Float("resample_probability", def.ResampleProbability),
-		PerturbationFactors:  def.PerturbationFactors,
-		Synch:                p.Bool("synch", def.Synch),
-		LogConfig:            p.Bool("log_config", def.LogConfig),
-		RequireAttrs:         p.Bool("require_attrs", def.RequireAttrs),
-	}
+	cfg := readPopulation(p, def)
+	cfg.ResampleProbability = p.Float("resample_probability", def.ResampleProbability)
+	cfg.PerturbationFactors = def.PerturbationFactors
 	if e, ok := p.lookup("perturbation_factors"); ok {
 		var fs []float64
 		if err := e.valNode.Decode(&fs); err != nil || len(fs) == 0 {
@@ -579,18 +586,7 @@ func mutations(raw map[string]any) (map[string]any, error) {
 // [low, high] pair of numbers, or a nested map of those.
 func readPB2(p *Params) func(s *Spec) (hone.Scheduler, error) {
 	cfg := pb2.DefaultConfig()
-	def := cfg.PBT
-	cfg.PBT = pbt.Config{
-		Metric:               p.String("metric", ""),
-		Mode:                 hone.Mode(p.String("mode", "")),
-		TimeAttr:             p.String("time_attr", def.TimeAttr),
-		PerturbationInterval: p.Float("perturbation_interval", def.PerturbationInterval),
-		BurnInPeriod:         p.Float("burn_in_period", def.BurnInPeriod),
-		QuantileFraction:     p.Float("quantile_fraction", def.QuantileFraction),
-		Synch:                p.Bool("synch", def.Synch),
-		LogConfig:            p.Bool("log_config", def.LogConfig),
-		RequireAttrs:         p.Bool("require_attrs", def.RequireAttrs),
-	}
+	cfg.PBT = readPopulation(p, cfg.PBT)
 	ok := true
 	check := func(bad bool, key, format string, args ...any) {
 		if bad {
