@@ -252,30 +252,9 @@ func (e *Executor) stopLocked(r *run) []string {
 // and no event is queued; otherwise it blocks. When it returns a trial's
 // EventExited, the trial id becomes free for another Start.
 func (e *Executor) Next(ctx context.Context) (hone.Event, error) {
-	for {
-		if err := ctx.Err(); err != nil {
-			return hone.Event{}, err
-		}
-		e.mu.Lock()
-		if e.queue.Len() > 0 {
-			ev := e.queue.Pop()
-			if ev.Kind == hone.EventExited {
-				delete(e.trials, ev.TrialID)
-			}
-			e.mu.Unlock()
-			return ev, nil
-		}
-		idle := e.running == 0
-		e.mu.Unlock()
-		if idle {
-			return hone.Event{}, hone.ErrIdle
-		}
-		select {
-		case <-e.wake:
-		case <-ctx.Done():
-			return hone.Event{}, ctx.Err()
-		}
-	}
+	return eventq.Next(ctx, &e.mu, &e.queue, e.wake,
+		func() bool { return e.running == 0 },
+		func(id string) { delete(e.trials, id) })
 }
 
 // Close stops every trial and waits for their goroutines to return. A

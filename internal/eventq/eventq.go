@@ -2,7 +2,12 @@
 // (inproc, process) hand to Next. It does no locking: its owner guards it.
 package eventq
 
-import "github.com/hone-tune/hone"
+import (
+	"context"
+	"sync"
+
+	"github.com/hone-tune/hone"
+)
 
 // Queue is a FIFO of events. The zero value is empty and ready to use.
 type Queue struct {
@@ -52,4 +57,37 @@ func (q *Queue) DropTrial(id string) []string {
 	clear(q.items[len(kept):])
 	q.items = kept
 	return dropped
+}
+
+// Next is a blocking executor's Next over q, guarded by mu: it pops the
+// oldest event, calling exited for an EventExited (with mu held, so the
+// trial id is freed before anyone sees the event); it returns hone.ErrIdle
+// at once when nothing is queued and idle (called with mu held) reports
+// that no trial can queue one; otherwise it waits for wake (signalled
+// after each Push) or for ctx.
+func Next(ctx context.Context, mu *sync.Mutex, q *Queue, wake <-chan struct{}, idle func() bool, exited func(id string)) (hone.Event, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return hone.Event{}, err
+		}
+		mu.Lock()
+		if q.Len() > 0 {
+			ev := q.Pop()
+			if ev.Kind == hone.EventExited {
+				exited(ev.TrialID)
+			}
+			mu.Unlock()
+			return ev, nil
+		}
+		isIdle := idle()
+		mu.Unlock()
+		if isIdle {
+			return hone.Event{}, hone.ErrIdle
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return hone.Event{}, ctx.Err()
+		}
+	}
 }
