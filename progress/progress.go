@@ -500,13 +500,14 @@ func varyingKeys(rows []*row) []string {
 // flatConfig flattens a configuration to "/"-joined keys and display text.
 func flatConfig(c hone.Config) map[string]string {
 	out := map[string]string{}
-	hone.Flatten("", map[string]any(c), func(k string, leaf any) { out[k] = display(leaf) })
+	hone.Flatten("", map[string]any(c), func(k string, leaf any) { out[k] = Display(leaf) })
 	return out
 }
 
-// display renders a configuration value: numbers compactly, strings as
+// Display renders a value compactly, as the progress table shows it:
+// integers exactly, other numbers with 5 significant digits, strings as
 // they are, anything else as JSON.
-func display(v any) string {
+func Display(v any) string {
 	switch x := v.(type) {
 	case string:
 		return x

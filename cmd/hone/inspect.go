@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/progress"
 	"github.com/hone-tune/hone/results"
 	"github.com/hone-tune/hone/runner"
 )
@@ -191,14 +191,14 @@ func trialRows(e *results.Experiment, metric string, mode hone.Mode, scope strin
 	rows := make([]*row, 0, len(e.Trials))
 	for _, t := range e.Trials {
 		r := &row{trial: t, config: map[string]string{}}
-		hone.Flatten("", map[string]any(t.Config), func(k string, leaf any) { r.config[k] = display(leaf) })
+		hone.Flatten("", map[string]any(t.Config), func(k string, leaf any) { r.config[k] = progress.Display(leaf) })
 		last, err := t.Last()
 		if err != nil {
 			return nil, err
 		}
 		if last != nil {
 			if v, ok := last.Value(hone.FieldTrainingIteration); ok {
-				r.iter = display(v)
+				r.iter = progress.Display(v)
 			}
 			if v, ok := last.Value(hone.FieldTimeTotal); ok {
 				r.total = strconv.FormatFloat(v, 'f', 1, 64)
@@ -268,7 +268,7 @@ func writeTable(w io.Writer, rows []*row, metric, scope string) {
 		if metric != "" {
 			v := ""
 			if r.hasScore {
-				v = display(r.score)
+				v = progress.Display(r.score)
 			}
 			cells = append(cells, v)
 		}
@@ -292,7 +292,7 @@ func writeTable(w io.Writer, rows []*row, metric, scope string) {
 // checkpoint and configuration.
 func writeBest(w io.Writer, t *results.Trial, metric string, mode hone.Mode, scope string, v float64) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Best trial: %s (%s) with %s=%s (%s, scope %s)\n", t.ID, t.Status, metric, display(v), mode, scope)
+	fmt.Fprintf(&b, "Best trial: %s (%s) with %s=%s (%s, scope %s)\n", t.ID, t.Status, metric, progress.Display(v), mode, scope)
 	fmt.Fprintf(&b, "Directory: %s\n", t.Dir)
 	if n := len(t.Checkpoints); n > 0 {
 		fmt.Fprintf(&b, "Checkpoint: %s\n", t.Checkpoints[n-1])
@@ -358,27 +358,4 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-// display renders a value compactly: integers exactly, other numbers with
-// 5 significant digits, strings as they are, anything else as JSON.
-func display(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case nil:
-		return "null"
-	case bool:
-		return strconv.FormatBool(x)
-	}
-	if f, ok := hone.Number(v); ok {
-		if f == math.Trunc(f) && math.Abs(f) < 1e15 {
-			return strconv.FormatFloat(f, 'f', -1, 64)
-		}
-		return strconv.FormatFloat(f, 'g', 5, 64)
-	}
-	if b, err := json.Marshal(v); err == nil {
-		return string(b)
-	}
-	return fmt.Sprint(v)
 }
