@@ -296,7 +296,7 @@ func Read(path string) (*Contents, error) {
 			if l.In != nil && l.In.Metrics != nil && !fast {
 				l.In.Metrics = decodeNonFinite(l.In.Metrics).(map[string]any)
 			}
-			if l.Rec != nil && l.Rec.Config != nil {
+			if l.Rec != nil && l.Rec.Config != nil && !fast {
 				l.Rec.Config = decodeNonFinite(map[string]any(l.Rec.Config)).(map[string]any)
 			}
 			c.Lines = append(c.Lines, l)
