@@ -12,17 +12,13 @@ import (
 // it is still in the heap (that entry becomes valid again); entries of
 // trials that left the status, or were dropped, are discarded when they
 // reach the top. The heap never holds more entries than there are trials.
-type statusQueue struct {
-	h trialHeap
-}
+type statusQueue []*hone.Trial
 
-type trialHeap []*hone.Trial
-
-func (h trialHeap) Len() int           { return len(h) }
-func (h trialHeap) Less(i, j int) bool { return h[i].Index < h[j].Index }
-func (h trialHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *trialHeap) Push(x any)        { *h = append(*h, x.(*hone.Trial)) }
-func (h *trialHeap) Pop() any {
+func (h statusQueue) Len() int           { return len(h) }
+func (h statusQueue) Less(i, j int) bool { return h[i].Index < h[j].Index }
+func (h statusQueue) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *statusQueue) Push(x any)        { *h = append(*h, x.(*hone.Trial)) }
+func (h *statusQueue) Pop() any {
 	old := *h
 	t := old[len(old)-1]
 	old[len(old)-1] = nil
@@ -52,7 +48,7 @@ func (c *Controller) queueStatus(t *hone.Trial, s hone.Status) {
 		return
 	}
 	st.queued[i] = true
-	heap.Push(&c.queues[i].h, t)
+	heap.Push(&c.queues[i], t)
 }
 
 // Oldest implements hone.OldestByStatus.
@@ -62,13 +58,13 @@ func (c *Controller) Oldest(s hone.Status) *hone.Trial {
 		return nil
 	}
 	q := &c.queues[i]
-	for q.h.Len() > 0 {
-		t := q.h[0]
+	for q.Len() > 0 {
+		t := (*q)[0]
 		st := c.st[t.ID]
 		if c.byID[t.ID] == t && st != nil && t.Status == s {
 			return t
 		}
-		heap.Pop(&q.h)
+		heap.Pop(q)
 		if st != nil && c.byID[t.ID] == t {
 			st.queued[i] = false
 		}
