@@ -183,3 +183,24 @@ func (NopCallback) OnCheckpoint(*Trial, *Checkpoint) {}
 func (NopCallback) OnTrialComplete(*Trial)           {}
 func (NopCallback) OnTrialError(*Trial, error)       {}
 func (NopCallback) OnExperimentEnd(trials []*Trial)  {}
+
+// BufferedCallback is an optional ability of a Callback whose
+// OnTrialResult only buffers: nothing outside the process changes until
+// FlushResults. The runner hands the journal to the operating system
+// before each other callback method, as for any callback, but not before
+// each result; it calls FlushResults (journal first) at most a fraction of
+// a second after a result, before the experiment ends, and on resume.
+//
+// Results buffered when the process is killed are not lost: on resume,
+// before any other method, the runner calls RecoverResult for every result
+// journaled after the last FlushResults it recorded, in journal order, then
+// FlushResults. seq is the result's position among all of t's results
+// (0, 1, …); the callback keeps what it already holds and takes the rest,
+// so a result it flushed just before the kill is not taken twice.
+//
+// Both methods are called on the runner's goroutine, like the others.
+type BufferedCallback interface {
+	Callback
+	FlushResults()
+	RecoverResult(t *Trial, r *Result, seq int)
+}

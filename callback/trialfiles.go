@@ -42,10 +42,13 @@ const (
 // Non-finite floats are written as the strings NaN, PosInf and NegInf
 // (JSON cannot hold them), in every file.
 //
-// A live trial's result.json and progress.csv stay open; each result is
-// handed to the operating system in one write per file (no fsync), and the
-// files are fsynced (unless NoSync) and closed when the trial completes or
-// fails and at experiment end. At most 256 trials (see WithMaxOpen) keep
+// A live trial's result.json and progress.csv stay open. Rows are
+// buffered and handed to the operating system by FlushResults, one write
+// per file for all the rows since the last call (no fsync); the runner
+// calls it within a fraction of a second of a result, and on resume
+// rewrites from the journal the rows a killed process had not flushed
+// (RecoverResult). The files are flushed, fsynced (unless NoSync) and
+// closed when the trial completes or fails and at experiment end. At most 256 trials (see WithMaxOpen) keep
 // files open; beyond that the least recently used trial's files are closed,
 // without fsync, and reopened when needed.
 //
@@ -59,15 +62,17 @@ type TrialFiles struct {
 	clock   hone.Clock
 	maxOpen int
 
-	open map[string]*trialFiles // by trial id
-	use  uint64                 // counter for least-recently-used eviction
-	err  error
+	open  map[string]*trialFiles // by trial id
+	dirty []*trialFiles          // trials with rows added since the last FlushResults
+	use   uint64                 // counter for least-recently-used eviction
+	err   error
 }
 
-var _ hone.Callback = (*TrialFiles)(nil)
+var _ hone.BufferedCallback = (*TrialFiles)(nil)
 
 // trialFiles is the open state of one trial's files.
 type trialFiles struct {
+	id       string
 	dir      string // absolute trial directory
 	params   []byte // params.json content as last written or read
 	result   *fsutil.AppendFile
@@ -78,6 +83,11 @@ type trialFiles struct {
 	buf      bytes.Buffer // reused for encoding result rows
 	line     []byte       // reused for CSV rows
 	fields   []string     // reused for CSV rows
+	dirty    bool         // rows added since the last FlushResults
+
+	// Rows in the files, counted once by RecoverResult.
+	counted       bool
+	results, rows int
 }
 
 // Option configures TrialFiles.
@@ -136,24 +146,116 @@ func (f *TrialFiles) OnTrialStart(t *hone.Trial) {
 	}
 }
 
-// OnTrialResult appends r to result.json and progress.csv, opening the
-// trial's files if needed.
+// OnTrialResult adds r's row to the buffers of result.json and
+// progress.csv, opening the trial's files if needed; FlushResults hands the
+// buffers to the operating system (TrialFiles is a hone.BufferedCallback).
 func (f *TrialFiles) OnTrialResult(t *hone.Trial, r *hone.Result) {
 	tf, _, err := f.get(t)
 	if err != nil {
 		f.fail(err)
 		return
 	}
+	f.addRow(t, tf, r, true, true)
+}
+
+// addRow adds r's row to the buffer of result.json (if toResult) and of
+// progress.csv (if toProgress), and marks tf for the next FlushResults.
+func (f *TrialFiles) addRow(t *hone.Trial, tf *trialFiles, r *hone.Result, toResult, toProgress bool) {
 	row := Row(t, r)
-	tf.buf.Reset()
-	if err := appendJSON(&tf.buf, row, false); err != nil {
-		f.fail(fmt.Errorf("trial %s: %s: %w", t.ID, ResultFile, err))
-	} else {
-		tf.result.Write(tf.buf.Bytes())
-		f.fail(tf.result.Flush())
+	if toResult {
+		tf.buf.Reset()
+		if err := appendJSON(&tf.buf, row, false); err != nil {
+			f.fail(fmt.Errorf("trial %s: %s: %w", t.ID, ResultFile, err))
+		} else {
+			tf.result.Write(tf.buf.Bytes())
+		}
 	}
-	delete(row, hone.FieldConfig)
-	f.fail(f.appendProgress(t, tf, row))
+	if toProgress {
+		delete(row, hone.FieldConfig)
+		f.fail(f.appendProgress(t, tf, row))
+	}
+	if !tf.dirty {
+		tf.dirty = true
+		f.dirty = append(f.dirty, tf)
+	}
+}
+
+// FlushResults hands the rows added since the last call to the operating
+// system, one write per file (no fsync).
+func (f *TrialFiles) FlushResults() {
+	for _, tf := range f.dirty {
+		if tf.dirty && f.open[tf.id] == tf {
+			f.fail(tf.flush())
+		}
+		tf.dirty = false
+	}
+	clear(f.dirty)
+	f.dirty = f.dirty[:0]
+}
+
+func (tf *trialFiles) flush() error {
+	if err := errors.Join(tf.result.Flush(), tf.progress.Flush()); err != nil {
+		return fmt.Errorf("trial %s: %w", tf.id, err)
+	}
+	return nil
+}
+
+// RecoverResult writes r's row unless the trial's files already hold it:
+// result.json and progress.csv are each counted once, and a row is added to
+// a file that holds no more than seq rows (hone.BufferedCallback).
+func (f *TrialFiles) RecoverResult(t *hone.Trial, r *hone.Result, seq int) {
+	tf, _, err := f.get(t)
+	if err != nil {
+		f.fail(err)
+		return
+	}
+	if !tf.counted {
+		results, progress, err := tf.countRows()
+		if err != nil {
+			f.fail(fmt.Errorf("trial %s: recover rows: %w", t.ID, err))
+			return
+		}
+		tf.results, tf.rows, tf.counted = results, progress, true
+	}
+	toResult, toProgress := seq >= tf.results, seq >= tf.rows
+	if !toResult && !toProgress {
+		return
+	}
+	f.addRow(t, tf, r, toResult, toProgress)
+	if toResult {
+		tf.results++
+	}
+	if toProgress {
+		tf.rows++
+	}
+}
+
+// countRows counts the rows written to result.json (lines) and
+// progress.csv (records after the header).
+func (tf *trialFiles) countRows() (results, progress int, err error) {
+	if err := tf.flush(); err != nil {
+		return 0, 0, err
+	}
+	data, err := os.ReadFile(filepath.Join(tf.dir, ResultFile))
+	if err != nil {
+		return 0, 0, err
+	}
+	results = bytes.Count(data, []byte{'\n'})
+	file, err := os.Open(filepath.Join(tf.dir, ProgressFile))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer file.Close()
+	cr := csv.NewReader(file)
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	for n := -1; ; n++ {
+		if _, err := cr.Read(); err == io.EOF {
+			return results, max(n, 0), nil
+		} else if err != nil {
+			return 0, 0, fmt.Errorf("%s: %w", ProgressFile, err)
+		}
+	}
 }
 
 // OnCheckpoint does nothing: a result's checkpoint is recorded in its row
@@ -211,7 +313,7 @@ func (f *TrialFiles) get(t *hone.Trial) (tf *trialFiles, opened bool, err error)
 			return nil, false, err
 		}
 	}
-	tf = &trialFiles{dir: f.trialDir(t), lastUse: f.use}
+	tf = &trialFiles{id: t.ID, dir: f.trialDir(t), lastUse: f.use}
 	if err := os.MkdirAll(tf.dir, 0o755); err != nil {
 		return nil, false, fmt.Errorf("trial %s: %w", t.ID, err)
 	}
@@ -349,9 +451,6 @@ func (f *TrialFiles) appendProgress(t *hone.Trial, tf *trialFiles, row map[strin
 	}
 	tf.line = appendCSVRecord(tf.line[:0], tf.fields)
 	tf.progress.Write(tf.line)
-	if err := tf.progress.Flush(); err != nil {
-		return fmt.Errorf("trial %s: %w", t.ID, err)
-	}
 	return nil
 }
 

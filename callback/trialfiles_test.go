@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -104,9 +105,16 @@ func TestTrialFilesSequence(t *testing.T) {
 	r2.Checkpoint = &hone.Checkpoint{TrialID: tr.ID, Index: 0, Path: tr.Dir + "/checkpoint_000000"}
 	f.OnCheckpoint(tr, r2.Checkpoint) // the runner commits, then reports
 	f.OnTrialResult(tr, r2)
-	// Rows are on disk after each result, before any close.
+	// Rows wait for FlushResults, then are on disk before any close.
+	if n := len(readResults(t, filepath.Join(td, ResultFile))); n != 0 {
+		t.Fatalf("result.json has %d rows before FlushResults, want 0", n)
+	}
+	f.FlushResults()
 	if n := len(readResults(t, filepath.Join(td, ResultFile))); n != 2 {
-		t.Fatalf("result.json has %d rows before close, want 2", n)
+		t.Fatalf("result.json has %d rows after FlushResults, want 2", n)
+	}
+	if n := len(readCSV(t, filepath.Join(td, ProgressFile))); n != 3 {
+		t.Fatalf("progress.csv has %d records after FlushResults, want a header and 2 rows", n)
 	}
 
 	// A new metric, nested values and infinities extend the CSV header.
@@ -249,6 +257,7 @@ func TestResumeAppends(t *testing.T) {
 	f.OnTrialStart(tr)
 	f.OnTrialResult(tr, result(1, map[string]any{"loss": 1.0}))
 	f.OnTrialResult(tr, result(2, map[string]any{"loss": 0.5}))
+	f.FlushResults()
 	// Simulate a crash: the files stay as they are, plus partial lines.
 	for _, name := range []string{ResultFile, ProgressFile} {
 		a, err := os.OpenFile(filepath.Join(dir, "t1", name), os.O_APPEND|os.O_WRONLY, 0)
@@ -271,6 +280,61 @@ func TestResumeAppends(t *testing.T) {
 	recs := readCSV(t, filepath.Join(dir, "t1", ProgressFile))
 	if len(recs) != 4 || recs[0][0] != "date" {
 		t.Errorf("progress.csv = %q", recs)
+	}
+}
+
+// TestRecoverResult checks what resume does after a kill: rows that were
+// flushed stay once, rows that were only buffered are written from the
+// results handed back, and a file that lags the other (a kill between the
+// two writes) gets only its missing rows.
+func TestRecoverResult(t *testing.T) {
+	dir := t.TempDir()
+	tr := &hone.Trial{ID: "t1", Dir: "t1", Config: hone.Config{"a": 1}}
+	rs := []*hone.Result{
+		result(1, map[string]any{"loss": 1.0}),
+		result(2, map[string]any{"loss": 0.5}),
+		result(3, map[string]any{"loss": 0.25}),
+		result(4, map[string]any{"loss": 0.125}),
+	}
+	f := NewTrialFiles(dir, NoSync())
+	f.OnTrialStart(tr)
+	f.OnTrialResult(tr, rs[0])
+	f.OnTrialResult(tr, rs[1])
+	f.OnTrialResult(tr, rs[2])
+	f.FlushResults()
+	f.OnTrialResult(tr, rs[3]) // buffered when the process is killed
+	// progress.csv lost its last row: drop it by hand.
+	pp := filepath.Join(dir, "t1", ProgressFile)
+	data := read(t, pp)
+	data = data[:strings.LastIndex(strings.TrimSuffix(data, "\n"), "\n")+1]
+	if err := os.WriteFile(pp, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	g := NewTrialFiles(dir, NoSync())
+	for seq := 1; seq < len(rs); seq++ { // the journal's tail after result 1
+		g.RecoverResult(tr, rs[seq], seq)
+	}
+	g.FlushResults()
+	g.OnTrialResult(tr, result(5, map[string]any{"loss": 0.0625}))
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var iters []any
+	for _, row := range readResults(t, filepath.Join(dir, "t1", ResultFile)) {
+		iters = append(iters, row[hone.FieldTrainingIteration])
+	}
+	if want := []any{1.0, 2.0, 3.0, 4.0, 5.0}; !reflect.DeepEqual(iters, want) {
+		t.Errorf("result.json iterations = %v, want %v", iters, want)
+	}
+	recs := readCSV(t, pp)
+	col := slices.Index(recs[0], hone.FieldTrainingIteration)
+	var got []string
+	for _, rec := range recs[1:] {
+		got = append(got, rec[col])
+	}
+	if want := []string{"1", "2", "3", "4", "5"}; !slices.Equal(got, want) {
+		t.Errorf("progress.csv iterations = %v, want %v", got, want)
 	}
 }
 

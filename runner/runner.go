@@ -47,6 +47,9 @@ type Options struct {
 	// StopGrace is how long an interrupted experiment waits for trials to
 	// checkpoint and stop before the executor is closed. Default 30 s.
 	StopGrace time.Duration
+
+	// flushEvery overrides flushResultsEvery (tests).
+	flushEvery time.Duration
 }
 
 // Outcome is how an experiment ended.
@@ -100,13 +103,35 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 	if j.Header.Seed != exp.Seed {
 		return nil, fmt.Errorf("resume: the experiment was run with seed %d, not %d; resume needs the same seed", j.Header.Seed, exp.Seed)
 	}
+	var from int
+	var seqs map[string]int // results so far of the trials in recover
+	var recover []recovered
+	if len(r.buffered) > 0 {
+		from, seqs = resultsToRecover(j.Lines)
+	}
 	for i, l := range j.Lines {
 		if l.In == nil {
 			continue
 		}
 		r.ctl.Step(*l.In)
-		if err := sameTrials(j.Lines[i+1:], r.ctl.Ready(), i+2); err != nil {
+		acts := r.ctl.Ready()
+		if err := sameTrials(j.Lines[i+1:], acts, i+2); err != nil {
 			return nil, fmt.Errorf("resume: %s holds a different experiment: %w; resume it with the spec it was started with, or start a new experiment directory", opts.Dir, err)
+		}
+		if len(seqs) == 0 {
+			continue
+		}
+		for k := range acts {
+			a := &acts[k]
+			if a.Kind != controller.ActNotify || a.Note != controller.NoteResult {
+				continue
+			}
+			if n, ok := seqs[a.Trial.ID]; ok {
+				seqs[a.Trial.ID] = n + 1
+				if i >= from {
+					recover = append(recover, recovered{a.Trial, a.Result, n})
+				}
+			}
 		}
 	}
 	if j.Torn {
@@ -118,6 +143,18 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 	r.jw, err = journal.Append(jp, j.Size)
 	if err != nil {
 		return nil, fmt.Errorf("resume: %w", err)
+	}
+	if len(recover) > 0 {
+		// Rows a kill kept from the per-trial files (or any buffered
+		// callback): the callbacks keep what they hold and take the rest.
+		for _, rc := range recover {
+			for _, cb := range r.buffered {
+				cb.RecoverResult(rc.t, rc.r, rc.seq)
+			}
+		}
+		if err := r.flushResults(); err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
 	}
 	return r.loop(ctx, controller.Input{Kind: controller.InResume, Resume: &flags})
 }
@@ -177,6 +214,14 @@ type runner struct {
 
 	deferred []controller.Input
 	lastSync time.Time // wall time of the last journal fsync
+
+	// buffered are the callbacks that buffer results (hone.BufferedCallback);
+	// unbuffered counts the others.
+	buffered   []hone.BufferedCallback
+	unbuffered int
+	// filesDue is when buffered results must be flushed; zero when none is
+	// waiting.
+	filesDue time.Time
 	// contained: the executor's trials cannot outlive this process.
 	contained bool
 }
@@ -186,6 +231,17 @@ type runner struct {
 // which is what a killed process needs; fsyncs, which only a power loss
 // needs, are batched.
 const syncEvery = time.Second
+
+// flushResultsEvery is how long a result may wait in a buffered callback
+// (the per-trial files) before the runner flushes it, so that a trial
+// reporting thousands of results a second costs a few writes, not one per
+// result, and a reader of result.json still sees rows promptly.
+const flushResultsEvery = 100 * time.Millisecond
+
+// opResultsFlushed is the journal record written after buffered callbacks
+// flushed every result journaled before it; resume recovers only the
+// results after the last one.
+const opResultsFlushed = "flushed"
 
 type wallClock struct{}
 
@@ -212,6 +268,9 @@ func newRunner(exp *hone.Experiment, opts Options) (*runner, error) {
 	if opts.StopGrace <= 0 {
 		opts.StopGrace = 30 * time.Second
 	}
+	if opts.flushEvery <= 0 {
+		opts.flushEvery = flushResultsEvery
+	}
 	ctl, err := controller.New(exp, opts.Pool)
 	if err != nil {
 		return nil, err
@@ -219,6 +278,13 @@ func newRunner(exp *hone.Experiment, opts Options) (*runner, error) {
 	r := &runner{exp: exp, opts: opts, ctl: ctl, exec: opts.Executor, store: opts.Store, clock: opts.Clock, log: opts.Log}
 	if c, ok := opts.Executor.(hone.Contained); ok {
 		r.contained = c.Contained()
+	}
+	for _, cb := range exp.Callbacks {
+		if b, ok := cb.(hone.BufferedCallback); ok {
+			r.buffered = append(r.buffered, b)
+		} else {
+			r.unbuffered++
+		}
 	}
 	if r.clock == nil {
 		if c, ok := opts.Executor.(hone.Clocked); ok {
@@ -248,9 +314,13 @@ func (r *runner) logf(format string, args ...any) {
 func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome, err error) {
 	defer func() {
 		cerr := r.exec.Close()
+		var ferr error
+		if !r.filesDue.IsZero() {
+			ferr = r.flushResults()
+		}
 		jerr := r.jw.Close()
 		if err == nil {
-			err = errors.Join(cerr, jerr)
+			err = errors.Join(cerr, ferr, jerr)
 		}
 		out = &Outcome{Trials: r.ctl.Trials(), Interrupted: r.ctl.Interrupted()}
 	}()
@@ -277,10 +347,13 @@ func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome
 		if r.ctl.Interrupted() {
 			wait = context.Background()
 		}
-		wctx := tick.context(wait)
+		wctx := tick.context(wait, r.filesDue)
 		ev, err := r.exec.Next(wctx)
+		tickDue := false
 		if err != nil && wctx.Err() != nil {
-			tick.stop() // passed: the next wait gets a new deadline
+			// The deadline passed, or ctx was cancelled: the next wait
+			// gets a new deadline.
+			tickDue = tick.passed() || errors.Is(wctx.Err(), context.Canceled)
 		}
 		switch {
 		case errors.Is(err, hone.ErrIdle):
@@ -292,6 +365,14 @@ func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome
 			}
 			return nil, fmt.Errorf("experiment stuck: the executor has nothing running but the controller has %d live trials", r.ctl.Alive())
 		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+			if !r.filesDue.IsZero() && !time.Now().Before(r.filesDue) {
+				if err := r.flushResults(); err != nil {
+					return nil, err
+				}
+			}
+			if !tickDue {
+				break // the wait ended to flush results, not for a tick
+			}
 			if err := r.step(controller.Input{Kind: controller.InTick, Time: r.clock.Now().UnixNano()}); err != nil {
 				return nil, err
 			}
@@ -309,28 +390,56 @@ func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome
 // tickDeadline hands every wait for an event the same deadline until it
 // passes (a context per event would cost a timer per event), so the
 // controller sees a tick at least every Tick, whether events keep coming
-// or none do.
+// or none do. A wait also ends when buffered results are due a flush.
 type tickDeadline struct {
 	d      time.Duration
+	tickAt time.Time // when the controller is due a tick; zero: a new period
+	at     time.Time // ctx's deadline
 	parent context.Context
 	ctx    context.Context
 	cancel context.CancelFunc
 }
 
-func (t *tickDeadline) context(parent context.Context) context.Context {
-	if t.ctx == nil || t.parent != parent {
+// context returns a context that ends at the next tick or at due (if not
+// zero), whichever comes first, or when parent ends.
+func (t *tickDeadline) context(parent context.Context, due time.Time) context.Context {
+	if t.parent != parent || t.tickAt.IsZero() {
 		t.stop()
-		t.parent = parent
-		t.ctx, t.cancel = context.WithTimeout(parent, t.d)
+		t.parent, t.tickAt = parent, time.Now().Add(t.d)
+	}
+	at := t.tickAt
+	if !due.IsZero() && due.Before(at) {
+		at = due
+	}
+	if t.ctx == nil || !at.Equal(t.at) {
+		t.drop()
+		t.at = at
+		t.ctx, t.cancel = context.WithDeadline(parent, at)
 	}
 	return t.ctx
 }
 
-func (t *tickDeadline) stop() {
+// passed is called when a wait's context ended. It reports whether the
+// tick is due, and if so starts a new period.
+func (t *tickDeadline) passed() bool {
+	t.drop()
+	if time.Now().Before(t.tickAt) {
+		return false
+	}
+	t.tickAt = time.Time{}
+	return true
+}
+
+func (t *tickDeadline) drop() {
 	if t.cancel != nil {
 		t.cancel()
 	}
 	t.ctx, t.cancel = nil, nil
+}
+
+func (t *tickDeadline) stop() {
+	t.drop()
+	t.tickAt = time.Time{}
 }
 
 // input converts an executor event, committing its staged checkpoint first.
@@ -371,7 +480,13 @@ func (r *runner) step(in controller.Input) error {
 			return err
 		}
 	}
-	if now := time.Now(); now.Sub(r.lastSync) >= syncEvery {
+	now := time.Now()
+	if !r.filesDue.IsZero() && !now.Before(r.filesDue) {
+		if err := r.flushResults(); err != nil {
+			return err
+		}
+	}
+	if now.Sub(r.lastSync) >= syncEvery {
 		r.lastSync = now
 		if err := r.jw.Sync(); err != nil {
 			return err
@@ -399,7 +514,9 @@ func (r *runner) apply(acts []controller.Action) error {
 		case controller.ActStart:
 			flush = flush || !r.contained
 		case controller.ActNotify:
-			flush = flush || len(r.exp.Callbacks) > 0
+			// A buffered callback's result changes nothing outside until
+			// flushResults, which flushes the journal first.
+			flush = flush || r.unbuffered > 0 || (len(r.buffered) > 0 && acts[i].Note != controller.NoteResult)
 		default:
 			flush = true
 		}
@@ -462,6 +579,9 @@ func (r *runner) start(a *controller.Action) error {
 }
 
 func (r *runner) notify(a *controller.Action) {
+	if a.Note == controller.NoteResult && len(r.buffered) > 0 && r.filesDue.IsZero() {
+		r.filesDue = time.Now().Add(r.opts.flushEvery)
+	}
 	for _, cb := range r.exp.Callbacks {
 		switch a.Note {
 		case controller.NoteStart:
@@ -478,6 +598,46 @@ func (r *runner) notify(a *controller.Action) {
 			cb.OnExperimentEnd(r.ctl.Trials())
 		}
 	}
+}
+
+// flushResults hands the journal to the operating system, then has every
+// buffered callback flush its results, then journals that it did.
+func (r *runner) flushResults() error {
+	r.filesDue = time.Time{}
+	if err := r.jw.Flush(); err != nil {
+		return err
+	}
+	for _, cb := range r.buffered {
+		cb.FlushResults()
+	}
+	return r.jw.AppendRecord(&controller.Record{Op: opResultsFlushed})
+}
+
+// recovered is a result a buffered callback may have lost to a kill.
+type recovered struct {
+	t   *hone.Trial
+	r   *hone.Result
+	seq int // the result's position among the trial's results
+}
+
+// resultsToRecover prepares what resume hands buffered callbacks: the
+// results of the journal inputs after the last opResultsFlushed record.
+// It returns the index of the first such line and the trials they belong
+// to, whose results take part in the count (recovered.seq).
+func resultsToRecover(lines []journal.Line) (from int, trials map[string]int) {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := lines[i]; l.Rec != nil && l.Rec.Op == opResultsFlushed {
+			from = i + 1
+			break
+		}
+	}
+	trials = map[string]int{}
+	for _, l := range lines[from:] {
+		if l.In != nil && l.In.Kind == controller.InResult {
+			trials[l.In.Trial] = 0
+		}
+	}
+	return from, trials
 }
 
 // cleanStorage removes what a crash left behind: uncommitted staging and
