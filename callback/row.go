@@ -208,6 +208,13 @@ func safeReflect(v any) (any, bool) {
 // so one odd metric does not lose a whole row.
 func appendJSON(buf *bytes.Buffer, v any, indent bool) error {
 	v = JSONSafe(v)
+	if !indent {
+		if b, _, ok := appendCompact(buf.AvailableBuffer(), v, nil); ok {
+			buf.Write(b)
+			buf.WriteByte('\n')
+			return nil
+		}
+	}
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if indent {
@@ -278,19 +285,8 @@ func formatFloat(f float64, bits int) string {
 	if s, ok := nonFinite(f); ok {
 		return s
 	}
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21)) {
-		format = 'e'
-	}
-	s := strconv.FormatFloat(f, format, -1, bits)
-	if format == 'e' {
-		// clean up e-09 to e-9, as encoding/json does
-		if n := len(s); n >= 4 && s[n-4] == 'e' && s[n-3] == '-' && s[n-2] == '0' {
-			s = s[:n-2] + s[n-1:]
-		}
-	}
-	return s
+	b, _ := appendJSONFloat(nil, f, bits)
+	return string(b)
 }
 
 // appendCSVRecord appends one CSV record (RFC 4180 quoting) and a newline.

@@ -38,14 +38,6 @@ func honeResults(ctx context.Context, tmp string, argv []string, k, perTrial int
 	return float64(results) / d.Seconds(), nil
 }
 
-// resultCounter counts results; the runner calls it from one goroutine.
-type resultCounter struct {
-	hone.NopCallback
-	n int
-}
-
-func (c *resultCounter) OnTrialResult(*hone.Trial, *hone.Result) { c.n++ }
-
 // honeExperiment runs n trials of argv through the process executor and
 // the runner, concurrent at a time: random search, FIFO, a local store and
 // the per-trial files (params.json, result.json, progress.csv) without
@@ -70,7 +62,6 @@ func honeExperiment(ctx context.Context, tmp string, argv []string, n, concurren
 		return 0, 0, err
 	}
 	files := callback.NewTrialFiles(dir, callback.NoSync())
-	count := &resultCounter{}
 	exp := &hone.Experiment{
 		Name:                filepath.Base(dir),
 		Metric:              "loss",
@@ -78,7 +69,7 @@ func honeExperiment(ctx context.Context, tmp string, argv []string, n, concurren
 		Searcher:            sr,
 		MaxConcurrentTrials: concurrent,
 		Seed:                1,
-		Callbacks:           []hone.Callback{files, count},
+		Callbacks:           []hone.Callback{files},
 	}
 	start := time.Now()
 	out, err := runner.Run(ctx, exp, runner.Options{
@@ -101,14 +92,18 @@ func honeExperiment(ctx context.Context, tmp string, argv []string, n, concurren
 	if len(out.Trials) != n {
 		return 0, 0, fmt.Errorf("hone experiment: %d trials, want %d", len(out.Trials), n)
 	}
+	results := 0
 	for _, t := range out.Trials {
+		if t.LastResult != nil {
+			results += t.LastResult.TrainingIteration
+		}
 		if t.Status != hone.StatusTerminated {
 			return 0, 0, fmt.Errorf("hone experiment: trial %s ended %s: %s (see %s)", t.ID, t.Status, t.Error,
 				filepath.Join(t.Dir, hproc.StderrLog))
 		}
 	}
-	if count.n != n*perTrial {
-		return 0, 0, fmt.Errorf("hone experiment: %d results, want %d", count.n, n*perTrial)
+	if results != n*perTrial {
+		return 0, 0, fmt.Errorf("hone experiment: %d results, want %d", results, n*perTrial)
 	}
-	return elapsed, count.n, nil
+	return elapsed, results, nil
 }

@@ -38,6 +38,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -137,6 +138,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	noPython := fs.Bool("no-python", false, "skip the Python figures")
 	src := fs.String("src", "", "the bench module's source directory (default: found from this program's source or the working directory)")
 	quiet := fs.Bool("q", false, "no progress notes on stderr")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (hone's side; trials are other processes) to this file")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: procbench [flags]\n\nMeasures trial launches/s and results/s of subprocess trials against fork+exec and pipe baselines.")
 		fs.PrintDefaults()
@@ -175,6 +177,19 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg.BenchDir = *src
 	if !*quiet {
 		cfg.Log = stderr
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(stderr, "procbench:", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(stderr, "procbench:", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
 	}
 	if err := Run(ctx, cfg, stdout); err != nil {
 		fmt.Fprintln(stderr, "procbench:", err)
