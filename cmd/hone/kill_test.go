@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/controller"
+	"github.com/hone-tune/hone/internal/journal"
 	"github.com/hone-tune/hone/results"
 )
 
@@ -202,17 +204,23 @@ func TestBinaryKillResume(t *testing.T) {
 	}
 	type snapshot struct {
 		status hone.Status
-		rows   int
+		rows   int // results journaled: result.json holds them after resume
 		ckpt   int // iteration of the latest registered checkpoint, or 0
 	}
 	snap := map[string]snapshot{}
 	resumedFromCheckpoint := 0
+	journaled := journaledResults(t, dir)
 	for _, tr := range before.Trials {
 		rows, err := tr.Results()
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := snapshot{status: tr.Status, rows: len(rows)}
+		// The per-trial files buffer rows: at a kill they may lag the
+		// journal, never lead it.
+		if len(rows) > journaled[tr.ID] {
+			t.Errorf("trial %s: result.json has %d rows at the kill, the journal %d results", tr.ID, len(rows), journaled[tr.ID])
+		}
+		s := snapshot{status: tr.Status, rows: journaled[tr.ID]}
 		if len(tr.Checkpoints) > 0 {
 			s.ckpt = lastCheckpointIteration(t, tr)
 		}
@@ -284,6 +292,22 @@ func TestBinaryKillResume(t *testing.T) {
 			}
 		}
 	}
+}
+
+// journaledResults counts the results of each trial in dir's journal.
+func journaledResults(t *testing.T, dir string) map[string]int {
+	t.Helper()
+	j, err := journal.Read(filepath.Join(dir, journal.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]int{}
+	for _, l := range j.Lines {
+		if l.In != nil && l.In.Kind == controller.InResult {
+			n[l.In.Trial]++
+		}
+	}
+	return n
 }
 
 // TestBinaryCrashRetry runs trials that each crash (exit status 1) once,
