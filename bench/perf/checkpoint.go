@@ -89,7 +89,7 @@ func (b *bench) checkpoint(ctx context.Context) error {
 			continue
 		}
 		k := commitsPerRep(size)
-		var honeRates, rawRates, commitOnly []float64
+		var honeRates, rawRates, atomicRates, commitOnly []float64
 		lf := sizeFigure{size: size}
 		// An untimed raw write first: the first write of a size in a
 		// process pays for growing the page cache.
@@ -103,21 +103,24 @@ func (b *bench) checkpoint(ctx context.Context) error {
 			}
 			b.logf("checkpoint %s: repetition %d of %d: %d commits", name, rep+1, b.cfg.Reps, k)
 			var committed []string
-			// Commits and raw writes alternate, each going first every
-			// other time, so that both see the same state of the disk
-			// and its cache. The CPU profile covers both; the raw writes
-			// are under rawWrite.
+			// Commits, raw writes and commits by hand take turns, each
+			// going first in turn, so that all see the same state of the
+			// disk and its cache. The CPU profile covers all three; the
+			// others are under rawWrite and atomicByHand.
 			err := b.prof.profiled("checkpoint-"+name, rep == 0, func() error {
 				for i := range k {
-					for j := range 2 {
+					for j := range 3 {
 						var err error
-						if (i+j+rep)%2 == 0 {
+						switch (i + j + rep) % 3 {
+						case 0:
 							seq++
 							var dest string
 							dest, err = commitOnce(st, dir, seq, size, buf, &honeRates, &commitOnly)
 							committed = append(committed, dest)
-						} else {
+						case 1:
 							err = rawWrite(filepath.Join(dir, "raw.bin"), size, buf, &rawRates)
+						default:
+							err = atomicByHand(dir, size, buf, &atomicRates)
 						}
 						if err != nil {
 							return err
@@ -149,6 +152,8 @@ func (b *bench) checkpoint(ctx context.Context) error {
 					formatNum(median(commitOnly)), plural(len(commitOnly), "commit")),
 				fmt.Sprintf("median of the paired ratios (each commit beside the raw write next to it in time): %s",
 					formatRatio(pairedRatio(honeRates, rawRates))),
+				fmt.Sprintf("the same bytes committed atomically by hand (write and fsync the file, fsync its directory, rename, fsync the parent): %s MB/s; hone ÷ by hand: %s",
+					formatNum(median(atomicRates)), formatRatio(median(honeRates)/median(atomicRates))),
 			},
 		}
 		if size == 10<<20 {
@@ -226,6 +231,49 @@ func rawWrite(p string, size int64, buf []byte, rates *[]float64) error {
 	}
 	settle()
 	return nil
+}
+
+// atomicByHand is the least an atomic, durable commit of a directory
+// costs: it writes size bytes to a file in a fresh directory, fsyncs the
+// file and the directory, renames the directory into place, and fsyncs the
+// parent, appending the MB/s; then it removes the directory (and lets the
+// filesystem settle).
+func atomicByHand(dir string, size int64, buf []byte, rates *[]float64) error {
+	tmp, dest := filepath.Join(dir, "hand.tmp"), filepath.Join(dir, "hand")
+	start := time.Now()
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(tmp, checkpointFile), size, buf, true); err != nil {
+		return err
+	}
+	if err := syncDir(tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dest); err != nil {
+		return err
+	}
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	*rates = append(*rates, float64(size)/(1<<20)/time.Since(start).Seconds())
+	if err := os.RemoveAll(dest); err != nil {
+		return err
+	}
+	settle()
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // linkOnce clones the committed checkpoint src linksPerRep times and makes

@@ -12,8 +12,8 @@
 //     its one result, one map lookup to update the record — the least any
 //     in-process controller can do per trial.
 //   - results: 10,000 trials × 100 results through runner.Run with FIFO,
-//     ASHA and PBT deciding (PBT: 1,000 trials by default, see
-//     Config.PBTTrials), on the inproc executor (function trainables
+//     ASHA and PBT deciding (PBT's population: Config.PBTTrials), on the
+//     inproc executor (function trainables
 //     reporting as fast as they can) and on the sim executor (results/s).
 //     Baseline: one send of an empty struct on a buffered channel to
 //     another goroutine per result. With FIFO a note gives the executor
@@ -111,9 +111,8 @@ type Config struct {
 	Concurrency int
 	// ResultTrials and ResultsPerTrial size the results shape.
 	ResultTrials, ResultsPerTrial int
-	// PBTTrials replaces ResultTrials for the PBT variants: PBT's
-	// population is every trial, and each perturbation sorts it, so a
-	// run's cost grows with its square (see DefaultConfig).
+	// PBTTrials replaces ResultTrials for the PBT variants (PBT's
+	// population is every trial), so that the smoke run can keep it small.
 	PBTTrials int
 	// ScalingTrials are the numbers of trials of the scaling shape;
 	// ScalingInprocMax is the largest of them run on the inproc executor,
@@ -160,14 +159,11 @@ type Config struct {
 // DefaultConfig is a full run.
 func DefaultConfig() Config {
 	return Config{
-		Trials:          100_000,
-		Concurrency:     16,
-		ResultTrials:    10_000,
-		ResultsPerTrial: 100,
-		// With a population of 10,000 one PBT run did not finish in 40
-		// minutes on the 2-core machine (pbt's quantiles sort the whole
-		// population at every perturbation); -pbt-trials 10000 runs it.
-		PBTTrials:              1000,
+		Trials:                 100_000,
+		Concurrency:            16,
+		ResultTrials:           10_000,
+		ResultsPerTrial:        100,
+		PBTTrials:              10_000,
 		ScalingTrials:          []int{1000, 3000, 10_000, 30_000, 100_000},
 		ScalingInprocMax:       10_000,
 		ScalingResultsPerTrial: 10,
@@ -304,7 +300,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	trials := fs.Int("trials", 0, "trials of the bookkeeping, journal and memory shapes (default 100000)")
 	conc := fs.Int("concurrency", 0, "trials at once in the bookkeeping and results shapes (default 16)")
 	rTrials := fs.Int("result-trials", 0, "trials of the results shape with FIFO and ASHA (default 10000)")
-	pbtTrials := fs.Int("pbt-trials", 0, "trials (the population) of the results shape with PBT (default 1000)")
+	pbtTrials := fs.Int("pbt-trials", 0, "trials (the population) of the results shape with PBT (default 10000)")
 	rPer := fs.Int("results-per-trial", 0, "results per trial of the results shape (default 100)")
 	scalingTrials := fs.String("scaling-trials", "", "comma-separated numbers of trials of the scaling shape (default 1000,3000,10000,30000,100000)")
 	inprocMax := fs.Int("scaling-inproc-max", 0, "most trials of the scaling shape run on the inproc executor (default 10000)")

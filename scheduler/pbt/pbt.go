@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math"
 	"path"
-	"slices"
 	"sort"
 	"strings"
 
@@ -117,7 +116,19 @@ type Scheduler struct {
 	// are not chosen to run until the exploit is done or skipped.
 	exploiting map[string]bool
 	stats      Stats
-	ranked     []scoredTrial // scratch for quantiles
+
+	// rank holds the scored trials that are not finished, worst first
+	// (rank.go): the quantiles are its ends. synced is how much of order
+	// it (and the run queue) has taken in.
+	rank   []rankEntry
+	synced int
+	// runq, parked and gen are the run queue of ChooseTrialToRun
+	// (rank.go); nanTimes counts trials whose training time is NaN, which
+	// the queue cannot order as the scan does.
+	runq     runHeap
+	parked   []runEntry
+	gen      uint64
+	nanTimes int
 }
 
 // Stats counts what PBT did.
@@ -136,6 +147,14 @@ type trialState struct {
 	lastCheckpoint  *hone.SaveFuture
 	held            *hone.Checkpoint // pinned: what lastCheckpoint resolved to
 	lastIter        int
+
+	// Bookkeeping of rank.go.
+	id     string
+	idx    int    // position in Scheduler.order
+	gone   bool   // told by a hook that it finished or is failing
+	ranked bool   // in Scheduler.rank
+	queued uint64 // generation of its current run-queue entry; 0: none
+	parked bool   // its current run-queue entry is in Scheduler.parked
 }
 
 // New returns a PBT scheduler. Zero-valued fields other than the booleans
@@ -175,8 +194,9 @@ func (s *Scheduler) objective(c hone.Control) (string, hone.Mode) {
 // OnTrialAdd gives every mutated key missing from t's configuration an
 // initial sample.
 func (s *Scheduler) OnTrialAdd(c hone.Control, t *hone.Trial) {
-	if _, ok := s.state[t.ID]; ok {
-		return // a retry
+	if st, ok := s.state[t.ID]; ok {
+		s.rejoin(t, st) // a retry
+		return
 	}
 	s.state[t.ID] = &trialState{origTag: t.Tag}
 	s.order = append(s.order, t.ID)
@@ -240,19 +260,20 @@ func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone
 	if tv < s.cfg.BurnInPeriod || tv-st.lastPerturbTime < s.cfg.PerturbationInterval {
 		return hone.Continue
 	}
-	st.lastScore, st.hasScore, st.lastTrainTime = mode.Score(mv), true, tv
+	s.setScore(st, mode.Score(mv))
+	s.setTrainTime(st, tv)
 	if s.cfg.Explorer != nil {
 		s.cfg.Explorer.Observe(t, tv, st.lastScore, t.Config)
 	}
 
 	if !s.cfg.Synch {
 		st.lastPerturbTime = tv
-		lower, upper := s.quantiles(c)
+		q := s.view(c)
 		dec := hone.Continue
 		if waiting(c, t) {
 			dec = hone.Pause // time-multiplex a population larger than the slots
 		}
-		if exploited := s.checkpointOrExploit(c, t, lower, upper); exploited {
+		if exploited := s.checkpointOrExploit(c, t, q); exploited {
 			return hone.Noop
 		}
 		if s.exploiting[t.ID] {
@@ -271,13 +292,13 @@ func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone
 			return hone.Pause
 		}
 	}
-	lower, upper := s.quantiles(c)
-	inLower, inUpper := set(lower), set(upper)
+	q := s.view(c)
+	lower, upper := q.lists()
 	var ordered []*hone.Trial
 	ordered = append(ordered, upper...)
 	for _, id := range s.order {
 		o := c.Trial(id)
-		if o != nil && !o.Status.Finished() && !inLower[o] && !inUpper[o] {
+		if o != nil && !o.Status.Finished() && !q.inLower(o) && !q.inUpper(o) {
 			ordered = append(ordered, o)
 		}
 	}
@@ -285,7 +306,7 @@ func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone
 	exploitedSelf := false
 	for _, o := range ordered {
 		s.state[o.ID].lastPerturbTime = tv
-		if s.checkpointOrExploit(c, o, lower, upper) && o == t {
+		if s.checkpointOrExploit(c, o, q) && o == t {
 			exploitedSelf = true
 		}
 	}
@@ -318,57 +339,6 @@ func waiting(c hone.Control, t *hone.Trial) bool {
 	return false
 }
 
-func set(ts []*hone.Trial) map[*hone.Trial]bool {
-	m := make(map[*hone.Trial]bool, len(ts))
-	for _, t := range ts {
-		m[t] = true
-	}
-	return m
-}
-
-// quantiles returns the lower and upper quantile of trials with a score
-// that are not finished: k = ceil(N·q) capped at floor(N/2), N ≤ 1 → none.
-func (s *Scheduler) quantiles(c hone.Control) (lower, upper []*hone.Trial) {
-	ts := s.ranked[:0]
-	for _, id := range s.order {
-		st := s.state[id]
-		if !st.hasScore {
-			continue
-		}
-		if t := c.Trial(id); t != nil && !t.Status.Finished() {
-			ts = append(ts, scoredTrial{t, st.lastScore})
-		}
-	}
-	s.ranked = ts
-	if len(ts) <= 1 {
-		return nil, nil
-	}
-	slices.SortStableFunc(ts, func(a, b scoredTrial) int {
-		switch {
-		case less(a.score, b.score):
-			return -1
-		case less(b.score, a.score):
-			return 1
-		}
-		return 0
-	})
-	k := int(math.Ceil(float64(len(ts)) * s.cfg.QuantileFraction))
-	if k > len(ts)/2 {
-		k = len(ts) / 2
-	}
-	lower, upper = make([]*hone.Trial, k), make([]*hone.Trial, k)
-	for i := range k {
-		lower[i], upper[i] = ts[i].t, ts[len(ts)-k+i].t
-	}
-	return lower, upper
-}
-
-// scoredTrial is a trial with its last recorded score, for ranking.
-type scoredTrial struct {
-	t     *hone.Trial
-	score float64
-}
-
 // less orders scores worst first; NaN is the worst.
 func less(a, b float64) bool {
 	if math.IsNaN(a) {
@@ -380,9 +350,9 @@ func less(a, b float64) bool {
 // checkpointOrExploit saves t if it is in the upper quantile, and makes it
 // clone a random upper-quantile donor if it is in the lower one. It reports
 // whether t was exploited at once.
-func (s *Scheduler) checkpointOrExploit(c hone.Control, t *hone.Trial, lower, upper []*hone.Trial) bool {
+func (s *Scheduler) checkpointOrExploit(c hone.Control, t *hone.Trial, q quantileView) bool {
 	st := s.state[t.ID]
-	if contains(upper, t) {
+	if q.inUpper(t) {
 		f := c.ScheduleSave(t) // joins a save in flight
 		st.lastCheckpoint = f
 		s.stats.Checkpoints++
@@ -400,10 +370,10 @@ func (s *Scheduler) checkpointOrExploit(c hone.Control, t *hone.Trial, lower, up
 	} else {
 		st.lastCheckpoint = nil
 	}
-	if !contains(lower, t) {
+	if !q.inLower(t) {
 		return false
 	}
-	donor := upper[c.Rand().IntN(len(upper))]
+	donor := q.upper(c.Rand().IntN(q.k))
 	f := s.state[donor.ID].lastCheckpoint
 	if f == nil {
 		s.skip(c, t, donor, "it has no checkpoint scheduled")
@@ -461,7 +431,8 @@ func (s *Scheduler) exploit(c hone.Control, t, donor *hone.Trial, cp *hone.Check
 	}
 	c.SetConfig(t, newCfg, tag)
 	c.SetRestore(t, cp)
-	st.lastPerturbTime, st.lastTrainTime = ds.lastPerturbTime, ds.lastTrainTime
+	st.lastPerturbTime = ds.lastPerturbTime
+	s.setTrainTime(st, ds.lastTrainTime)
 	s.stats.Perturbations++
 	c.Logf("pbt: trial %s clones %s from %s (score %.6g -> %.6g): %s", t.ID, donor.ID, cp.Path, st.lastScore, ds.lastScore, tag)
 }
@@ -489,9 +460,26 @@ func (s *Scheduler) logPolicy(c hone.Control, t, donor *hone.Trial, cp *hone.Che
 }
 
 // ChooseTrialToRun returns the PENDING or PAUSED trial with the least
-// training time (sync: only those behind the next sync time), skipping
-// trials waiting for an exploit.
+// training time (ties: the first added; sync: only those behind the next
+// sync time), skipping trials waiting for an exploit.
 func (s *Scheduler) ChooseTrialToRun(c hone.Control) *hone.Trial {
+	s.catchUp()
+	if s.nanTimes > 0 {
+		return s.scanForRun(c) // NaN is unordered: only the scan gives the scan's pick
+	}
+	t := s.chooseQueued(c)
+	if t == nil && s.lostWaiting(c) {
+		// The queue lost a waiting trial, which only a Control that broke
+		// the hook contract can cause: take every live trial in again,
+		// and answer with the scan rather than leave a trial stranded.
+		s.resync(c)
+		return s.scanForRun(c)
+	}
+	return t
+}
+
+// scanForRun is ChooseTrialToRun by a scan of every trial.
+func (s *Scheduler) scanForRun(c hone.Control) *hone.Trial {
 	var best *hone.Trial
 	for _, id := range s.order {
 		t := c.Trial(id)
@@ -509,16 +497,50 @@ func (s *Scheduler) ChooseTrialToRun(c hone.Control) *hone.Trial {
 	return best
 }
 
+// lostWaiting reports whether a PENDING or PAUSED trial is missing from
+// the run queue. It is a guard against a hang, not part of the algorithm:
+// under the hook contract no trial is ever missing. With the controller's
+// OldestByStatus it only looks at the oldest trial of each status (cheap,
+// and what a stranded experiment comes down to once every other waiting
+// trial has run); without it, it scans.
+func (s *Scheduler) lostWaiting(c hone.Control) bool {
+	lost := func(t *hone.Trial) bool {
+		st := s.state[t.ID]
+		return st != nil && st.queued == 0
+	}
+	if q, ok := c.(hone.OldestByStatus); ok {
+		for _, status := range []hone.Status{hone.StatusPending, hone.StatusPaused} {
+			if o := q.Oldest(status); o != nil && lost(o) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, id := range s.order {
+		if t := c.Trial(id); t != nil && (t.Status == hone.StatusPending || t.Status == hone.StatusPaused) && lost(t) {
+			return true
+		}
+	}
+	return false
+}
+
 // OnTrialComplete releases the pin on t's donor checkpoint: finished
 // trials leave the quantiles, so they are never donors again.
-func (s *Scheduler) OnTrialComplete(c hone.Control, t *hone.Trial, _ *hone.Result) { s.release(c, t) }
+func (s *Scheduler) OnTrialComplete(c hone.Control, t *hone.Trial, _ *hone.Result) {
+	s.leave(t)
+	s.release(c, t)
+}
 
-// OnTrialError does nothing: a retried trial keeps its state.
-func (s *Scheduler) OnTrialError(hone.Control, *hone.Trial) {}
+// OnTrialError takes t out of the quantiles (it is about to turn ERROR, or
+// PENDING again and then OnTrialAdd puts it back); a retried trial keeps
+// its state.
+func (s *Scheduler) OnTrialError(_ hone.Control, t *hone.Trial) { s.leave(t) }
 
-// OnTrialRemove releases the pin on t's donor checkpoint once t is
-// finished (a retried trial is removed and added again).
+// OnTrialRemove takes t out of the quantiles, as OnTrialError does, and
+// releases the pin on its donor checkpoint once it is finished (a retried
+// trial is removed and added again).
 func (s *Scheduler) OnTrialRemove(c hone.Control, t *hone.Trial) {
+	s.leave(t)
 	if t.Status.Finished() {
 		s.release(c, t)
 	}
@@ -529,15 +551,6 @@ func (s *Scheduler) release(c hone.Control, t *hone.Trial) {
 		c.Unpin(st.held)
 		st.held, st.lastCheckpoint = nil, nil
 	}
-}
-
-func contains(ts []*hone.Trial, t *hone.Trial) bool {
-	for _, x := range ts {
-		if x == t {
-			return true
-		}
-	}
-	return false
 }
 
 func asMap(v any) (map[string]any, bool) {
