@@ -38,13 +38,23 @@ func (c *resultCounter) OnTrialResult(*hone.Trial, *hone.Result) { c.n++ }
 // the result inputs of its journal (read after the run, outside the
 // timing).
 func countResults(dir string) (int64, error) {
-	c, err := journal.Read(filepath.Join(dir, journal.FileName))
+	n, err := countInputs(dir, controller.InResult)
 	if err != nil {
 		return 0, fmt.Errorf("count results: %w", err)
 	}
+	return n, nil
+}
+
+// countInputs counts the journaled inputs of kind k in the experiment in
+// dir.
+func countInputs(dir string, k controller.InputKind) (int64, error) {
+	c, err := journal.Read(filepath.Join(dir, journal.FileName))
+	if err != nil {
+		return 0, err
+	}
 	var n int64
 	for _, l := range c.Lines {
-		if l.In != nil && l.In.Kind == controller.InResult {
+		if l.In != nil && l.In.Kind == k {
 			n++
 		}
 	}

@@ -2,14 +2,17 @@ package perf
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/inproc"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/scheduler/asha"
@@ -88,6 +91,7 @@ func (b *bench) trialsFor(sc string) int {
 type resultsRun struct {
 	results  int64 // results hone saw
 	reported int64 // results the trainables reported
+	saves    int64 // checkpoints the trials saved
 	wall     time.Duration
 	notes    []string
 }
@@ -97,7 +101,7 @@ type resultsRun struct {
 func (b *bench) resultsVariant(ctx context.Context, ex, sc string) error {
 	n, per, conc := b.trialsFor(sc), b.cfg.ResultsPerTrial, b.cfg.Concurrency
 	variant := ex + "-" + sc
-	var honeRates, chanRates, aloneRates, cbRates []float64
+	var honeRates, chanRates, aloneRates, cbRates, floorRates []float64
 	var last resultsRun
 	for rep := range b.cfg.Reps {
 		b.logf("results %s: repetition %d of %d: %d trials × up to %d results", variant, rep+1, b.cfg.Reps, n, per)
@@ -108,6 +112,13 @@ func (b *bench) resultsVariant(ctx context.Context, ex, sc string) error {
 		honeRates = append(honeRates, float64(r.results)/r.wall.Seconds())
 		last = r
 		chanRates = append(chanRates, channelSends(int(r.results)))
+		if r.saves > 0 {
+			d, err := b.savesByHand(n, r.saves, saveWorkers(ex, conc))
+			if err != nil {
+				return err
+			}
+			floorRates = append(floorRates, float64(r.results)/d.Seconds())
+		}
 		if sc == schedFIFO {
 			rate, err := b.executorAlone(ctx, ex, n, per, conc)
 			if err != nil {
@@ -132,6 +143,12 @@ func (b *bench) resultsVariant(ctx context.Context, ex, sc string) error {
 			"same trials and results: %s results/s", ex, formatNum(median(aloneRates))),
 			fmt.Sprintf("the same experiment with one callback (counting results): %s results/s (the runner hands the journal "+
 				"to the operating system before it calls callbacks, so each result then costs a write(2))", formatNum(median(cbRates))))
+	}
+	if len(floorRates) > 0 {
+		notes = append(notes, fmt.Sprintf("the run's %d checkpoint saves alone, done by hand over %d trial directories from %s "+
+			"(mkdir a staging directory, write the state file, rename it into the trial directory; no fsync, as in the run): "+
+			"its results in that time would be %s results/s, the most any controller saving these checkpoints on this disk could reach; hone ÷ that: %s",
+			last.saves, n, plural(saveWorkers(ex, conc), "goroutine"), formatNum(median(floorRates)), formatRatio(median(honeRates)/median(floorRates))))
 	}
 	b.add(Row{
 		Shape: ShapeResults, Name: name, Unit: "results/s",
@@ -222,6 +239,9 @@ func (b *bench) resultsExperiment(ctx context.Context, ex, sc string, n, per int
 	r.reported = reported.Load()
 	if r.results, err = countResults(dir); err != nil {
 		return resultsRun{}, err
+	}
+	if r.saves, err = countInputs(dir, controller.InSaved); err != nil {
+		return resultsRun{}, fmt.Errorf("count saves: %w", err)
 	}
 	if cnt != nil && cnt.n != r.results {
 		return resultsRun{}, fmt.Errorf("the callback saw %d results, the journal has %d", cnt.n, r.results)
@@ -316,4 +336,68 @@ func channelSends(n int) float64 {
 	close(ch)
 	<-done
 	return float64(n) / time.Since(start).Seconds()
+}
+
+// savesByHand times the least saving k checkpoints of n trials costs on
+// the scratch disk, from the given number of goroutines at once: save i
+// goes to trial i mod n, whose directory and staging directory are made on
+// its first save; each save makes a staging directory, writes a small
+// state file into it and renames it into the trial directory, which is
+// what an executor and the store do per save (without the fsyncs, as the
+// results shape runs with local.NoSync).
+func (b *bench) savesByHand(n int, k int64, workers int) (time.Duration, error) {
+	dir, err := b.freshDir("saves-by-hand")
+	if err != nil {
+		return 0, err
+	}
+	defer removeDir(dir)
+	state := []byte("12345678")
+	save := func(i int64, first bool) error {
+		t := strconv.FormatInt(i%int64(n), 10)
+		td := filepath.Join(dir, "trial_"+t)
+		staging := filepath.Join(td, ".staging")
+		if first {
+			if err := os.MkdirAll(staging, 0o755); err != nil {
+				return err
+			}
+		}
+		s := filepath.Join(staging, strconv.FormatInt(i, 10))
+		if err := os.Mkdir(s, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(s, "state"), state, 0o644); err != nil {
+			return err
+		}
+		return os.Rename(s, filepath.Join(td, "checkpoint_"+strconv.FormatInt(i, 10)))
+	}
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Worker w saves i ≡ w (mod workers), so that it alone
+			// touches its trials when workers divides n.
+			for i := int64(w); i < k && errs[w] == nil; i += int64(workers) {
+				errs[w] = save(i, i < int64(n))
+			}
+		}()
+	}
+	wg.Wait()
+	d := time.Since(start)
+	if err := errors.Join(errs...); err != nil {
+		return 0, fmt.Errorf("saves by hand: %w", err)
+	}
+	return d, nil
+}
+
+// saveWorkers is how many goroutines save checkpoints at once on executor
+// ex: the sim executor runs every trial in one; inproc trials save from
+// their own.
+func saveWorkers(ex string, conc int) int {
+	if ex == execInproc {
+		return conc
+	}
+	return 1
 }
