@@ -377,10 +377,12 @@ func (b *bench) savesByHand(n int, k int64, workers int) (time.Duration, error) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// Worker w saves i ≡ w (mod workers), so that it alone
-			// touches its trials when workers divides n.
-			for i := int64(w); i < k && errs[w] == nil; i += int64(workers) {
-				errs[w] = save(i, i < int64(n))
+			// Worker w saves for the trials t ≡ w (mod workers), in
+			// order, so that it alone touches their directories.
+			for i := int64(0); i < k && errs[w] == nil; i++ {
+				if int(i%int64(n))%workers == w {
+					errs[w] = save(i, i < int64(n))
+				}
 			}
 		}()
 	}
