@@ -122,6 +122,10 @@ type Executor struct {
 	running int              // trials whose EventExited is not queued yet
 	gpuUsed []bool           // by index into gpuIDs
 	closed  bool
+
+	sockMu  sync.Mutex
+	sockDir string // private directory of the trials' sockets; "" until the first start
+	sockSeq uint64 // names the sockets in sockDir
 }
 
 // New returns an executor that runs opts.Command for every trial. It
@@ -356,7 +360,8 @@ func (e *Executor) dropQueuedLocked(p *proc) []string {
 }
 
 // Close kills the process group of every running trial with SIGKILL and
-// waits until their processes have ended and their goroutines returned.
+// waits until their processes have ended and their goroutines returned;
+// then it removes the directory of the trials' sockets.
 // Close may be called more than once; Next must not be called after it.
 func (e *Executor) Close() error {
 	e.mu.Lock()
@@ -369,6 +374,14 @@ func (e *Executor) Close() error {
 	e.mu.Unlock()
 	discard(dropped)
 	e.wg.Wait()
+	e.sockMu.Lock()
+	defer e.sockMu.Unlock()
+	if e.sockDir != "" {
+		if err := os.RemoveAll(e.sockDir); err != nil {
+			return fmt.Errorf("process executor: remove the socket directory: %w", err)
+		}
+		e.sockDir = ""
+	}
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -788,5 +789,52 @@ func TestMetricsOrder(t *testing.T) {
 		if len(got[id]) != 200 || !slices.IsSorted(got[id]) || got[id][0] != 1 {
 			t.Errorf("trial %s: %d results", id, len(got[id]))
 		}
+	}
+}
+
+// TestSocketDirectory: the trials' sockets live in one private directory
+// of the executor, each is removed when its trial ends, and Close removes
+// the directory.
+func TestSocketDirectory(t *testing.T) {
+	opts := shell(fmt.Sprintf(`echo "$%s" > "$HONE_TRIAL_DIR/sock"`, wire.EnvSocket))
+	t.Setenv("TMPDIR", t.TempDir())
+	ex, err := process.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Close()
+	var socks []string
+	for _, id := range []string{"a", "b"} {
+		dir := start(t, ex, id, "", hone.Resources{})
+		if err := exitErr(t, ex, id); err != nil {
+			t.Fatal(err)
+		}
+		socks = append(socks, strings.TrimSpace(readFile(t, filepath.Join(dir, "sock"))))
+	}
+	if socks[0] == socks[1] {
+		t.Fatalf("both trials got socket %s", socks[0])
+	}
+	sockDir := filepath.Dir(socks[0])
+	if filepath.Dir(sockDir) != filepath.Clean(os.Getenv("TMPDIR")) {
+		t.Errorf("socket %s not in a directory of TMPDIR %s", socks[0], os.Getenv("TMPDIR"))
+	}
+	if filepath.Dir(socks[1]) != sockDir {
+		t.Fatalf("sockets %v in different directories", socks)
+	}
+	fi, err := os.Stat(sockDir)
+	if err != nil {
+		t.Fatalf("socket directory gone before Close: %v", err)
+	}
+	if fi.Mode().Perm() != 0o700 {
+		t.Errorf("socket directory mode %v, want private (0700)", fi.Mode().Perm())
+	}
+	if entries, err := os.ReadDir(sockDir); err != nil || len(entries) != 0 {
+		t.Errorf("socket directory after both trials ended: %v, %v; want empty", entries, err)
+	}
+	if err := ex.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(sockDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket directory %s after Close: %v, want it removed", sockDir, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"net"
 	"os"
@@ -69,7 +70,7 @@ type proc struct {
 
 	token     string
 	staging   string // HONE_STAGING_DIR
-	sockDir   string // private directory holding the socket
+	sockPath  string // the socket, in the executor's private directory
 	ln        *net.UnixListener
 	cmd       *exec.Cmd
 	pid       int
@@ -139,11 +140,11 @@ func (p *proc) start() (err error) {
 	}
 	p.token = hex.EncodeToString(tok[:])
 
-	p.sockDir, p.ln, err = listen()
+	p.sockPath, p.ln, err = e.listen()
 	if err != nil {
 		return err
 	}
-	undo = append(undo, func() { p.ln.Close(); os.RemoveAll(p.sockDir) })
+	undo = append(undo, func() { p.ln.Close(); os.Remove(p.sockPath) })
 	if p.stdoutLog, err = openLog(filepath.Join(spec.Dir, StdoutLog)); err != nil {
 		return err
 	}
@@ -211,9 +212,41 @@ func (p *proc) environ(cfgJSON string) []string {
 	return env
 }
 
-// listen makes a private directory with a short path and listens on a
-// Unix socket in it.
-func listen() (string, *net.UnixListener, error) {
+// listen makes the trial's socket in the executor's socket directory
+// (made, private, at the first start; Close removes it), so that a start
+// costs no directory of its own.
+func (e *Executor) listen() (string, *net.UnixListener, error) {
+	e.sockMu.Lock()
+	defer e.sockMu.Unlock()
+	var firstErr error
+	for attempt := 0; attempt < 2; attempt++ {
+		if e.sockDir == "" {
+			dir, err := sockDir()
+			if err != nil {
+				return "", nil, fmt.Errorf("trial socket: %w", err)
+			}
+			e.sockDir = dir
+		}
+		e.sockSeq++
+		path := filepath.Join(e.sockDir, strconv.FormatUint(e.sockSeq, 36))
+		ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+		if err == nil {
+			return path, ln, nil
+		}
+		firstErr = cmp(firstErr, err)
+		if !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		// The directory went (a cleaner of the temporary directory):
+		// make a new one, once.
+		e.sockDir = ""
+	}
+	return "", nil, fmt.Errorf("trial socket: %w", firstErr)
+}
+
+// sockDir makes the private directory of an executor's trial sockets, in
+// the temporary directory or, if its path is too long for a socket, /tmp.
+func sockDir() (string, error) {
 	var firstErr error
 	for _, base := range []string{os.TempDir(), "/tmp"} {
 		dir, err := os.MkdirTemp(base, "hone-")
@@ -221,21 +254,15 @@ func listen() (string, *net.UnixListener, error) {
 			firstErr = cmp(firstErr, err)
 			continue
 		}
-		path := filepath.Join(dir, "s")
-		if len(path) > maxSocketPath {
+		// Sequence numbers in base 36 stay within 13 characters.
+		if longest := filepath.Join(dir, strings.Repeat("z", 13)); len(longest) > maxSocketPath {
 			os.Remove(dir)
-			firstErr = cmp(firstErr, fmt.Errorf("socket path %s is over %d bytes", path, maxSocketPath))
+			firstErr = cmp(firstErr, fmt.Errorf("socket path %s is over %d bytes", longest, maxSocketPath))
 			continue
 		}
-		ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-		if err != nil {
-			os.RemoveAll(dir)
-			firstErr = cmp(firstErr, err)
-			continue
-		}
-		return dir, ln, nil
+		return dir, nil
 	}
-	return "", nil, fmt.Errorf("trial socket: %w", firstErr)
+	return "", firstErr
 }
 
 // cmp returns the first non-nil error.
@@ -348,7 +375,7 @@ loop:
 	p.stderrR.Close()
 	p.stdoutLog.Close()
 	p.stderrLog.Close()
-	os.RemoveAll(p.sockDir)
+	os.Remove(p.sockPath) // closing the listener removed it, unless it was never accepted from
 
 	p.sigMu.Lock()
 	signalled := p.signalled
