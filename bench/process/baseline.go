@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,6 +40,11 @@ func childEnv() []string {
 // discarded, and returns runs per second. Every run must exit with status
 // 0.
 func forkExec(ctx context.Context, argv []string, n, par int) (float64, error) {
+	return forkExecEach(ctx, argv, n, par, nil)
+}
+
+// forkExecEach is forkExec calling before (if not nil) before each run.
+func forkExecEach(ctx context.Context, argv []string, n, par int, before func() error) (float64, error) {
 	env := childEnv()
 	var next atomic.Int64
 	errs := make([]error, par)
@@ -45,6 +53,12 @@ func forkExec(ctx context.Context, argv []string, n, par int) (float64, error) {
 	for w := range par {
 		wg.Go(func() {
 			for next.Add(1) <= int64(n) {
+				if before != nil {
+					if err := before(); err != nil {
+						errs[w] = err
+						return
+					}
+				}
 				cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 				cmd.Env = env
 				var stderr bytes.Buffer
@@ -62,6 +76,62 @@ func forkExec(ctx context.Context, argv []string, n, par int) (float64, error) {
 		return 0, err
 	}
 	return rate, nil
+}
+
+// forkExecWithFiles is forkExec with, before each run, the filesystem
+// entries hone's process executor and per-trial files make for a trial,
+// in a directory of their own under dir: the trial and staging
+// directories, a Unix socket (in a short private directory, as hone's
+// are), the two logs, params.json written to a temporary name and
+// renamed, result.json, and progress.csv likewise. They are made one trial
+// at a time, as hone's single control loop makes them, while the runs go
+// on par at a time.
+func forkExecWithFiles(ctx context.Context, argv []string, n, par int, dir string) (float64, error) {
+	sockDir, err := os.MkdirTemp("/tmp", "hb-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(sockDir)
+	var mu sync.Mutex
+	var seq int
+	files := func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		seq++
+		name := strconv.Itoa(seq)
+		return trialEntries(filepath.Join(dir, "t"+name), filepath.Join(sockDir, name))
+	}
+	return forkExecEach(ctx, argv, n, par, files)
+}
+
+// trialEntries makes in td, and at sock, what hone makes for one trial
+// start.
+func trialEntries(td, sock string) error {
+	if err := os.MkdirAll(filepath.Join(td, ".staging"), 0o755); err != nil {
+		return err
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	if err != nil {
+		return err
+	}
+	ln.Close() // removes the socket, as hone does when the trial ends
+	for _, name := range []string{"stdout.log", "stderr.log", "result.json"} {
+		f, err := os.OpenFile(filepath.Join(td, name), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return err
+		}
+		f.Close()
+	}
+	for _, name := range []string{"params.json", "progress.csv"} {
+		tmp := filepath.Join(td, "."+name+".tmp")
+		if err := os.WriteFile(tmp, []byte("{}\n"), 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, filepath.Join(td, name)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // reportLine returns the line a Go trial sends for a result, as the

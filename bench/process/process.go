@@ -288,6 +288,7 @@ const (
 	keyTrueSeq   = "true/1"
 	keyTruePar   = "true/2"
 	keyGoAlone   = "go/alone"
+	keyGoFiles   = "go/files"
 	keyGoLaunch  = "go/launch"
 	keyPyAlone   = "py/alone"
 	keyPyLaunch  = "py/launch"
@@ -313,6 +314,14 @@ func (b *bench) measure(ctx context.Context, rep int) error {
 		{keyTruePar, func() (float64, error) { return forkExec(ctx, []string{trueBin}, n, LaunchConcurrency) }},
 		{keyGoAlone, func() (float64, error) {
 			return forkExec(ctx, []string{b.goTrial, "report", "1"}, n, LaunchConcurrency)
+		}},
+		{keyGoFiles, func() (float64, error) {
+			dir, err := os.MkdirTemp(b.tmp, "files-")
+			if err != nil {
+				return 0, err
+			}
+			defer os.RemoveAll(dir)
+			return forkExecWithFiles(ctx, []string{b.goTrial, "report", "1"}, n, LaunchConcurrency, dir)
 		}},
 		{keyGoLaunch, func() (float64, error) {
 			return honeLaunches(ctx, b.tmp, []string{b.goTrial, "report", "1"}, n)
@@ -391,6 +400,8 @@ func (b *bench) figures() []Figure {
 		fig("go launches/s", keyGoLaunch, trueSeq, keyTrueSeq),
 		fig("go launches/s", keyGoLaunch, truePar, keyTruePar),
 		fig("go launches/s", keyGoLaunch, fmt.Sprintf("the trial program run by hand, %d at a time", LaunchConcurrency), keyGoAlone),
+		fig("go launches/s", keyGoLaunch, fmt.Sprintf("the trial program run by hand, %d at a time, after making one at a time "+
+			"the directories, socket and files hone makes per trial", LaunchConcurrency), keyGoFiles),
 	)
 	for _, k := range b.cfg.Concurrency {
 		s := strconv.Itoa(k)

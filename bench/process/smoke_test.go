@@ -28,11 +28,12 @@ func TestSmoke(t *testing.T) {
 	out := stdout.String()
 	_, pyErr := exec.LookPath("python3")
 	want := map[string]bool{ // what, baseline
-		"go launches/s|fork+exec /bin/true, one at a time":                    false,
-		"go launches/s|fork+exec /bin/true, 2 at a time":                      false,
-		"go launches/s|the trial program run by hand, 2 at a time":            false,
-		"go results/s, 2 trials|pipe round trip + JSON decode, 2 at a time":   false,
-		"go results/s, 16 trials|pipe round trip + JSON decode, 16 at a time": false,
+		"go launches/s|fork+exec /bin/true, one at a time":         false,
+		"go launches/s|fork+exec /bin/true, 2 at a time":           false,
+		"go launches/s|the trial program run by hand, 2 at a time": false,
+		"go launches/s|the trial program run by hand, 2 at a time, after making one at a time the directories, socket and files hone makes per trial": false,
+		"go results/s, 2 trials|pipe round trip + JSON decode, 2 at a time":                                                                           false,
+		"go results/s, 16 trials|pipe round trip + JSON decode, 16 at a time":                                                                         false,
 	}
 	if pyErr == nil {
 		for _, k := range []string{
