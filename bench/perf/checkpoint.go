@@ -57,8 +57,9 @@ func commitsPerRep(size int64) int {
 type sizeFigure struct {
 	size int64
 	// commits are the MB/s of write + Commit, raws those of the raw
-	// write + fsync beside them.
-	commits, raws []float64
+	// write + fsync beside them, atomics those of the atomic commit by
+	// hand.
+	commits, raws, atomics []float64
 	// links are the milliseconds of Store.Link (an exploit), copies those
 	// of a durable copy of the same bytes.
 	links, copies []float64
@@ -160,7 +161,7 @@ func (b *bench) checkpoint(ctx context.Context) error {
 			row.Ray = rayDurable
 		}
 		b.add(row)
-		lf.commits, lf.raws = honeRates, rawRates
+		lf.commits, lf.raws, lf.atomics = honeRates, rawRates, atomicRates
 		figs = append(figs, lf)
 	}
 	b.checkpoints = figs

@@ -30,6 +30,7 @@ const (
 	colorRaw    = 0x555555
 	colorLink   = 0x2ca02c
 	colorCopy   = 0xd62728
+	colorHand   = 0x9467bd
 )
 
 // rgb returns the opaque colour 0xRRGGBB.
@@ -142,12 +143,14 @@ func (b *bench) throughputPanels(reps string) []panel {
 func (b *bench) checkpointPanels() []panel {
 	commit := series{name: "hone: write + Commit (store/local, durable)", color: rgb(colorSim)}
 	raw := series{name: "baseline: write + fsync one file", color: rgb(colorRaw), dashed: true}
+	hand := series{name: "baseline: atomic commit by hand", color: rgb(colorHand), dashed: true}
 	link := series{name: "hone: Store.Link (exploit)", color: rgb(colorLink)}
 	cp := series{name: "baseline: durable copy (copy + fsync)", color: rgb(colorCopy), dashed: true}
 	for _, f := range b.checkpoints {
 		x := float64(f.size) / (1 << 20)
 		commit.xs, commit.samples = append(commit.xs, x), append(commit.samples, f.commits)
 		raw.xs, raw.samples = append(raw.xs, x), append(raw.samples, f.raws)
+		hand.xs, hand.samples = append(hand.xs, x), append(hand.samples, f.atomics)
 		link.xs, link.samples = append(link.xs, x), append(link.samples, f.links)
 		cp.xs, cp.samples = append(cp.xs, x), append(cp.samples, f.copies)
 	}
@@ -155,7 +158,7 @@ func (b *bench) checkpointPanels() []panel {
 	return []panel{
 		{
 			title:  "checkpoint commit throughput against size\n" + reps,
-			xLabel: "checkpoint size in MB", yLabel: "MB/s", legendLeft: true, series: []series{commit, raw},
+			xLabel: "checkpoint size in MB", yLabel: "MB/s", legendLeft: true, series: []series{commit, raw, hand},
 		},
 		{
 			title:  "exploit: Store.Link against a durable copy\n" + reps,
