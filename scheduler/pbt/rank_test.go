@@ -64,25 +64,6 @@ func refQuantiles(s *Scheduler, c hone.Control) (lower, upper []*hone.Trial) {
 	return lower, upper
 }
 
-// refChoose is ChooseTrialToRun as a scan of every trial.
-func refChoose(s *Scheduler, c hone.Control) *hone.Trial {
-	var best *hone.Trial
-	for _, id := range s.order {
-		t := c.Trial(id)
-		if t == nil || (t.Status != hone.StatusPending && t.Status != hone.StatusPaused) || s.exploiting[id] {
-			continue
-		}
-		st := s.state[id]
-		if s.cfg.Synch && st.lastTrainTime >= s.nextSync {
-			continue
-		}
-		if best == nil || st.lastTrainTime < s.state[best.ID].lastTrainTime {
-			best = t
-		}
-	}
-	return best
-}
-
 // checkAgainstRef compares quantiles, membership and ChooseTrialToRun with
 // the references.
 func checkAgainstRef(t interface{ Fatalf(string, ...any) }, s *Scheduler, c hone.Control, where string) {
@@ -98,7 +79,7 @@ func checkAgainstRef(t interface{ Fatalf(string, ...any) }, s *Scheduler, c hone
 				q.inLower(tr), q.inUpper(tr), ids(wantL), ids(wantU))
 		}
 	}
-	want := refChoose(s, c)
+	want := s.scanForRun(c) // the scan ChooseTrialToRun replaced, kept as its fallback
 	if got := s.ChooseTrialToRun(c); got != want {
 		t.Fatalf("%s: ChooseTrialToRun = %v, want %v", where, idOf(got), idOf(want))
 	}
@@ -359,7 +340,7 @@ func (w *checkedPBT) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hon
 }
 
 func (w *checkedPBT) ChooseTrialToRun(c hone.Control) *hone.Trial {
-	want := refChoose(w.Scheduler, c)
+	want := w.Scheduler.scanForRun(c)
 	got := w.Scheduler.ChooseTrialToRun(c)
 	if got != want {
 		w.t.Fatalf("ChooseTrialToRun = %s, want %s", idOf(got), idOf(want))
