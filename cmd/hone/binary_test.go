@@ -111,6 +111,9 @@ func binary(t *testing.T, args ...string) *exec.Cmd {
 		t.Skip("no sh")
 	}
 	cmd := exec.Command(honeBin, args...)
+	// A hone the test kills cannot remove its trials' socket directory:
+	// keep it in the test's own temporary directory.
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 	cmd.Stdout, cmd.Stderr = new(syncBuffer), new(syncBuffer)
 	return cmd
 }
