@@ -838,3 +838,31 @@ func TestSocketDirectory(t *testing.T) {
 		t.Errorf("socket directory %s after Close: %v, want it removed", sockDir, err)
 	}
 }
+
+// TestSocketDirectoryRemade: if the socket directory disappears between
+// starts (a cleaner of the temporary directory), the next start makes a
+// new one instead of failing.
+func TestSocketDirectoryRemade(t *testing.T) {
+	opts := shell(fmt.Sprintf(`echo "$%s" > "$HONE_TRIAL_DIR/sock"`, wire.EnvSocket))
+	t.Setenv("TMPDIR", t.TempDir())
+	ex, err := process.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Close()
+	var dirs []string
+	for _, id := range []string{"a", "b"} {
+		dir := start(t, ex, id, "", hone.Resources{})
+		if err := exitErr(t, ex, id); err != nil {
+			t.Fatalf("trial %s: %v", id, err)
+		}
+		sockDir := filepath.Dir(strings.TrimSpace(readFile(t, filepath.Join(dir, "sock"))))
+		dirs = append(dirs, sockDir)
+		if err := os.RemoveAll(sockDir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if dirs[0] == dirs[1] {
+		t.Errorf("the second trial's socket is in the removed directory %s", dirs[0])
+	}
+}

@@ -69,9 +69,8 @@ type proc struct {
 	gpus []int // indexes into e.gpuIDs, released when the process ends
 
 	token     string
-	staging   string // HONE_STAGING_DIR
-	sockPath  string // the socket, in the executor's private directory
-	ln        *net.UnixListener
+	staging   string            // HONE_STAGING_DIR
+	ln        *net.UnixListener // in the executor's socket directory; Close removes the socket
 	cmd       *exec.Cmd
 	pid       int
 	stdoutR   *os.File
@@ -140,11 +139,10 @@ func (p *proc) start() (err error) {
 	}
 	p.token = hex.EncodeToString(tok[:])
 
-	p.sockPath, p.ln, err = e.listen()
-	if err != nil {
+	if p.ln, err = e.listen(); err != nil {
 		return err
 	}
-	undo = append(undo, func() { p.ln.Close(); os.Remove(p.sockPath) })
+	undo = append(undo, func() { p.ln.Close() })
 	if p.stdoutLog, err = openLog(filepath.Join(spec.Dir, StdoutLog)); err != nil {
 		return err
 	}
@@ -215,7 +213,7 @@ func (p *proc) environ(cfgJSON string) []string {
 // listen makes the trial's socket in the executor's socket directory
 // (made, private, at the first start; Close removes it), so that a start
 // costs no directory of its own.
-func (e *Executor) listen() (string, *net.UnixListener, error) {
+func (e *Executor) listen() (*net.UnixListener, error) {
 	e.sockMu.Lock()
 	defer e.sockMu.Unlock()
 	var firstErr error
@@ -223,7 +221,7 @@ func (e *Executor) listen() (string, *net.UnixListener, error) {
 		if e.sockDir == "" {
 			dir, err := sockDir()
 			if err != nil {
-				return "", nil, fmt.Errorf("trial socket: %w", err)
+				return nil, fmt.Errorf("trial socket: %w", err)
 			}
 			e.sockDir = dir
 		}
@@ -231,7 +229,7 @@ func (e *Executor) listen() (string, *net.UnixListener, error) {
 		path := filepath.Join(e.sockDir, strconv.FormatUint(e.sockSeq, 36))
 		ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 		if err == nil {
-			return path, ln, nil
+			return ln, nil
 		}
 		firstErr = cmp(firstErr, err)
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -241,7 +239,7 @@ func (e *Executor) listen() (string, *net.UnixListener, error) {
 		// make a new one, once.
 		e.sockDir = ""
 	}
-	return "", nil, fmt.Errorf("trial socket: %w", firstErr)
+	return nil, fmt.Errorf("trial socket: %w", firstErr)
 }
 
 // sockDir makes the private directory of an executor's trial sockets, in
@@ -375,7 +373,6 @@ loop:
 	p.stderrR.Close()
 	p.stdoutLog.Close()
 	p.stderrLog.Close()
-	os.Remove(p.sockPath) // closing the listener removed it, unless it was never accepted from
 
 	p.sigMu.Lock()
 	signalled := p.signalled
