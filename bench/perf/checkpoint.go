@@ -265,6 +265,7 @@ func atomicByHand(dir string, size int64, buf []byte, rates *[]float64) error {
 	return nil
 }
 
+// syncDir fsyncs the directory dir.
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {

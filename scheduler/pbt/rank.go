@@ -155,15 +155,10 @@ type quantileView struct {
 	n, k int
 }
 
-// quantiles returns the lower and upper quantile of trials with a score
-// that are not finished: k = ceil(N·q) capped at floor(N/2), N ≤ 1 → none.
-// Both are worst first.
-func (s *Scheduler) quantiles(c hone.Control) (lower, upper []*hone.Trial) {
-	return s.view(c).lists()
-}
-
-// view is quantiles without the copies: the asynchronous mode needs no
-// more than membership and one donor per result.
+// view returns the lower and upper quantile of trials with a score that
+// are not finished — k = ceil(N·q) capped at floor(N/2), N ≤ 1 → none —
+// without copying them: the asynchronous mode needs no more than
+// membership and one donor per result.
 func (s *Scheduler) view(c hone.Control) quantileView {
 	s.catchUp()
 	n, k := len(s.rank), 0

@@ -64,6 +64,11 @@ func refQuantiles(s *Scheduler, c hone.Control) (lower, upper []*hone.Trial) {
 	return lower, upper
 }
 
+// quantiles returns both quantiles of s.view as slices, worst first.
+func (s *Scheduler) quantiles(c hone.Control) (lower, upper []*hone.Trial) {
+	return s.view(c).lists()
+}
+
 // checkAgainstRef compares quantiles, membership and ChooseTrialToRun with
 // the references.
 func checkAgainstRef(t interface{ Fatalf(string, ...any) }, s *Scheduler, c hone.Control, where string) {
