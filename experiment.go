@@ -59,6 +59,15 @@ type Experiment struct {
 	// TimeBudget stops the experiment after this much time (on the
 	// executor's clock) since it started; 0 = no limit.
 	TimeBudget time.Duration
+	// TrialTimeout ends a trial whose current run (since it last started
+	// or restored) has lasted longer than this, on the executor's clock;
+	// it counts as a failure (retried under Failure.MaxFailures). 0 = no
+	// limit.
+	TrialTimeout time.Duration
+	// ReportTimeout ends a running trial that has not reported (a result
+	// or a save) for this long, on the executor's clock; it counts as a
+	// failure. 0 = no limit.
+	ReportTimeout time.Duration
 	// Seed seeds every random choice hone makes.
 	Seed uint64
 	// Callbacks are told what happens.

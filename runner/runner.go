@@ -47,6 +47,10 @@ type Options struct {
 	// StopGrace is how long an interrupted experiment waits for trials to
 	// checkpoint and stop before the executor is closed. Default 30 s.
 	StopGrace time.Duration
+	// TruncateJournal lets Resume continue from the valid prefix of a
+	// journal with a corrupt record in the middle, cutting the rest;
+	// without it such a journal is an error naming the line.
+	TruncateJournal bool
 
 	// flushEvery overrides flushResultsEvery (tests).
 	flushEvery time.Duration
