@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"runtime"
 	"time"
 
 	"github.com/hone-tune/hone"
@@ -44,22 +43,23 @@ const minStopGrace = 30 * time.Second
 // Build turns a valid spec into a Plan for the experiment directory dir.
 // The experiment writes the per-trial files (callback.TrialFiles) under dir
 // and, if stdout is not nil, a progress table to stdout. Build validates s
-// first and returns the same Errors as Validate. It also fails when a trial
-// needs more CPUs than the machine has.
+// first and returns the same Errors as Validate (which include a trial
+// needing more CPUs or memory than the machine has). Options.Pool is the
+// machine: its CPUs, the spec's gpus and custom_resources, and its memory
+// (physical memory, or the control group's limit if lower; 0, no limit,
+// where it cannot be read).
 func Build(s *Spec, dir string, stdout io.Writer) (*Plan, error) {
 	c := &collector{file: s.file, lines: s.lines}
 	sr, sc := s.check(c)
 	if err := c.result(); err != nil {
 		return nil, err
 	}
+	m := thisMachine()
 	pool := hone.Resources{
-		CPU:    float64(runtime.NumCPU()),
+		CPU:    float64(m.cpus),
 		GPU:    float64(s.GPUs),
+		Memory: m.memory,
 		Custom: maps.Clone(s.CustomResources),
-	}
-	if s.Resources.CPU > pool.CPU {
-		c.errorf("resources.cpu", "each trial needs %s CPUs but this machine has %d", formatNum(s.Resources.CPU), runtime.NumCPU())
-		return nil, c.result()
 	}
 	// HyperBand for BOHB tells the BOHB searcher of pauses, so paused
 	// trials do not count against its concurrency limit.

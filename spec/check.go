@@ -3,10 +3,14 @@ package spec
 import (
 	"fmt"
 	"math"
+	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/space"
@@ -27,8 +31,13 @@ func (s *Spec) Validate() error {
 // built (nil if anything is wrong).
 func (s *Spec) check(c *collector) (hone.Searcher, hone.Scheduler) {
 	s.checkName(c)
+	if s.Trainable != "" {
+		checkLabel(c, "trainable", s.Trainable, "starts every trial directory's name")
+	}
 	if s.Storage == "" {
 		c.errorf("storage", "must not be empty")
+	} else if _, err := storageDir(s.Storage); err != nil {
+		c.errorf("storage", "%v", err)
 	}
 	if s.Mode != "" && !s.Mode.Valid() {
 		c.errorf("mode", "allowed values are min and max, got %q", s.Mode)
@@ -48,7 +57,7 @@ func (s *Spec) check(c *collector) (hone.Searcher, hone.Scheduler) {
 		}
 	}
 	s.checkStop(c)
-	s.checkResources(c)
+	s.checkResources(c, thisMachine())
 	if s.MaxConcurrentTrials < 0 {
 		c.errorf("max_concurrent_trials", "must be >= 0 (0 = as many as resources allow), got %d", s.MaxConcurrentTrials)
 	}
@@ -114,9 +123,79 @@ func (s *Spec) checkName(c *collector) {
 		c.errorf("name", "must not be empty")
 	case n == "." || n == "..":
 		c.errorf("name", "%q cannot name a directory; choose another name", n)
-	case strings.ContainsAny(n, "/\\\x00"):
-		c.errorf("name", "names a directory under storage, so it cannot contain a slash, got %q", n)
+	default:
+		checkLabel(c, "name", n, "names a directory under storage")
 	}
+}
+
+// checkLabel checks a name that becomes part of a directory name and is
+// printed in tables and logs: valid UTF-8, no slash, no control character
+// (a newline, a tab, NUL, ...), and at least one visible character.
+// what says which directory it names, for the slash error.
+func checkLabel(c *collector, path, n, what string) {
+	switch {
+	case !utf8.ValidString(n):
+		c.errorf(path, "must be valid UTF-8 text, got %q", n)
+	case strings.ContainsAny(n, "/\\"):
+		c.errorf(path, "%s, so it cannot contain a slash, got %q", what, n)
+	case strings.IndexFunc(n, unicode.IsControl) >= 0:
+		c.errorf(path, "must not contain control characters such as newlines or tabs, got %q", n)
+	case strings.IndexFunc(n, visible) < 0:
+		c.errorf(path, "must contain a visible character, got %q", n)
+	}
+}
+
+// visible reports whether r shows as a mark on the screen: a graphic
+// character other than a space.
+func visible(r rune) bool { return unicode.IsGraphic(r) && !unicode.IsSpace(r) }
+
+// storageDir returns the local directory a storage value names: a path as
+// it is, or the path of a file:///abs/path URL. Other URLs are errors.
+func storageDir(v string) (string, error) {
+	if !utf8.ValidString(v) || strings.IndexFunc(v, unicode.IsControl) >= 0 {
+		return "", fmt.Errorf("must be a path or a file:///abs/path URL, without control characters, got %q", v)
+	}
+	scheme, _, isURL := strings.Cut(v, "://")
+	if !isURL || len(scheme) < 2 || !validScheme(scheme) {
+		return v, nil // a path (a one-letter "scheme" is a drive letter)
+	}
+	if !strings.EqualFold(scheme, "file") {
+		return "", fmt.Errorf("unsupported URL scheme %q; allowed: a local path or file:///abs/path", scheme)
+	}
+	u, err := url.Parse(v)
+	if err != nil {
+		return "", fmt.Errorf("not a valid file URL (%v); allowed: a local path or file:///abs/path", err)
+	}
+	if u.Host != "" && u.Host != "localhost" {
+		return "", fmt.Errorf("file URL names host %q; only local paths are supported: file:///abs/path", u.Host)
+	}
+	if u.RawQuery != "" || u.Fragment != "" || !filepath.IsAbs(u.Path) {
+		return "", fmt.Errorf("want file:///abs/path (an absolute path, no query), got %q", v)
+	}
+	return filepath.Clean(u.Path), nil
+}
+
+// validScheme reports whether s is a URL scheme: a letter, then letters,
+// digits, '+', '-' or '.'.
+func validScheme(s string) bool {
+	for i, r := range s {
+		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if !letter && (i == 0 || !(r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.')) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// StorageDir returns the local directory that Storage names: Storage
+// itself for a path, or the path of a file:///abs/path URL. It returns an
+// error for a value Validate refuses (another URL scheme).
+func (s *Spec) StorageDir() (string, error) {
+	d, err := storageDir(s.Storage)
+	if err != nil {
+		return "", fmt.Errorf("storage: %w", err)
+	}
+	return d, nil
 }
 
 // checkPoint reports keys of a point that the search space does not have.
@@ -201,7 +280,7 @@ func (s *Spec) checkStop(c *collector) {
 	}
 }
 
-func (s *Spec) checkResources(c *collector) {
+func (s *Spec) checkResources(c *collector, m machine) {
 	r := s.Resources
 	nonNeg := func(path string, v float64) bool {
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
@@ -210,7 +289,9 @@ func (s *Spec) checkResources(c *collector) {
 		}
 		return true
 	}
-	nonNeg("resources.cpu", r.CPU)
+	if nonNeg("resources.cpu", r.CPU) && r.CPU > float64(m.cpus) {
+		c.errorf("resources.cpu", "each trial needs %s CPUs but this machine has %d", formatNum(r.CPU), m.cpus)
+	}
 	switch {
 	case !nonNeg("resources.gpu", r.GPU):
 	case r.GPU != math.Trunc(r.GPU):
@@ -218,8 +299,11 @@ func (s *Spec) checkResources(c *collector) {
 	case s.GPUs >= 0 && r.GPU > float64(s.GPUs):
 		c.errorf("resources.gpu", "each trial needs %s GPU(s) but gpus, the number the machine has, is %d", formatNum(r.GPU), s.GPUs)
 	}
-	if r.Memory < 0 {
+	switch {
+	case r.Memory < 0:
 		c.errorf("resources.memory", "must be >= 0, got %d", r.Memory)
+	case m.memory > 0 && r.Memory > m.memory:
+		c.errorf("resources.memory", "each trial needs %s but this machine has %s (%d bytes)", formatSize(r.Memory), formatSize(m.memory), m.memory)
 	}
 	for _, k := range sortedKeys(r.Custom) {
 		p := join("resources.custom", k)

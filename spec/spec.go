@@ -36,7 +36,9 @@ type Spec struct {
 	// file's base name without its extension.
 	Name string
 	// Storage is the root directory of experiments, relative to the
-	// current directory unless absolute. Default "hone_results".
+	// current directory unless absolute, or a file:///abs/path URL (Parse
+	// turns one into its path; see StorageDir). Other URL schemes are
+	// refused. Default "hone_results".
 	Storage string
 	// Trainable names what is trained; it starts every trial directory
 	// name. Default "trainable".
@@ -236,6 +238,9 @@ func (s *Spec) decode(c *collector, root *yaml.Node, dir string) {
 		case "storage":
 			if x, ok := c.str(v, path); ok {
 				s.Storage = x
+				if d, err := storageDir(x); err == nil {
+					s.Storage = d // a file:// URL becomes its path
+				}
 			}
 		case "trainable":
 			if x, ok := c.str(v, path); ok {

@@ -547,7 +547,7 @@ custom_resources: {tpu: 4}
 	if len(exp.Callbacks) != 2 {
 		t.Errorf("callbacks: %d, want trial files and progress", len(exp.Callbacks))
 	}
-	wantPool := hone.Resources{CPU: float64(runtime.NumCPU()), GPU: 1, Custom: map[string]float64{"tpu": 4}}
+	wantPool := hone.Resources{CPU: float64(runtime.NumCPU()), GPU: 1, Memory: thisMachine().memory, Custom: map[string]float64{"tpu": 4}}
 	if !reflect.DeepEqual(plan.Options.Pool, wantPool) || plan.Options.Dir != dir || plan.Options.StopGrace != 40*time.Second {
 		t.Errorf("options: %+v", plan.Options)
 	}
