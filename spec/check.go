@@ -61,6 +61,15 @@ func (s *Spec) check(c *collector) (hone.Searcher, hone.Scheduler) {
 	if s.MaxConcurrentTrials < 0 {
 		c.errorf("max_concurrent_trials", "must be >= 0 (0 = as many as resources allow), got %d", s.MaxConcurrentTrials)
 	}
+	if s.MaxPendingTrials < 0 {
+		c.errorf("max_pending_trials", "must be >= 1, or 0 to let hone choose, got %d", s.MaxPendingTrials)
+	}
+	if s.TrialTimeout < 0 {
+		c.errorf("trial_timeout", "must be > 0, or 0 for no limit, got %v", s.TrialTimeout)
+	}
+	if s.ReportTimeout < 0 {
+		c.errorf("report_timeout", "must be > 0, or 0 for no limit, got %v", s.ReportTimeout)
+	}
 	if s.Searcher.MaxConcurrent < 0 {
 		c.errorf("searcher.max_concurrent", "must be >= 0 (0 = no limit), got %d", s.Searcher.MaxConcurrent)
 	}

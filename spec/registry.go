@@ -181,7 +181,8 @@ func (s *Spec) readSearcher(c *collector) func(*Spec) (hone.Searcher, error) {
 		c.errorf("searcher.name", "%s", unknownName("searcher", name, known))
 		return nil
 	}
-	p := newParams(c, "searcher", s.Searcher.Node, "name", "max_concurrent")
+	p := newParams(c, "searcher", s.Searcher.Node, searcherKeys...)
+	p.plugin = name
 	build := entry.Read(p)
 	p.finish()
 	return build
@@ -195,7 +196,8 @@ func (s *Spec) readScheduler(c *collector) func(*Spec) (hone.Scheduler, error) {
 		c.errorf("scheduler.name", "%s", unknownName("scheduler", name, known))
 		return nil
 	}
-	p := newParams(c, "scheduler", s.Scheduler.Node, "name")
+	p := newParams(c, "scheduler", s.Scheduler.Node, schedulerKeys...)
+	p.plugin = name
 	build := entry.Read(p)
 	p.finish()
 	return build
@@ -208,6 +210,7 @@ func (s *Spec) readScheduler(c *collector) func(*Spec) (hone.Scheduler, error) {
 type Params struct {
 	c        *collector
 	path     string
+	plugin   string // the plugin's name, for messages
 	reserved []string
 	vals     map[string]pair
 	order    []string
@@ -329,7 +332,7 @@ func (p *Params) finish() {
 	for _, k := range p.order {
 		if !slices.Contains(p.asked, k) {
 			e := p.vals[k]
-			p.c.nodeErrorf(e.keyNode, e.path, "%s", unknownKey(k, allowed))
+			p.c.nodeErrorf(e.keyNode, e.path, "%s", unknownKeyAt(k, p.path, p.plugin, allowed))
 		}
 	}
 }

@@ -18,6 +18,7 @@ package spec
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,10 +69,22 @@ type Spec struct {
 	// MaxConcurrentTrials caps running trials; 0 means as many as resources
 	// allow.
 	MaxConcurrentTrials int
+	// MaxPendingTrials caps the trials waiting PENDING (created, not yet
+	// started) at once; 0 lets hone choose: max(16, ceil(1.1 × the trials
+	// that can run at once)) for searchers that do not learn from results
+	// (random, grid), 1 for the others.
+	MaxPendingTrials int
 	// Checkpoint is the checkpoint retention policy.
 	Checkpoint hone.CheckpointConfig
 	// Failure is the retry policy.
 	Failure hone.FailureConfig
+	// TrialTimeout ends a trial whose run (since it last started or
+	// restored) lasts longer, as a failure; 0 means no limit.
+	TrialTimeout time.Duration
+	// ReportTimeout ends a running trial that has reported nothing (no
+	// result, no checkpoint) for this long, as a failure; 0 means no
+	// limit.
+	ReportTimeout time.Duration
 	// Command is the argv of the training program. Required.
 	Command []string
 	// Env holds environment variables added to every trial's environment.
@@ -135,15 +148,6 @@ type Plateau struct {
 	Std         float64 // default 0.01
 	NumResults  int     // default 4
 	GracePeriod int     // default 4
-}
-
-// The spec's top-level keys, in the order examples/reference.yaml
-// documents them.
-var topKeys = []string{
-	"name", "storage", "trainable", "metric", "mode", "seed", "num_samples",
-	"search_space", "points_to_evaluate", "searcher", "scheduler", "stop",
-	"resources", "max_concurrent_trials", "checkpoint", "failure",
-	"command", "env", "working_dir", "stop_grace", "gpus", "custom_resources",
 }
 
 // Default returns a spec holding every default value, for specs built in
@@ -228,9 +232,14 @@ func syntaxError(file string, err error) *Error {
 // decode reads the top-level mapping: types are checked here, values in
 // check.
 func (s *Spec) decode(c *collector, root *yaml.Node, dir string) {
+	var topBudget time.Duration // time_budget_s at the top level
 	c.fields(root, "", topKeys, func(p pair) {
 		v, path := p.valNode, p.path
 		switch p.key {
+		case stopTimeBudget:
+			if d, ok := c.budget(v, path); ok {
+				topBudget = d
+			}
 		case "name":
 			if x, ok := c.text(v, path); ok {
 				s.Name = x
@@ -278,10 +287,29 @@ func (s *Spec) decode(c *collector, root *yaml.Node, dir string) {
 			if x, ok := c.integer(v, path); ok {
 				s.MaxConcurrentTrials = x
 			}
+		case "max_pending_trials":
+			if x, ok := c.integer(v, path); ok {
+				if x < 1 {
+					c.nodeErrorf(v, path, "must be >= 1 (leave it out to let hone choose), got %d", x)
+				} else {
+					s.MaxPendingTrials = x
+				}
+			}
+		case "trial_timeout", "report_timeout":
+			if x, ok := c.duration(v, path); ok {
+				switch {
+				case x <= 0:
+					c.nodeErrorf(v, path, "must be > 0 (leave it out for no limit), got %v", x)
+				case p.key == "trial_timeout":
+					s.TrialTimeout = x
+				default:
+					s.ReportTimeout = x
+				}
+			}
 		case "checkpoint":
 			s.decodeCheckpoint(c, v, path)
 		case "failure":
-			c.fields(v, path, []string{"max_failures", "fail_fast"}, func(p pair) {
+			c.fields(v, path, failureKeys, func(p pair) {
 				switch p.key {
 				case "max_failures":
 					if x, ok := c.integer(p.valNode, p.path); ok {
@@ -331,6 +359,16 @@ func (s *Spec) decode(c *collector, root *yaml.Node, dir string) {
 	})
 	if s.Metric != "" && s.Mode == "" {
 		s.Mode = hone.Min
+	}
+	// Ray Tune users write time_budget_s at the top level (TuneConfig):
+	// it is stop.time_budget_s, which it may repeat but not contradict.
+	if topBudget > 0 {
+		if st := s.Stop.TimeBudget; st > 0 && st != topBudget {
+			c.errorf(stopTimeBudget, "is %s but stop.%s is %s: they are the same setting; give it once",
+				formatNum(topBudget.Seconds()), stopTimeBudget, formatNum(st.Seconds()))
+		} else {
+			s.Stop.TimeBudget = topBudget
+		}
 	}
 }
 
@@ -431,12 +469,8 @@ func (s *Spec) decodeStop(c *collector, v *yaml.Node, path string) {
 		}
 		switch p.key {
 		case stopTimeBudget:
-			if x, ok := c.number(p.valNode, p.path); ok {
-				if x <= 0 {
-					c.nodeErrorf(p.valNode, p.path, "must be > 0 (seconds), got %s", formatNum(x))
-				} else {
-					s.Stop.TimeBudget = time.Duration(x * float64(time.Second))
-				}
+			if d, ok := c.budget(p.valNode, p.path); ok {
+				s.Stop.TimeBudget = d
 			}
 		case stopPlateau:
 			s.decodePlateau(c, p.valNode, p.path)
@@ -460,6 +494,19 @@ func (s *Spec) decodeStop(c *collector, v *yaml.Node, path string) {
 			s.decodeThreshold(c, p)
 		}
 	}
+}
+
+// budget decodes a time budget: a number of seconds > 0.
+func (c *collector) budget(n *yaml.Node, path string) (time.Duration, bool) {
+	x, ok := c.number(n, path)
+	if !ok {
+		return 0, false
+	}
+	if x <= 0 || x > math.MaxInt64/float64(time.Second) {
+		c.nodeErrorf(n, path, "must be > 0 (seconds), got %s", formatNum(x))
+		return 0, false
+	}
+	return time.Duration(x * float64(time.Second)), true
 }
 
 // decodeThreshold decodes `field: value`, `field: {above: value}` or
@@ -500,7 +547,7 @@ func (s *Spec) decodeThreshold(c *collector, p pair) {
 
 func (s *Spec) decodePlateau(c *collector, v *yaml.Node, path string) {
 	pl := &Plateau{Std: 0.01, NumResults: 4, GracePeriod: 4}
-	c.fields(v, path, []string{"metric", "std", "num_results", "grace_period"}, func(p pair) {
+	c.fields(v, path, plateauKeys, func(p pair) {
 		switch p.key {
 		case "metric":
 			if x, ok := c.str(p.valNode, p.path); ok {
@@ -524,7 +571,7 @@ func (s *Spec) decodePlateau(c *collector, v *yaml.Node, path string) {
 }
 
 func (s *Spec) decodeResources(c *collector, v *yaml.Node, path string) {
-	c.fields(v, path, []string{"cpu", "gpu", "memory", "custom"}, func(p pair) {
+	c.fields(v, path, resourceKeys, func(p pair) {
 		switch p.key {
 		case "cpu":
 			if x, ok := c.number(p.valNode, p.path); ok {
@@ -560,7 +607,7 @@ func (c *collector) amounts(v *yaml.Node, path string) map[string]float64 {
 }
 
 func (s *Spec) decodeCheckpoint(c *collector, v *yaml.Node, path string) {
-	c.fields(v, path, []string{"num_to_keep", "score_attribute", "score_order", "frequency", "at_end"}, func(p pair) {
+	c.fields(v, path, checkpointKeys, func(p pair) {
 		switch p.key {
 		case "num_to_keep":
 			if x, ok := c.integer(p.valNode, p.path); ok {

@@ -141,7 +141,7 @@ func TestErrors(t *testing.T) {
 	}{{
 		name: "unknown key with suggestion",
 		src:  "command: [x]\nschedular: fifo\n",
-		want: []string{`experiment.yaml:2: schedular: unknown key (did you mean "scheduler"?); allowed keys: checkpoint, command, custom_resources, env, failure, gpus, max_concurrent_trials, metric, mode, name, num_samples, points_to_evaluate, resources, scheduler, search_space, searcher, seed, stop, stop_grace, storage, trainable, working_dir`},
+		want: []string{`experiment.yaml:2: schedular: unknown key (did you mean "scheduler"?); allowed keys: checkpoint, command, custom_resources, env, failure, gpus, max_concurrent_trials, max_pending_trials, metric, mode, name, num_samples, points_to_evaluate, report_timeout, resources, scheduler, search_space, searcher, seed, stop, stop_grace, storage, time_budget_s, trainable, trial_timeout, working_dir`},
 	}, {
 		name: "unknown nested key",
 		src:  "command: [x]\ncheckpoint:\n  num_to_kep: 2\n",
@@ -197,7 +197,7 @@ func TestErrors(t *testing.T) {
 	}, {
 		name: "unknown plugin parameter",
 		src:  "command: [x]\nscheduler: {name: fifo, grace_period: 3}\n",
-		want: []string{`experiment.yaml:2: scheduler.grace_period: unknown key; allowed keys: name`},
+		want: []string{`experiment.yaml:2: scheduler.grace_period: unknown key for scheduler fifo (allowed keys: name); it is a parameter of scheduler asha and median; did you mean stop.plateau.grace_period?`},
 	}, {
 		name: "search space error at its line",
 		src:  "command: [x]\nsearch_space:\n  bs: {grid: [1, 2]}\n  lr: {loguniform: [0, 1]}\n",
@@ -300,7 +300,7 @@ gpus: many
 		`experiment.yaml:1: command: required: the program each trial runs and its arguments, as a list, e.g. [python3, train.py]`,
 		`experiment.yaml:2: mode: allowed values are min and max, got "up"`,
 		`experiment.yaml:3: num_samples: must be -1 (until a stop condition ends the experiment) or >= 1, got -3`,
-		`experiment.yaml:8: scheduler.reduction_factor: unknown key; allowed keys: name`,
+		`experiment.yaml:8: scheduler.reduction_factor: unknown key for scheduler fifo (allowed keys: name); it is a parameter of scheduler asha, hyperband and hyperband_for_bohb`,
 		`experiment.yaml:10: stop.training_iteration: must be >= 1, got 0`,
 		`experiment.yaml:11: checkpoint.num_to_keep: must be >= 1, or 0 to keep all, got -1`,
 		`experiment.yaml:11: checkpoint.score_order: allowed values are max and min, got "best"`,
