@@ -215,6 +215,9 @@ type Params struct {
 	vals     map[string]pair
 	order    []string
 	asked    []string
+	// resolved, when not nil, records the value each parameter resolved to
+	// (its default when unset), for comparing plugins' settings.
+	resolved map[string]any
 }
 
 func newParams(c *collector, path string, node *yaml.Node, reserved ...string) *Params {
@@ -246,9 +249,21 @@ func (p *Params) lookup(key string) (pair, bool) {
 	}
 	e, ok := p.vals[key]
 	if !ok || isNull(e.valNode) {
+		p.resolve(key, nil)
 		return pair{}, false
 	}
+	if p.resolved != nil {
+		v, _ := (&collector{lines: map[string]pos{}}).value(e.valNode, e.path, 0)
+		p.resolved[key] = v
+	}
 	return e, true
+}
+
+// resolve records that key resolved to v, if p records values.
+func (p *Params) resolve(key string, v any) {
+	if p.resolved != nil {
+		p.resolved[key] = v
+	}
 }
 
 // Has reports whether key is set (to something other than null).
@@ -259,42 +274,50 @@ func (p *Params) Has(key string) bool {
 
 // Int returns the integer parameter key, or def.
 func (p *Params) Int(key string, def int) int {
+	v := def
 	if e, ok := p.lookup(key); ok {
-		if v, ok := p.c.integer(e.valNode, e.path); ok {
-			return v
+		if x, ok := p.c.integer(e.valNode, e.path); ok {
+			v = x
 		}
 	}
-	return def
+	p.resolve(key, v)
+	return v
 }
 
 // Float returns the numeric parameter key, or def.
 func (p *Params) Float(key string, def float64) float64 {
+	v := def
 	if e, ok := p.lookup(key); ok {
-		if v, ok := p.c.number(e.valNode, e.path); ok {
-			return v
+		if x, ok := p.c.number(e.valNode, e.path); ok {
+			v = x
 		}
 	}
-	return def
+	p.resolve(key, v)
+	return v
 }
 
 // Bool returns the boolean parameter key, or def.
 func (p *Params) Bool(key string, def bool) bool {
+	v := def
 	if e, ok := p.lookup(key); ok {
-		if v, ok := p.c.boolean(e.valNode, e.path); ok {
-			return v
+		if x, ok := p.c.boolean(e.valNode, e.path); ok {
+			v = x
 		}
 	}
-	return def
+	p.resolve(key, v)
+	return v
 }
 
 // String returns the string parameter key, or def.
 func (p *Params) String(key, def string) string {
+	v := def
 	if e, ok := p.lookup(key); ok {
-		if v, ok := p.c.str(e.valNode, e.path); ok {
-			return v
+		if x, ok := p.c.str(e.valNode, e.path); ok {
+			v = x
 		}
 	}
-	return def
+	p.resolve(key, v)
+	return v
 }
 
 // Invalid reports the error of a plugin's Validate at the parameter it

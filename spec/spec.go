@@ -178,6 +178,20 @@ func Load(path string) (*Spec, error) {
 // extension); dir is the directory a relative working_dir is resolved
 // against. The error, if any, is an Errors value holding every problem.
 func Parse(data []byte, file, dir string) (*Spec, error) {
+	return decodeSpec(data, file, dir, true)
+}
+
+// Decode decodes a spec as Parse does but checks only what decoding needs
+// (syntax, types, known keys), not the values: it is for reading the spec
+// an experiment was started with to compare it with another (Compare),
+// which must work even if that spec no longer validates here (another
+// machine, a stricter hone). The spec it returns may not be valid.
+func Decode(data []byte, file, dir string) (*Spec, error) {
+	return decodeSpec(data, file, dir, false)
+}
+
+// decodeSpec is Parse, and Decode when validate is false.
+func decodeSpec(data []byte, file, dir string, validate bool) (*Spec, error) {
 	s := Default()
 	s.file = file
 	base := filepath.Base(file)
@@ -208,7 +222,9 @@ func Parse(data []byte, file, dir string) (*Spec, error) {
 		return nil, c.result()
 	}
 	s.decode(c, root, absDir)
-	s.check(c)
+	if validate {
+		s.check(c)
+	}
 	if err := c.result(); err != nil {
 		return nil, err
 	}
