@@ -608,8 +608,9 @@ func TestClosest(t *testing.T) {
 	}
 }
 
-// FuzzParse checks that no document makes Parse panic, and that whatever
-// it accepts passes Validate and builds.
+// FuzzParse checks that no document makes Parse panic, that whatever it
+// accepts passes Validate, that Decode reads it the same, and that Compare
+// finds no difference between the spec and itself.
 func FuzzParse(f *testing.F) {
 	for _, seed := range []string{
 		"command: [x]\n",
@@ -617,6 +618,8 @@ func FuzzParse(f *testing.F) {
 		"command: [x]\nstop: {loss: {below: 1}, plateau: {std: 1}}\n",
 		"command: [x]\nscheduler: {name: fifo, x: &a [1, *a]}\n",
 		"command: [x]\nenv: {A: 1}\nresources: {memory: 1GiB}\n",
+		"command: [x]\nmetric: m\nscheduler: {name: pbt, hyperparam_mutations: {a: [1, .nan]}}\npoints_to_evaluate: [{a: .inf}]\n",
+		"command: [x]\ntime_budget_s: 5\nmax_pending_trials: 2\ntrial_timeout: 1h\nstorage: file:///tmp/x\n",
 		"- a\n",
 		"{",
 	} {
@@ -634,6 +637,16 @@ func FuzzParse(f *testing.F) {
 		}
 		if err := s.Validate(); err != nil {
 			t.Fatalf("accepted spec fails Validate: %v", err)
+		}
+		if r, a := Compare(s, s); r != nil || a != nil {
+			t.Fatalf("a spec differs from itself: %q %q", r, a)
+		}
+		d, err := Decode([]byte(src), "f.yaml", dir)
+		if err != nil {
+			t.Fatalf("Decode refuses what Parse accepts: %v", err)
+		}
+		if r, a := Compare(s, d); r != nil || a != nil {
+			t.Fatalf("Decode and Parse differ: %q %q", r, a)
 		}
 	})
 }
