@@ -343,7 +343,7 @@ func (s *Spec) checkCommand(c *collector) {
 	for _, k := range sortedKeys(s.Env) {
 		p := join("env", k)
 		switch {
-		case k == "" || strings.ContainsAny(k, "=\x00"):
+		case k == "" || strings.ContainsRune(k, '=') || strings.IndexFunc(k, unicode.IsControl) >= 0 || strings.IndexFunc(k, unicode.IsSpace) >= 0:
 			c.errorf(p, "not a valid environment variable name")
 		case strings.HasPrefix(k, "HONE_"):
 			c.errorf(p, "hone sets %s for each trial; choose another name", k)

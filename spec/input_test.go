@@ -52,6 +52,14 @@ func TestRefusedInput(t *testing.T) {
 		src:  "command: [x]\ntrainable: \"  \"\n",
 		want: []string{`experiment.yaml:2: trainable: must contain a visible character, got "  "`},
 	}, {
+		name: "environment variable names",
+		src:  "command: [x]\nenv:\n  \"A\\nB\": 1\n  \"C D\": 2\n  \"E=F\": 3\n  OK: \"multi\\nline\"\n",
+		want: []string{
+			`experiment.yaml:3: env.A\nB: not a valid environment variable name`,
+			`experiment.yaml:4: env.C D: not a valid environment variable name`,
+			`experiment.yaml:5: env.E=F: not a valid environment variable name`,
+		},
+	}, {
 		name: "object storage",
 		src:  "command: [x]\nstorage: s3://bucket/results\n",
 		want: []string{`experiment.yaml:2: storage: unsupported URL scheme "s3"; allowed: a local path or file:///abs/path`},
@@ -194,5 +202,23 @@ func TestFormatSize(t *testing.T) {
 		if got := formatSize(in); got != want {
 			t.Errorf("formatSize(%d) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestErrorsStayOneLine checks that keys with control characters are
+// escaped in errors, so each error is one line.
+func TestErrorsStayOneLine(t *testing.T) {
+	for src, want := range map[string]string{
+		"command: [x]\nmetric: m\nscheduler: {name: pbt, hyperparam_mutations: {\"a\\nb\": 3}}\n": `experiment.yaml:3: scheduler.hyperparam_mutations: a\nb: want a list of values or a domain such as {uniform: [0, 1]}, got 3`,
+		"command: [x]\n\"a\\rb\": 1\n":                                 `experiment.yaml:2: a\rb: unknown key; allowed keys: ` + strings.Join(sorted(topKeys), ", "),
+		"command: [x]\nsearch_space: {\"a\\nb\": {uniform: [1, 0]}}\n": `experiment.yaml:2: search_space.a\nb.uniform: want [low, high] with low < high, got [1, 0]`,
+	} {
+		_, err := parse(t, src)
+		if got := messages(t, err); len(got) != 1 || got[0] != want {
+			t.Errorf("errors:\n got %q\nwant %q", got, want)
+		}
+	}
+	if got := printable("ok \"quoted\" \\ é\x00\x7f\xff\u0085"); got != `ok "quoted" \ é\x00\x7f\xff\u0085` {
+		t.Errorf("printable = %q", got)
 	}
 }

@@ -620,6 +620,7 @@ func FuzzParse(f *testing.F) {
 		"command: [x]\nenv: {A: 1}\nresources: {memory: 1GiB}\n",
 		"command: [x]\nmetric: m\nscheduler: {name: pbt, hyperparam_mutations: {a: [1, .nan]}}\npoints_to_evaluate: [{a: .inf}]\n",
 		"command: [x]\ntime_budget_s: 5\nmax_pending_trials: 2\ntrial_timeout: 1h\nstorage: file:///tmp/x\n",
+		"command: [x]\n\"a\\nb\": 1\nenv: {\"x\\ty\": 1}\nname: \"\\r\"\n",
 		"- a\n",
 		"{",
 	} {
@@ -632,6 +633,11 @@ func FuzzParse(f *testing.F) {
 			var es Errors
 			if !errors.As(err, &es) || len(es) == 0 {
 				t.Fatalf("error is not a non-empty Errors: %v", err)
+			}
+			for _, e := range es {
+				if strings.ContainsAny(e.Error(), "\n\r") {
+					t.Fatalf("an error takes more than one line: %q", e.Error())
+				}
 			}
 			return
 		}
