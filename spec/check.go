@@ -32,7 +32,8 @@ func (s *Spec) Validate() error {
 func (s *Spec) check(c *collector) (hone.Searcher, hone.Scheduler) {
 	s.checkName(c)
 	if s.Trainable != "" {
-		checkLabel(c, "trainable", s.Trainable, "starts every trial directory's name")
+		// Trial directory names make it safe (a slash becomes _).
+		checkLabel(c, "trainable", s.Trainable, "")
 	}
 	if s.Storage == "" {
 		c.errorf("storage", "must not be empty")
@@ -140,12 +141,13 @@ func (s *Spec) checkName(c *collector) {
 // checkLabel checks a name that becomes part of a directory name and is
 // printed in tables and logs: valid UTF-8, no slash, no control character
 // (a newline, a tab, NUL, ...), and at least one visible character.
-// what says which directory it names, for the slash error.
+// what says which directory it names, for the slash error; "" allows
+// slashes.
 func checkLabel(c *collector, path, n, what string) {
 	switch {
 	case !utf8.ValidString(n):
 		c.errorf(path, "must be valid UTF-8 text, got %q", n)
-	case strings.ContainsAny(n, "/\\"):
+	case what != "" && strings.ContainsAny(n, "/\\"):
 		c.errorf(path, "%s, so it cannot contain a slash, got %q", what, n)
 	case strings.IndexFunc(n, unicode.IsControl) >= 0:
 		c.errorf(path, "must not contain control characters such as newlines or tabs, got %q", n)

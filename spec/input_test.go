@@ -44,10 +44,6 @@ func TestRefusedInput(t *testing.T) {
 		src:  "command: [x]\ntrainable: \"mlp\\r\\n\"\n",
 		want: []string{`experiment.yaml:2: trainable: must not contain control characters such as newlines or tabs, got "mlp\r\n"`},
 	}, {
-		name: "trainable with a slash",
-		src:  "command: [x]\ntrainable: a/b\n",
-		want: []string{`experiment.yaml:2: trainable: starts every trial directory's name, so it cannot contain a slash, got "a/b"`},
-	}, {
 		name: "trainable of spaces",
 		src:  "command: [x]\ntrainable: \"  \"\n",
 		want: []string{`experiment.yaml:2: trainable: must contain a visible character, got "  "`},
@@ -121,6 +117,14 @@ func TestRefusedNameInGo(t *testing.T) {
 		if err := s.Validate(); err != nil {
 			t.Errorf("name %q refused: %v", name, err)
 		}
+	}
+}
+
+// TestTrainableSlash checks that a trainable with a slash is accepted:
+// trial directory names replace it.
+func TestTrainableSlash(t *testing.T) {
+	if s, err := parse(t, "command: [x]\ntrainable: models/mlp\n"); err != nil || s.Trainable != "models/mlp" {
+		t.Errorf("trainable with a slash: %v", err)
 	}
 }
 
