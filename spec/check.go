@@ -16,7 +16,8 @@ import (
 	"github.com/hone-tune/hone/space"
 )
 
-// Validate checks every value of s and returns all problems at once as an
+// Validate checks every value of s, including its resources against this
+// machine's CPUs and memory, and returns all problems at once as an
 // Errors value, or nil. For a spec from Parse the errors carry the lines of
 // the offending keys. Validate builds the searcher and the scheduler to
 // check them (cheaply, and without side effects) unless something else is

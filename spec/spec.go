@@ -64,7 +64,10 @@ type Spec struct {
 	Scheduler Plugin
 	// Stop holds the stop conditions.
 	Stop Stop
-	// Resources is what each trial needs. Default: 1 CPU.
+	// Resources is what each trial needs. Default: 1 CPU. Validate
+	// refuses a trial that needs more than the machine has at all: more
+	// CPUs or memory than it has, more GPUs than GPUs, more of a custom
+	// resource than CustomResources.
 	Resources hone.Resources
 	// MaxConcurrentTrials caps running trials; 0 means as many as resources
 	// allow.
@@ -181,8 +184,9 @@ func Parse(data []byte, file, dir string) (*Spec, error) {
 	return decodeSpec(data, file, dir, true)
 }
 
-// Decode decodes a spec as Parse does but checks only what decoding needs
-// (syntax, types, known keys), not the values: it is for reading the spec
+// Decode decodes a spec as Parse does but checks only what decoding
+// checks (syntax, types, known keys, a few values), not what Validate
+// checks (ranges, the plugins, this machine): it is for reading the spec
 // an experiment was started with to compare it with another (Compare),
 // which must work even if that spec no longer validates here (another
 // machine, a stricter hone). The spec it returns may not be valid.
