@@ -161,6 +161,11 @@ func FuncRand(fn func(cfg hone.Config, r *rand.Rand) any) Domain {
 // Kind returns the domain's kind.
 func (d Domain) Kind() Kind { return d.kind }
 
+// Integer reports whether the domain's values are ints: randint, qrandint,
+// lograndint and qlograndint. Explorers that scale a value (PBT) keep such
+// values ints.
+func (d Domain) Integer() bool { return d.isInt() }
+
 // String renders the domain in space-file syntax, e.g.
 // "{loguniform: [0.0001, 0.1]}".
 func (d Domain) String() string {
