@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hone-tune/hone"
+	"pgregory.net/rapid"
 )
 
 // TestDomainsInListsAreSampled: a list holding domains — directly, in a
@@ -117,6 +118,11 @@ func TestGridInLists(t *testing.T) {
 	if p := g.At(1); !reflect.DeepEqual(p, map[string]any{"layers": map[string]any{"0": 32, "2": "a"}, "lr": 1}) {
 		t.Fatalf("point 1 = %#v", p)
 	}
+	// A list whose every element the grid sets is still a list.
+	only := Space{"l": []any{GridSearch(1, 2), Space{"w": GridSearch("x")}}}
+	if cfg := only.Resolve(only.Grid(nil).At(1), nil); !reflect.DeepEqual(cfg["l"], []any{2, map[string]any{"w": "x"}}) {
+		t.Fatalf("all-grid list: %#v", cfg["l"])
+	}
 	// A preset point with the whole list: no grid over its elements.
 	fixed := map[string]any{"layers": []any{8, 0.5, "c"}}
 	if n := s.Grid(fixed).Len(); n != 2 {
@@ -203,4 +209,189 @@ func TestFuncNeedsErrors(t *testing.T) {
 	if cfg := s.Sample(newRand(1)); cfg["a"] != 1 || cfg["b"] != 1 {
 		t.Fatalf("cyclic space sampled to %v", cfg)
 	}
+}
+
+// genValue draws a space value: a constant, a domain, or (depth allowing)
+// a list or sub-space of such values. grids counts the grid points.
+func genValue(t *rapid.T, depth int, label string, grids *int) any {
+	kinds := 5
+	if depth >= 3 {
+		kinds = 3
+	}
+	switch rapid.IntRange(0, kinds-1).Draw(t, label) {
+	case 0:
+		return rapid.IntRange(-5, 5).Draw(t, label+"c")
+	case 1:
+		return Uniform(0, 1)
+	case 2:
+		if rapid.Bool().Draw(t, label+"g") {
+			*grids *= 2
+			return GridSearch("p", "q")
+		}
+		return Choice(1, 2, 3)
+	case 3:
+		n := rapid.IntRange(0, 3).Draw(t, label+"n")
+		out := make([]any, n)
+		for i := range out {
+			out[i] = genValue(t, depth+1, label+"l", grids)
+		}
+		return out
+	}
+	n := rapid.IntRange(1, 3).Draw(t, label+"m")
+	out := Space{}
+	for i := range n {
+		out[string(rune('a'+i))] = genValue(t, depth+1, label+"s", grids)
+	}
+	return out
+}
+
+// sameShape reports whether cfg has the space's shape with every domain
+// replaced by a value: no Domain left, lists of the same lengths.
+func sameShape(sv, cv any) bool {
+	switch x := sv.(type) {
+	case Domain:
+		_, isD := cv.(Domain)
+		return !isD && cv != nil
+	case []any:
+		y, ok := cv.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameShape(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	if sub, ok := subspace(sv); ok && len(sub) > 0 {
+		m, ok := cv.(map[string]any)
+		if !ok || len(m) != len(sub) {
+			return false
+		}
+		for k, e := range sub {
+			if !sameShape(e, m[k]) {
+				return false
+			}
+		}
+		return true
+	}
+	return equalValues(sv, cv)
+}
+
+// TestListsProperty: for random nestings of lists and sub-spaces, every
+// sample has the space's shape with each domain sampled and passes Check,
+// sampling is deterministic, and the grid has one point per combination of
+// its grid domains' values, each resolving to a configuration that holds
+// the point's values.
+func TestListsProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		grids := 1
+		s := Space{"root": genValue(t, 0, "v", &grids), "k": Uniform(0, 1)}
+		if err := s.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		seed := rapid.Uint64().Draw(t, "seed")
+		cfg := s.Sample(newRand(seed))
+		if !sameShape(map[string]any(s), cfg) {
+			t.Fatalf("shape: space %v, config %#v", formatValue(map[string]any(s)), cfg)
+		}
+		if err := s.Check(cfg); err != nil {
+			t.Fatal(err)
+		}
+		if again := s.Sample(newRand(seed)); !reflect.DeepEqual(cfg, again) {
+			t.Fatalf("not deterministic: %v vs %v", cfg, again)
+		}
+		g := s.Grid(nil)
+		if g.Len() != grids {
+			t.Fatalf("%d grid points, want %d", g.Len(), grids)
+		}
+		var gridLeaves []leaf
+		for _, l := range s.leaves() {
+			if l.isD && l.dom.kind == KindGrid {
+				gridLeaves = append(gridLeaves, l)
+			}
+		}
+		seen := map[string]bool{}
+		for i := range g.Len() {
+			c := s.Resolve(g.At(i), newRand(seed))
+			if err := s.Check(c); err != nil || !sameShape(map[string]any(s), c) {
+				t.Fatalf("grid point %d: %v, %#v", i, err, c)
+			}
+			var key []any
+			for _, l := range gridLeaves {
+				v, _ := l.lookup(c)
+				key = append(key, v)
+			}
+			seen[formatValue(key)] = true
+		}
+		if len(seen) != grids {
+			t.Fatalf("%d distinct grid combinations, want %d", len(seen), grids)
+		}
+	})
+}
+
+// TestFuncNeedsProperty: for random acyclic needs among Funcs whose key
+// order differs from their dependency order, every Func sees the values
+// of the Funcs it needs; adding a need that closes a loop is a Validate
+// error that names a cycle.
+func TestFuncNeedsProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 8).Draw(t, "funcs")
+		names := rapid.Permutation([]string{"a", "b", "c", "d", "e", "f", "g", "h"}).Draw(t, "names")[:n]
+		// Func i may need Funcs j < i: acyclic by construction.
+		needs := make([][]int, n)
+		for i := range n {
+			for j := range i {
+				if rapid.Bool().Draw(t, "need") {
+					needs[i] = append(needs[i], j)
+				}
+			}
+		}
+		build := func(extra map[int]int) Space {
+			s := Space{}
+			for i := range n {
+				deps := needs[i]
+				var paths []string
+				for _, j := range deps {
+					paths = append(paths, names[j])
+				}
+				if j, ok := extra[i]; ok {
+					paths = append(paths, names[j])
+				}
+				s[names[i]] = Func(func(c hone.Config) any {
+					depth := 0
+					for _, p := range paths {
+						v, ok := c[p].(int)
+						if !ok {
+							return -1 // a needed Func has not run
+						}
+						depth = max(depth, v+1)
+					}
+					return depth
+				}).Needs(paths...)
+			}
+			return s
+		}
+		s := build(nil)
+		if err := s.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		cfg := s.Sample(newRand(1))
+		for i := range n {
+			if v := cfg[names[i]]; v == -1 {
+				t.Fatalf("%s ran before a Func it needs: %v (needs %v)", names[i], cfg, needs)
+			}
+		}
+		if n < 2 {
+			return
+		}
+		// Close a loop: the first Func needs the last, which reaches it only
+		// if the last needs it through a chain; make sure it does.
+		needs[n-1] = append(needs[n-1], 0)
+		bad := build(map[int]int{0: n - 1})
+		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "in a cycle: ") {
+			t.Fatalf("cycle not reported: %v", err)
+		}
+	})
 }

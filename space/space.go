@@ -211,6 +211,9 @@ func (s Space) Resolve(point map[string]any, r *rand.Rand) map[string]any {
 	var funcs []leaf
 	for _, l := range s.leaves() {
 		if covered(point, l.path) {
+			if l.inList() {
+				l.set(cfg, nil) // the lists the point's elements go into
+			}
 			continue
 		}
 		switch {
