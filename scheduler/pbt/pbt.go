@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -209,8 +210,15 @@ func New(cfg Config) (*Scheduler, error) {
 		nextSync: math.Max(cfg.PerturbationInterval, cfg.BurnInPeriod)}, nil
 }
 
-// Config returns the scheduler's parameters, every default filled in.
-func (s *Scheduler) Config() Config { return s.cfg }
+// Config returns the scheduler's parameters, every default filled in; its
+// pointers and slices are the caller's.
+func (s *Scheduler) Config() Config {
+	c := s.cfg
+	c.QuantileFraction, c.ResampleProbability = new(s.quantile), new(s.resample)
+	c.LogConfig, c.RequireAttrs = new(s.logConfig), new(s.requireAttrs)
+	c.PerturbationFactors = slices.Clone(c.PerturbationFactors)
+	return c
+}
 
 // Stats returns the counts so far.
 func (s *Scheduler) Stats() Stats { return s.stats }
