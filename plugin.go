@@ -102,6 +102,17 @@ type OldestByStatus interface {
 	Oldest(s Status) *Trial
 }
 
+// TrialFailer is an optional extension of Control for schedulers that find
+// that a trial cannot go on (PBT's require_attrs): FailTrial fails t with
+// msg as an error of the trial itself does — retried from its checkpoint
+// while max_failures allows, else ERROR, with msg in its error file. From
+// OnResult for t itself, the failure takes effect when OnResult returns,
+// whose decision is then ignored (the searcher is not told the result).
+// A finished trial is left alone.
+type TrialFailer interface {
+	FailTrial(t *Trial, msg string)
+}
+
 // Control is what the controller gives schedulers: a read-only view of the
 // experiment and a small action API. It may be kept and used later on the
 // controller's goroutine, e.g. in a SaveFuture continuation, never from

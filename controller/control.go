@@ -55,6 +55,9 @@ func (x control) PauseTrial(t *hone.Trial, save bool) {
 
 func (x control) StopTrial(t *hone.Trial) { x.c.stopTrial(t) }
 
+// FailTrial implements hone.TrialFailer.
+func (x control) FailTrial(t *hone.Trial, msg string) { x.c.failTrial(t, msg) }
+
 func (x control) SetConfig(t *hone.Trial, cfg hone.Config, tag string) {
 	t.Config = cfg
 	if tag != "" {

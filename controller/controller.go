@@ -93,6 +93,8 @@ type tstate struct {
 	restartedSincePin bool // the trial started from that restore point since
 
 	queued [2]bool // an entry of the trial is in queues[i]
+
+	schedFail string // a failure the scheduler asked for while deciding on the trial
 }
 
 // New returns a controller for exp with a resource pool. Call Step with an
@@ -330,6 +332,11 @@ func (c *Controller) onResult(t *hone.Trial, in Input) {
 		c.deciding = t
 		dec = c.sched.OnResult(c.ctl(), t, r)
 		c.deciding = nil
+		if msg := s.schedFail; msg != "" {
+			s.schedFail = ""
+			c.fail(t, msg)
+			return
+		}
 		if dec != hone.Stop {
 			c.search.OnResult(t.ID, r)
 		}
@@ -603,6 +610,21 @@ func (c *Controller) fail(t *hone.Trial, msg string) {
 		c.fatal = fmt.Errorf("trial %s failed and fail_fast is set: %s", t.ID, firstLine(msg))
 		c.stopAll("fail_fast")
 	}
+}
+
+// failTrial is FailTrial of the scheduler's Control: it fails t at once,
+// or, while the scheduler decides on t's result, once it has decided.
+func (c *Controller) failTrial(t *hone.Trial, msg string) {
+	if c.byID[t.ID] != t || t.Status.Finished() {
+		return
+	}
+	if c.deciding == t {
+		if s := c.st[t.ID]; s.schedFail == "" {
+			s.schedFail = msg
+		}
+		return
+	}
+	c.fail(t, msg)
 }
 
 // restorePoint is where a retried trial restarts: an exploit's assigned

@@ -60,8 +60,11 @@ func tooDeep(path []string) error {
 //   - {const: V} is the constant V, taken literally: the escape for a
 //     constant map whose only key is a domain name.
 //   - Any other map is a sub-space and is decoded recursively.
-//   - Everything else (scalars, lists) is a constant. Choice and grid values
-//     are literals too, maps included.
+//   - A list is decoded element by element: [{choice: [16, 32]}, 3] is a
+//     list whose first element is sampled. A list without domains is a
+//     constant.
+//   - Everything else (scalars) is a constant. Choice and grid values are
+//     literals, maps and lists included.
 //
 // Integers (including integral json.Numbers) stay int, other numbers become
 // float64. Domain values already in the tree are kept. Errors name the full
@@ -256,8 +259,23 @@ func decodeMap(m map[string]any, path []string) (Space, error) {
 	return s, nil
 }
 
-// decodeValue decodes a normalized value.
+// decodeValue decodes a normalized value. A list whose elements hold
+// domains becomes a list of decoded elements; other lists stay as they are.
 func decodeValue(v any, path []string) (any, error) {
+	if list, ok := v.([]any); ok {
+		out := make([]any, len(list))
+		for i, e := range list {
+			d, err := decodeValue(e, append(slices.Clip(path), strconv.Itoa(i)))
+			if err != nil {
+				return nil, err
+			}
+			out[i] = d
+		}
+		if hasDomain(out, 0) {
+			return out, nil
+		}
+		return v, nil
+	}
 	m, ok := v.(map[string]any)
 	if !ok {
 		return v, nil

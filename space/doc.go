@@ -25,6 +25,7 @@
 //	model:                                # a nested map is a sub-space
 //	  width: {choice: [64, 128]}
 //	  act: relu                           # plain scalars and lists are constants
+//	convs:  [{choice: [16, 32]}, 64]      # domains inside lists are sampled too
 //	opts:   {const: {uniform: [0, 1]}}    # {const: V}: V literally
 //
 // A map with exactly one key that names a domain is that domain; any other
@@ -36,7 +37,9 @@
 //
 // Every bound must be a finite number; integer bounds must be integers of
 // magnitude at most 2^53. Choice and grid values are literals: maps among
-// them are not searched.
+// them are not searched. A list is searched element by element: domains
+// and sub-spaces among its elements are sampled (grid domains join the
+// grid), and a list without any is a constant.
 //
 // # Semantics
 //
@@ -47,8 +50,11 @@
 // are enumerated by Space.Grid in Ray Tune's order; elsewhere (Sample) a
 // grid domain is drawn like a choice. Func and FuncRand domains, available
 // in Go only, compute a value from the configuration sampled so far, like
-// Ray Tune's sample_from; they run last, in key-path order.
+// Ray Tune's sample_from; they run last, in key-path order, except that a
+// Func that declares the keys it reads with Needs runs after the Funcs it
+// needs (a cycle of needs is a Validate error naming its keys).
 //
 // For model-based searchers, Params lists the domains with their bounds and
-// ToUnit/FromUnit encode configurations as points of the unit cube.
+// ToUnit/FromUnit encode configurations as points of the unit cube; domains
+// inside lists are not among them and are drawn at random.
 package space

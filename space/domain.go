@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/hone-tune/hone"
 )
@@ -57,6 +59,7 @@ type Domain struct {
 	values   []any // choice and grid
 	val      any   // const
 	fn       func(hone.Config, *rand.Rand) any
+	needs    []string // func: the dotted paths it reads (see Needs)
 }
 
 // Uniform returns a domain of floats drawn uniformly from [lo, hi].
@@ -141,10 +144,12 @@ func Const(v any) Domain { return Domain{kind: KindConst, val: v} }
 
 // Func returns a conditional domain, like Ray Tune's sample_from: its value
 // is fn(cfg), where cfg is the configuration being built with every
-// non-function value already resolved and the functions that sort before
-// this one (by key path) already evaluated. fn is called on the caller's
-// goroutine and must not modify or retain cfg; it should be deterministic,
-// or use FuncRand for randomness.
+// non-function value already resolved. Functions run in key-path order,
+// except that one that declares what it reads (Func(fn).Needs("b")) runs
+// after the functions it needs, wherever they sort: fn sees the functions
+// that ran before it. fn is called on the caller's goroutine and must not
+// modify or retain cfg; it should be deterministic, or use FuncRand for
+// randomness.
 func Func(fn func(cfg hone.Config) any) Domain {
 	if fn == nil {
 		return Domain{kind: KindFunc}
@@ -160,6 +165,11 @@ func FuncRand(fn func(cfg hone.Config, r *rand.Rand) any) Domain {
 
 // Kind returns the domain's kind.
 func (d Domain) Kind() Kind { return d.kind }
+
+// Integer reports whether the domain's values are ints: randint, qrandint,
+// lograndint and qlograndint. Explorers that scale a value (PBT) keep such
+// values ints.
+func (d Domain) Integer() bool { return d.isInt() }
 
 // String renders the domain in space-file syntax, e.g.
 // "{loguniform: [0.0001, 0.1]}".
@@ -255,7 +265,18 @@ func (d Domain) arity() int {
 // Validate reports whether the domain's arguments are acceptable, with an
 // error of the form "want <accepted form>, got <arguments>". Every number
 // must be finite; integer bounds must be integers of magnitude at most 2^53.
+// Only Func domains may declare needs, each a non-empty dotted path.
 func (d Domain) Validate() error {
+	if len(d.needs) > 0 {
+		if d.kind != KindFunc {
+			return fmt.Errorf("needs: only func domains read other parameters, not %s", d.kind)
+		}
+		for _, n := range d.needs {
+			if n == "" || slices.Contains(strings.Split(n, "."), "") {
+				return fmt.Errorf("needs %q: want a dotted key path such as \"model.width\"", n)
+			}
+		}
+	}
 	if d.valid() {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hone-tune/hone"
@@ -29,19 +30,30 @@ type Space map[string]any
 // leaf is one parameter of a space: a domain, or a constant.
 type leaf struct {
 	path []string
+	// lens[i] > 0 when path[i] is an index (in decimal) into a list of
+	// lens[i] elements rather than a map key; nil when no segment is.
+	lens []int
 	dom  Domain
 	isD  bool // dom is set; otherwise val is a constant
 	val  any
 }
 
-// leaves lists the space's parameters in path order.
+// inList reports whether the leaf is (inside) an element of a list.
+func (l leaf) inList() bool { return l.lens != nil }
+
+// index reports whether segment i of the leaf's path indexes a list.
+func (l leaf) index(i int) bool { return l.lens != nil && l.lens[i] > 0 }
+
+// leaves lists the space's parameters in path order. A list that holds a
+// domain (at any depth) is walked into, element by element in index
+// order; other lists are constants.
 func (s Space) leaves() []leaf {
 	var out []leaf
-	walk(map[string]any(s), nil, &out)
+	walk(map[string]any(s), nil, nil, &out)
 	return out
 }
 
-func walk(m map[string]any, prefix []string, out *[]leaf) {
+func walk(m map[string]any, prefix []string, lens []int, out *[]leaf) {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -49,23 +61,72 @@ func walk(m map[string]any, prefix []string, out *[]leaf) {
 	slices.Sort(keys)
 	for _, k := range keys {
 		path := append(slices.Clip(prefix), k)
-		switch v := m[k].(type) {
-		case Domain:
-			*out = append(*out, leaf{path: path, dom: v, isD: true})
-		case *Domain:
-			if v == nil {
-				*out = append(*out, leaf{path: path})
-			} else {
-				*out = append(*out, leaf{path: path, dom: *v, isD: true})
+		var pl []int
+		if lens != nil {
+			pl = append(slices.Clip(lens), 0)
+		}
+		walkValue(m[k], path, pl, out)
+	}
+}
+
+func walkValue(v any, path []string, lens []int, out *[]leaf) {
+	switch x := v.(type) {
+	case Domain:
+		*out = append(*out, leaf{path: path, lens: lens, dom: x, isD: true})
+	case *Domain:
+		if x == nil {
+			*out = append(*out, leaf{path: path, lens: lens})
+		} else {
+			*out = append(*out, leaf{path: path, lens: lens, dom: *x, isD: true})
+		}
+	case []any:
+		if !hasDomain(x, 0) {
+			*out = append(*out, leaf{path: path, lens: lens, val: v})
+			return
+		}
+		for i, e := range x {
+			pl := lens
+			if pl == nil {
+				pl = make([]int, len(path))
 			}
-		default:
-			if sub, ok := subspace(v); ok && len(sub) > 0 {
-				walk(sub, path, out)
-			} else {
-				*out = append(*out, leaf{path: path, val: v})
+			walkValue(e, append(slices.Clip(path), strconv.Itoa(i)), append(slices.Clip(pl), len(x)), out)
+		}
+	default:
+		if sub, ok := subspace(v); ok && len(sub) > 0 {
+			walk(sub, path, lens, out)
+		} else {
+			*out = append(*out, leaf{path: path, lens: lens, val: v})
+		}
+	}
+}
+
+// hasDomain reports whether v holds a domain: is one, or is a list or a
+// sub-space with one inside (at most maxDepth levels down).
+func hasDomain(v any, depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	switch x := v.(type) {
+	case Domain:
+		return true
+	case *Domain:
+		return x != nil
+	case []any:
+		for _, e := range x {
+			if hasDomain(e, depth+1) {
+				return true
+			}
+		}
+		return false
+	}
+	if sub, ok := subspace(v); ok {
+		for _, e := range sub {
+			if hasDomain(e, depth+1) {
+				return true
 			}
 		}
 	}
+	return false
 }
 
 // subspace reports whether v is a nested space, and returns it as a map.
@@ -84,18 +145,32 @@ func subspace(v any) (map[string]any, bool) {
 // pathString renders a key path for messages, e.g. "model.width".
 func pathString(path []string) string { return strings.Join(path, ".") }
 
-// Validate checks every domain of the space (see Domain.Validate) and that
-// the grid has at most MaxGridPoints points. The error names the first
-// invalid domain in path order, e.g.
-// "space: lr.loguniform: want [low, high] with 0 < low < high, got [0, 1]".
+// Validate checks every domain of the space (see Domain.Validate), that
+// the grid has at most MaxGridPoints points, and the needs of Func domains
+// (see Domain.Needs): each names a parameter or sub-space of the space, and
+// no Func needs itself through others. The error names the first invalid
+// domain in path order, e.g.
+// "space: lr.loguniform: want [low, high] with 0 < low < high, got [0, 1]",
+// or the Funcs of a cycle, e.g.
+// "space: func domains need each other in a cycle: a needs b, b needs a".
 func (s Space) Validate() error {
 	points := 1
-	for _, l := range s.leaves() {
+	leaves := s.leaves()
+	var funcs []leaf
+	for _, l := range leaves {
 		if !l.isD {
 			continue
 		}
 		if err := l.dom.Validate(); err != nil {
 			return fmt.Errorf("space: %s.%s: %w", pathString(l.path), l.dom.kind, err)
+		}
+		if l.dom.kind == KindFunc {
+			funcs = append(funcs, l)
+			for _, n := range l.dom.needs {
+				if !names(leaves, n) {
+					return fmt.Errorf("space: %s: needs %q, which is not a parameter of the space", pathString(l.path), n)
+				}
+			}
 		}
 		if l.dom.kind == KindGrid {
 			if points > MaxGridPoints/len(l.dom.values) {
@@ -103,6 +178,9 @@ func (s Space) Validate() error {
 			}
 			points *= len(l.dom.values)
 		}
+	}
+	if _, err := funcOrder(funcs); err != nil {
+		return err
 	}
 	return nil
 }
@@ -112,8 +190,8 @@ func (s Space) Validate() error {
 const MaxGridPoints = 1 << 40
 
 // Sample draws one configuration: every domain sampled with r (grid domains
-// like choices), constants copied, then Func domains evaluated. It is
-// Resolve(nil, r).
+// like choices, domains inside lists too), constants copied, then Func
+// domains evaluated. It is Resolve(nil, r).
 func (s Space) Sample(r *rand.Rand) map[string]any { return s.Resolve(nil, r) }
 
 // Resolve completes a partial configuration: the result holds every value
@@ -121,30 +199,45 @@ func (s Space) Sample(r *rand.Rand) map[string]any { return s.Resolve(nil, r) }
 // Tune's points_to_evaluate are), and every parameter point does not set is
 // sampled with r, in path order. A point value replaces a whole subtree: if
 // point sets "model" to a string, nothing under the space's "model" is
-// sampled. Func domains are evaluated last, seeing the point's values; a
-// point value for a Func's path wins over the function. A grid point from
-// Grid.At is a typical point.
+// sampled. Where the space has a list holding domains, a point may give the
+// whole list (taken as it is) or some of its elements by index: a map from
+// "0", "1", ... to the element's value, as Grid.At gives for a grid domain
+// inside a list. Func domains are evaluated last, seeing the point's
+// values, in dependency order (see Domain.Needs); a point value for a
+// Func's path wins over the function. A grid point from Grid.At is a
+// typical point.
 func (s Space) Resolve(point map[string]any, r *rand.Rand) map[string]any {
 	cfg := map[string]any{}
 	var funcs []leaf
 	for _, l := range s.leaves() {
 		if covered(point, l.path) {
+			if l.inList() {
+				l.set(cfg, nil) // the lists the point's elements go into
+			}
 			continue
 		}
 		switch {
 		case !l.isD:
-			setPath(cfg, l.path, cloneValue(l.val))
+			l.set(cfg, cloneValue(l.val))
 		case l.dom.kind == KindFunc:
 			funcs = append(funcs, l)
 		default:
-			setPath(cfg, l.path, l.dom.sample(r, nil))
+			l.set(cfg, l.dom.sample(r, nil))
 		}
 	}
 	mergeInto(cfg, point)
-	for _, l := range funcs {
-		setPath(cfg, l.path, l.dom.sample(r, hone.Config(cfg)))
-	}
+	evalFuncs(cfg, funcs, r)
 	return cfg
+}
+
+// evalFuncs sets the value of every Func leaf in cfg, in dependency order
+// (path order among the remaining ones if the needs form a cycle, which
+// Validate reports).
+func evalFuncs(cfg map[string]any, funcs []leaf, r *rand.Rand) {
+	order, _ := funcOrder(funcs)
+	for _, l := range order {
+		l.set(cfg, l.dom.sample(r, hone.Config(cfg)))
+	}
 }
 
 // covered reports whether point decides the value at path: it sets path
@@ -180,6 +273,80 @@ func asMap(v any) (map[string]any, bool) {
 	return nil, false
 }
 
+// set stores v at the leaf's path in cfg, creating (or replacing values of
+// the wrong shape with) the intermediate maps and lists (lists of the
+// space's length, elements nil until set).
+func (l leaf) set(cfg map[string]any, v any) {
+	if !l.inList() {
+		setPath(cfg, l.path, v)
+		return
+	}
+	var cur any = cfg
+	for i, k := range l.path {
+		if i == len(l.path)-1 {
+			put(cur, k, l.index(i), v)
+			return
+		}
+		next, _ := get(cur, k, l.index(i))
+		if l.index(i + 1) {
+			if list, ok := next.([]any); !ok || len(list) != l.lens[i+1] {
+				next = make([]any, l.lens[i+1])
+				put(cur, k, l.index(i), next)
+			}
+		} else if _, ok := next.(map[string]any); !ok {
+			next = map[string]any{}
+			put(cur, k, l.index(i), next)
+		}
+		cur = next
+	}
+}
+
+// lookup returns the value at the leaf's path in cfg.
+func (l leaf) lookup(cfg map[string]any) (any, bool) {
+	var cur any = cfg
+	for i, k := range l.path {
+		v, ok := get(cur, k, l.index(i))
+		if !ok {
+			return nil, false
+		}
+		cur = v
+	}
+	return cur, true
+}
+
+// get returns element k of a list (index true) or a map.
+func get(container any, k string, index bool) (any, bool) {
+	if index {
+		list, ok := container.([]any)
+		j, err := strconv.Atoi(k)
+		if !ok || err != nil || j < 0 || j >= len(list) {
+			return nil, false
+		}
+		return list[j], true
+	}
+	m, ok := asMap(container)
+	if !ok {
+		return nil, false
+	}
+	v, ok := m[k]
+	return v, ok
+}
+
+// put stores v as element k of a list (index true) or a map; it does
+// nothing if the container has another shape.
+func put(container any, k string, index bool, v any) {
+	if index {
+		list, ok := container.([]any)
+		if j, err := strconv.Atoi(k); ok && err == nil && j >= 0 && j < len(list) {
+			list[j] = v
+		}
+		return
+	}
+	if m, ok := asMap(container); ok {
+		m[k] = v
+	}
+}
+
 // setPath stores v at path in cfg, creating (or replacing non-map values
 // with) intermediate maps.
 func setPath(cfg map[string]any, path []string, v any) {
@@ -195,18 +362,42 @@ func setPath(cfg map[string]any, path []string, v any) {
 	cur[path[len(path)-1]] = v
 }
 
-// mergeInto deep-merges a copy of src into dst: maps merge key by key,
-// anything else replaces.
+// mergeInto deep-merges a copy of src into dst: maps merge key by key, a
+// map whose keys are all indices of a list ("0", "1", ...) merges into the
+// list element by element, anything else replaces.
 func mergeInto(dst, src map[string]any) {
 	for k, sv := range src {
-		if sm, ok := asMap(sv); ok {
-			if dm, ok := dst[k].(map[string]any); ok {
-				mergeInto(dm, sm)
-				continue
-			}
-		}
-		dst[k] = cloneValue(sv)
+		dst[k] = mergeValue(dst[k], sv)
 	}
+}
+
+func mergeValue(d, s any) any {
+	if sm, ok := asMap(s); ok {
+		if dm, ok := d.(map[string]any); ok {
+			mergeInto(dm, sm)
+			return dm
+		}
+		if dl, ok := d.([]any); ok && indexKeys(sm, len(dl)) {
+			for k, e := range sm {
+				j, _ := strconv.Atoi(k)
+				dl[j] = mergeValue(dl[j], e)
+			}
+			return dl
+		}
+	}
+	return cloneValue(s)
+}
+
+// indexKeys reports whether m is not empty and its keys are all indices
+// 0 <= i < n written in decimal.
+func indexKeys(m map[string]any, n int) bool {
+	for k := range m {
+		j, err := strconv.Atoi(k)
+		if err != nil || j < 0 || j >= n || strconv.Itoa(j) != k {
+			return false
+		}
+	}
+	return len(m) > 0
 }
 
 // Grid is the cartesian product of a space's grid domains: every
@@ -214,8 +405,10 @@ func mergeInto(dst, src map[string]any) {
 // Space.Resolve. Points are ordered as Ray Tune orders them: grid keys
 // sorted by path, the first key varying fastest. For {a: {grid: [1, 2]},
 // b: {grid: [x, y]}} the points are {a: 1, b: x}, {a: 2, b: x}, {a: 1,
-// b: y}, {a: 2, b: y}. A space without grid domains has one point: the
-// fixed configuration itself.
+// b: y}, {a: 2, b: y}. A grid domain inside a list is set by index:
+// {layers: [{grid: [16, 32]}, 3]} has the points {layers: {"0": 16}} and
+// {layers: {"0": 32}}, which Resolve places in the list. A space without
+// grid domains has one point: the fixed configuration itself.
 type Grid struct {
 	fixed  map[string]any
 	params []leaf
@@ -299,12 +492,13 @@ type Param struct {
 func (p Param) Name() string { return pathString(p.Path) }
 
 // Params lists the space's domains (not its constants) in path order. The
-// space must be valid.
+// space must be valid. Domains inside lists are not listed: searchers that
+// model the space draw them at random (Resolve, FromUnit).
 func (s Space) Params() []Param {
 	var out []Param
 	dim := 0
 	for _, l := range s.leaves() {
-		if !l.isD || l.dom.kind == KindConst {
+		if !l.isD || l.dom.kind == KindConst || l.inList() {
 			continue
 		}
 		d := l.dom
@@ -332,15 +526,16 @@ func (s Space) Params() []Param {
 }
 
 // Check reports the first domain (in path order) whose value in cfg is
-// missing or not one the domain can produce (see Domain.Contains). Func
-// domains and constants are not checked. Every configuration Sample or
-// Resolve(nil, r) returns passes Check.
+// missing or not one the domain can produce (see Domain.Contains); domains
+// inside lists are checked too, element by element. Func domains and
+// constants are not checked. Every configuration Sample or Resolve(nil, r)
+// returns passes Check.
 func (s Space) Check(cfg map[string]any) error {
 	for _, l := range s.leaves() {
 		if !l.isD || l.dom.kind == KindFunc || l.dom.kind == KindConst {
 			continue
 		}
-		v, ok := hone.Config(cfg).Lookup(l.path...)
+		v, ok := l.lookup(cfg)
 		if !ok {
 			return fmt.Errorf("space: %s: missing", pathString(l.path))
 		}
@@ -381,10 +576,11 @@ func (s Space) ToUnit(cfg map[string]any) ([]float64, error) {
 // FromUnit decodes a unit-cube point (see ToUnit) into a configuration:
 // constants copied, coordinate i decoded by the Param with Dim i
 // (coordinates are clamped to [0, 1]; cells are half-open, so 1 decodes to
-// the last category), then Func domains evaluated, with r for FuncRand
-// (r may be nil if the space has none). A uniformly drawn u yields the
-// space's sampling distribution. It fails if len(u) is not the number of
-// dimensions or a coordinate is NaN.
+// the last category), domains inside lists (which have no coordinate)
+// sampled with r, then Func domains evaluated in dependency order, with r
+// for FuncRand (r may be nil if the space has neither). A uniformly drawn u
+// yields the space's sampling distribution. It fails if len(u) is not the
+// number of dimensions or a coordinate is NaN.
 func (s Space) FromUnit(u []float64, r *rand.Rand) (map[string]any, error) {
 	cfg := map[string]any{}
 	var funcs []leaf
@@ -392,11 +588,16 @@ func (s Space) FromUnit(u []float64, r *rand.Rand) (map[string]any, error) {
 	for _, l := range s.leaves() {
 		switch {
 		case !l.isD:
-			setPath(cfg, l.path, cloneValue(l.val))
+			l.set(cfg, cloneValue(l.val))
 		case l.dom.kind == KindFunc:
 			funcs = append(funcs, l)
 		case l.dom.kind == KindConst:
-			setPath(cfg, l.path, cloneValue(l.dom.val))
+			l.set(cfg, cloneValue(l.dom.val))
+		case l.inList():
+			if r == nil {
+				return nil, fmt.Errorf("space: from unit: %s: a domain inside a list needs a random source", pathString(l.path))
+			}
+			l.set(cfg, l.dom.sample(r, nil))
 		default:
 			if i >= len(u) {
 				i++
@@ -412,9 +613,7 @@ func (s Space) FromUnit(u []float64, r *rand.Rand) (map[string]any, error) {
 	if i != len(u) {
 		return nil, fmt.Errorf("space: from unit: want %d coordinates, got %d", i, len(u))
 	}
-	for _, l := range funcs {
-		setPath(cfg, l.path, l.dom.sample(r, hone.Config(cfg)))
-	}
+	evalFuncs(cfg, funcs, r)
 	return cfg, nil
 }
 

@@ -524,10 +524,10 @@ func readPopulation(p *Params, def pbt.Config) pbt.Config {
 		TimeAttr:             p.String("time_attr", def.TimeAttr),
 		PerturbationInterval: p.Float("perturbation_interval", def.PerturbationInterval),
 		BurnInPeriod:         p.Float("burn_in_period", def.BurnInPeriod),
-		QuantileFraction:     p.Float("quantile_fraction", def.QuantileFraction),
+		QuantileFraction:     new(p.Float("quantile_fraction", *def.QuantileFraction)),
 		Synch:                p.Bool("synch", def.Synch),
-		LogConfig:            p.Bool("log_config", def.LogConfig),
-		RequireAttrs:         p.Bool("require_attrs", def.RequireAttrs),
+		LogConfig:            new(p.Bool("log_config", *def.LogConfig)),
+		RequireAttrs:         new(p.Bool("require_attrs", *def.RequireAttrs)),
 	}
 }
 
@@ -539,7 +539,7 @@ func readPopulation(p *Params, def pbt.Config) pbt.Config {
 func readPBT(p *Params) func(s *Spec) (hone.Scheduler, error) {
 	def := pbt.DefaultConfig()
 	cfg := readPopulation(p, def)
-	cfg.ResampleProbability = p.Float("resample_probability", def.ResampleProbability)
+	cfg.ResampleProbability = new(p.Float("resample_probability", *def.ResampleProbability))
 	cfg.PerturbationFactors = def.PerturbationFactors
 	if e, ok := p.lookup("perturbation_factors"); ok {
 		var fs []float64
@@ -625,8 +625,8 @@ func readPB2(p *Params) func(s *Spec) (hone.Scheduler, error) {
 	check(pc.TimeAttr == "", "time_attr", "must not be empty")
 	check(!(pc.PerturbationInterval > 0), "perturbation_interval", "must be > 0, got %s", formatNum(pc.PerturbationInterval))
 	check(pc.BurnInPeriod < 0, "burn_in_period", "must be >= 0, got %s", formatNum(pc.BurnInPeriod))
-	check(!(pc.QuantileFraction >= 0 && pc.QuantileFraction <= 0.5), "quantile_fraction",
-		"must be in [0, 0.5], got %s", formatNum(pc.QuantileFraction))
+	q := *pc.QuantileFraction
+	check(!(q >= 0 && q <= 0.5), "quantile_fraction", "must be in [0, 0.5], got %s", formatNum(q))
 	e, has := p.lookup("hyperparam_bounds")
 	if !has {
 		p.Errorf("hyperparam_bounds", "is required: the keys PB2 tunes, each [low, high], e.g. {lr: [0.0001, 0.1]}")

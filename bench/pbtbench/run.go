@@ -205,7 +205,7 @@ func pbtConfig(p *Problem, synch bool) pbt.Config {
 	cfg := pbt.DefaultConfig()
 	cfg.TimeAttr = hone.FieldTrainingIteration
 	cfg.PerturbationInterval = float64(p.Interval)
-	cfg.LogConfig = false
+	cfg.LogConfig = new(false)
 	cfg.Synch = synch
 	cfg.Mutations = map[string]any{}
 	for _, q := range p.Params {

@@ -123,15 +123,15 @@ func experiment(o options, extra ...hone.Callback) (*hone.Experiment, error) {
 	sched, err := pbt.New(pbt.Config{
 		TimeAttr:             hone.FieldTrainingIteration,
 		PerturbationInterval: float64(o.interval),
-		QuantileFraction:     0.25,
-		ResampleProbability:  0.25,
+		QuantileFraction:     new(0.25),
+		ResampleProbability:  new(0.25),
 		PerturbationFactors:  []float64{1.2, 0.8},
 		Mutations: map[string]any{
 			"lr":       space.LogUniform(lrMin, lrMax),
 			"momentum": momenta(),
 		},
-		LogConfig:    true,
-		RequireAttrs: true,
+		LogConfig:    new(true),
+		RequireAttrs: new(true),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: %w", err)

@@ -1,8 +1,9 @@
 // Package median is the median stopping rule (Golovin et al. 2017, Google
-// Vizier) with Ray Tune's semantics (SEMANTICS §4): after a grace period, a
-// trial whose best result is worse than the median, over the other trials
-// that have reached the same time, of their running means is stopped (or
-// paused, without hard_stop).
+// Vizier) with Ray Tune's semantics (SEMANTICS §4): from the grace period
+// on (a result at exactly the grace period is judged), a trial whose best
+// result is worse than the median, over the other trials that have reached
+// the same time, of their running means is stopped (or paused, without
+// hard_stop).
 package median
 
 import (
@@ -21,7 +22,8 @@ type Config struct {
 	Mode   hone.Mode
 	// TimeAttr measures progress (default time_total_s).
 	TimeAttr string
-	// GracePeriod: no trial stops before this much time (default 60).
+	// GracePeriod: no trial stops before this much time; a result at
+	// exactly GracePeriod is judged (default 60).
 	GracePeriod float64
 	// MinSamplesRequired other trials must have reached the time (default 3).
 	MinSamplesRequired int
@@ -132,7 +134,7 @@ func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone
 	if len(means) < s.cfg.MinSamplesRequired {
 		return s.insufficient(c, t, now)
 	}
-	if s.best(t.ID) < median(means) && now > s.cfg.GracePeriod {
+	if s.best(t.ID) < median(means) {
 		s.stopped[t.ID] = true
 		if s.cfg.HardStop {
 			return hone.Stop

@@ -96,7 +96,7 @@ type Config struct {
 // DefaultConfig returns Ray's defaults, without bounds.
 func DefaultConfig() Config {
 	p := pbt.DefaultConfig()
-	p.ResampleProbability, p.PerturbationFactors = 0, nil
+	p.ResampleProbability, p.PerturbationFactors = new(0.0), nil
 	return Config{PBT: p, MaxRows: 1000, FitRows: 200, Starts: 10}
 }
 
@@ -195,7 +195,7 @@ func (c Config) pbtConfig(ex pbt.Explorer) pbt.Config {
 	p := c.PBT
 	p.Mutations = mutations(c.Bounds)
 	p.Explorer = ex
-	p.ResampleProbability = 0
+	p.ResampleProbability = new(0.0)
 	p.PerturbationFactors = []float64{1} // not used with an explorer
 	return p
 }

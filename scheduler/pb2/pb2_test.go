@@ -37,7 +37,8 @@ func factory(args map[string]string) (hone.Scheduler, error) {
 		cfg.PBT.PerturbationInterval, _ = strconv.ParseFloat(v, 64)
 	}
 	if v, ok := args["quantile"]; ok {
-		cfg.PBT.QuantileFraction, _ = strconv.ParseFloat(v, 64)
+		q, _ := strconv.ParseFloat(v, 64)
+		cfg.PBT.QuantileFraction = &q
 	}
 	cfg.PBT.Synch = args["synch"] == "true"
 	return New(cfg)
@@ -68,7 +69,7 @@ func TestValidate(t *testing.T) {
 		{func(c *Config) { c.Bounds = map[string][2]float64{"a": {0, 1}, "a/b": {0, 1}} }, "a and a/b conflict"},
 		{func(c *Config) { c.PBT.Mutations = map[string]any{"x": []any{1}} }, "hyperparam_mutations must be empty"},
 		{func(c *Config) { c.PBT.Explorer = nopExplorer{} }, "the PBT explorer must be empty"},
-		{func(c *Config) { c.PBT.QuantileFraction = 0.7 }, "pb2: pbt: quantile_fraction = 0.7: must be in [0, 0.5]"},
+		{func(c *Config) { c.PBT.QuantileFraction = new(0.7) }, "pb2: pbt: quantile_fraction = 0.7: must be in [0, 0.5]"},
 		{func(c *Config) { c.PBT.Mode = "up" }, "pb2: pbt: mode = \"up\""},
 		{func(c *Config) { c.MaxRows = -1 }, "pb2: max rows = -1: must be >= 1"},
 		{func(c *Config) { c.FitRows = -1 }, "pb2: fit rows = -1"},

@@ -45,7 +45,8 @@ func (s *Scheduler) newConfig(r *rand.Rand, t, donor *hone.Trial) hone.Config {
 // mutated key, with probability resample_probability — or when a list's
 // current value is not in the list — draw afresh; else a list moves to a
 // neighbouring index (clamped) and a number is multiplied by a random
-// perturbation factor (ints stay ints). Nested maps recurse. Then the
+// perturbation factor (ints stay ints, and so do the values of an integer
+// domain whatever type they arrive as). Nested maps recurse. Then the
 // custom explore function, if any.
 func (s *Scheduler) explore(cfg hone.Config, r *rand.Rand) hone.Config {
 	out := cfg.Clone()
@@ -74,7 +75,7 @@ func (s *Scheduler) perturb(cfg map[string]any, muts map[string]any, r *rand.Ran
 		cur := cfg[k]
 		if list, ok := m.([]any); ok {
 			idx := indexOf(list, cur)
-			if r.Float64() < s.cfg.ResampleProbability || idx < 0 {
+			if r.Float64() < s.resample || idx < 0 {
 				cfg[k] = list[r.IntN(len(list))]
 				continue
 			}
@@ -85,27 +86,50 @@ func (s *Scheduler) perturb(cfg map[string]any, muts map[string]any, r *rand.Ran
 			cfg[k] = list[min(max(idx+shift, 0), len(list)-1)]
 			continue
 		}
-		if r.Float64() < s.cfg.ResampleProbability {
+		if r.Float64() < s.resample {
 			cfg[k] = sample(m, r)
 			continue
 		}
 		f := s.cfg.PerturbationFactors[r.IntN(len(s.cfg.PerturbationFactors))]
+		if integer(m) {
+			if n, ok := hone.Number(cur); ok {
+				cfg[k] = int(n * f) // also when cur is an integral float64 read back from JSON
+				continue
+			}
+		}
 		cfg[k] = scale(cur, f)
 	}
 }
 
-// scale multiplies a number by f; ints stay ints (truncated, as Ray does);
-// anything else is returned unchanged.
+// integer reports whether mutation m is a distribution of ints, such as
+// space's integer domains: one with an Integer() bool method that says so.
+func integer(m any) bool {
+	d, ok := m.(interface{ Integer() bool })
+	return ok && d.Integer()
+}
+
+// scale multiplies a number by f; ints (of any Go integer type) stay ints
+// of that type (truncated, as Ray does); anything else is returned
+// unchanged.
 func scale(v any, f float64) any {
 	switch x := v.(type) {
 	case int:
 		return int(float64(x) * f)
-	case int64:
-		return int64(float64(x) * f)
 	case float64:
 		return x * f
 	case float32:
 		return float32(float64(x) * f)
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		out := reflect.New(rv.Type()).Elem()
+		out.SetInt(int64(float64(rv.Int()) * f))
+		return out.Interface()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		out := reflect.New(rv.Type()).Elem()
+		out.SetUint(uint64(max(0, float64(rv.Uint())*f)))
+		return out.Interface()
 	}
 	if n, ok := hone.Number(v); ok {
 		return n * f

@@ -10,29 +10,36 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/hone-tune/hone"
 )
 
-// Config holds PBT's parameters. Start from DefaultConfig.
+// Config holds PBT's parameters. The zero value of every field means its
+// documented default (Ray Tune's), so Config{Mutations: m} is PBT with
+// Ray's defaults; the fields whose default is not their zero value and
+// whose zero value is a valid setting (QuantileFraction,
+// ResampleProbability, LogConfig, RequireAttrs) are pointers, nil meaning
+// the default: write ResampleProbability: new(0.0) to never resample.
 type Config struct {
 	// Metric and Mode default to the experiment's.
 	Metric string
 	Mode   hone.Mode
-	// TimeAttr measures training progress (default time_total_s).
+	// TimeAttr measures training progress ("" means time_total_s).
 	TimeAttr string
 	// PerturbationInterval: a trial is considered at most once per this
-	// much time (default 60).
+	// much time (0 means 60).
 	PerturbationInterval float64
 	// BurnInPeriod: no perturbation before this much time (default 0).
 	BurnInPeriod float64
-	// QuantileFraction in [0, 0.5] (default 0.25).
-	QuantileFraction float64
-	// ResampleProbability of drawing a fresh value (default 0.25).
-	ResampleProbability float64
-	// PerturbationFactors multiply numbers (default 1.2, 0.8).
+	// QuantileFraction in [0, 0.5] (nil means 0.25; 0 never exploits).
+	QuantileFraction *float64
+	// ResampleProbability of drawing a fresh value, in [0, 1] (nil means
+	// 0.25).
+	ResampleProbability *float64
+	// PerturbationFactors multiply numbers (nil means 1.2, 0.8).
 	PerturbationFactors []float64
 	// Mutations: per key, a list ([]any: neighbours by index), a
 	// distribution (anything with Sample(*rand.Rand) any, e.g. a
@@ -48,21 +55,50 @@ type Config struct {
 	Explorer Explorer
 	// Synch waits for every live trial at each perturbation time.
 	Synch bool
-	// LogConfig writes pbt_global.txt and pbt_policy_<id>.txt.
-	LogConfig bool
-	// RequireAttrs stops a trial whose result lacks the metric or the time
-	// attr (else such results continue, with one warning).
-	RequireAttrs bool
+	// LogConfig writes pbt_global.txt and pbt_policy_<id>.txt (nil means
+	// true).
+	LogConfig *bool
+	// RequireAttrs fails a trial whose result lacks the metric or the time
+	// attr, with an error naming the missing field; false lets such
+	// results continue, with one warning (nil means true).
+	RequireAttrs *bool
 }
 
-// DefaultConfig returns Ray's defaults.
-func DefaultConfig() Config {
-	return Config{TimeAttr: hone.FieldTimeTotal, PerturbationInterval: 60, QuantileFraction: 0.25,
-		ResampleProbability: 0.25, PerturbationFactors: []float64{1.2, 0.8}, LogConfig: true, RequireAttrs: true}
+// DefaultConfig returns Ray's defaults, every field spelt out. It is the
+// zero Config with its defaults filled in.
+func DefaultConfig() Config { return Config{}.withDefaults() }
+
+// withDefaults returns c with every zero-valued field that has a default
+// set to it. Pointers are fresh, so callers may change what they point to.
+func (c Config) withDefaults() Config {
+	if c.TimeAttr == "" {
+		c.TimeAttr = hone.FieldTimeTotal
+	}
+	if c.PerturbationInterval == 0 {
+		c.PerturbationInterval = 60
+	}
+	if c.QuantileFraction == nil {
+		c.QuantileFraction = new(0.25)
+	}
+	if c.ResampleProbability == nil {
+		c.ResampleProbability = new(0.25)
+	}
+	if c.PerturbationFactors == nil {
+		c.PerturbationFactors = []float64{1.2, 0.8}
+	}
+	if c.LogConfig == nil {
+		c.LogConfig = new(true)
+	}
+	if c.RequireAttrs == nil {
+		c.RequireAttrs = new(true)
+	}
+	return c
 }
 
-// Validate names the first invalid parameter.
+// Validate names the first invalid parameter. Zero values are valid where
+// they stand for a default.
 func (c Config) Validate() error {
+	c = c.withDefaults()
 	switch {
 	case c.Mode != "" && !c.Mode.Valid():
 		return fmt.Errorf("pbt: mode = %q: allowed values are \"min\" and \"max\"", c.Mode)
@@ -72,10 +108,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("pbt: perturbation_interval = %v: must be > 0", c.PerturbationInterval)
 	case c.BurnInPeriod < 0:
 		return fmt.Errorf("pbt: burn_in_period = %v: must be >= 0", c.BurnInPeriod)
-	case !(c.QuantileFraction >= 0 && c.QuantileFraction <= 0.5):
-		return fmt.Errorf("pbt: quantile_fraction = %v: must be in [0, 0.5]", c.QuantileFraction)
-	case !(c.ResampleProbability >= 0 && c.ResampleProbability <= 1):
-		return fmt.Errorf("pbt: resample_probability = %v: must be in [0, 1]", c.ResampleProbability)
+	case !(*c.QuantileFraction >= 0 && *c.QuantileFraction <= 0.5):
+		return fmt.Errorf("pbt: quantile_fraction = %v: must be in [0, 0.5]", *c.QuantileFraction)
+	case !(*c.ResampleProbability >= 0 && *c.ResampleProbability <= 1):
+		return fmt.Errorf("pbt: resample_probability = %v: must be in [0, 1]", *c.ResampleProbability)
 	case len(c.PerturbationFactors) == 0:
 		return fmt.Errorf("pbt: perturbation_factors: at least one factor is required")
 	}
@@ -107,7 +143,11 @@ func checkMutations(where string, m map[string]any) error {
 
 // Scheduler is PBT. It is used on the controller's goroutine only.
 type Scheduler struct {
-	cfg      Config
+	cfg Config // defaults filled in
+	// The pointer fields of cfg, read once.
+	quantile, resample      float64
+	logConfig, requireAttrs bool
+
 	state    map[string]*trialState
 	order    []string // trials in add order
 	nextSync float64
@@ -157,24 +197,27 @@ type trialState struct {
 	parked bool   // its current run-queue entry is in Scheduler.parked
 }
 
-// New returns a PBT scheduler. Zero-valued fields other than the booleans
-// take DefaultConfig's values.
+// New returns a PBT scheduler. Zero-valued fields take their defaults
+// (see Config).
 func New(cfg Config) (*Scheduler, error) {
-	def := DefaultConfig()
-	if cfg.TimeAttr == "" {
-		cfg.TimeAttr = def.TimeAttr
-	}
-	if cfg.PerturbationInterval == 0 {
-		cfg.PerturbationInterval = def.PerturbationInterval
-	}
-	if cfg.PerturbationFactors == nil {
-		cfg.PerturbationFactors = def.PerturbationFactors
-	}
+	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	return &Scheduler{cfg: cfg, state: map[string]*trialState{}, exploiting: map[string]bool{},
+		quantile: *cfg.QuantileFraction, resample: *cfg.ResampleProbability,
+		logConfig: *cfg.LogConfig, requireAttrs: *cfg.RequireAttrs,
 		nextSync: math.Max(cfg.PerturbationInterval, cfg.BurnInPeriod)}, nil
+}
+
+// Config returns the scheduler's parameters, every default filled in; its
+// pointers and slices are the caller's.
+func (s *Scheduler) Config() Config {
+	c := s.cfg
+	c.QuantileFraction, c.ResampleProbability = new(s.quantile), new(s.resample)
+	c.LogConfig, c.RequireAttrs = new(s.logConfig), new(s.requireAttrs)
+	c.PerturbationFactors = slices.Clone(c.PerturbationFactors)
+	return c
 }
 
 // Stats returns the counts so far.
@@ -246,9 +289,8 @@ func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone
 	tv, ok1 := r.Value(s.cfg.TimeAttr)
 	mv, ok2 := r.Value(metric)
 	if !ok1 || !ok2 {
-		if s.cfg.RequireAttrs {
-			c.Logf("pbt: trial %s reported no %q or no %q, which PBT requires (require_attrs); stopping it", t.ID, s.cfg.TimeAttr, metric)
-			return hone.Stop
+		if s.requireAttrs {
+			return s.missing(c, t, r, metric, ok1)
 		}
 		if !s.warned {
 			s.warned = true
@@ -319,6 +361,26 @@ func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone
 		return hone.Noop
 	}
 	return hone.Pause
+}
+
+// missing fails t, whose result r lacks the time attr (hasTime false) or
+// the metric, with an error naming the field: PBT cannot rank a trial
+// without both (require_attrs). With a Control that cannot fail trials
+// (not hone.TrialFailer), t is stopped and the error logged.
+func (s *Scheduler) missing(c hone.Control, t *hone.Trial, r *hone.Result, metric string, hasTime bool) hone.Decision {
+	field, what := metric, "metric"
+	if !hasTime {
+		field, what = s.cfg.TimeAttr, "time_attr"
+	}
+	msg := fmt.Sprintf("pbt: result %d has no %q (the %s), which PBT needs to rank trials: "+
+		"report it in every result, or set require_attrs to false to let such results continue",
+		r.TrainingIteration, field, what)
+	if f, ok := c.(hone.TrialFailer); ok {
+		f.FailTrial(t, msg)
+		return hone.Noop
+	}
+	c.Logf("%s; stopping the trial", msg)
+	return hone.Stop
 }
 
 // waiting reports whether a trial other than t is PENDING or PAUSED.
@@ -426,7 +488,7 @@ func (s *Scheduler) exploit(c hone.Control, t, donor *hone.Trial, cp *hone.Check
 	st, ds := s.state[t.ID], s.state[donor.ID]
 	newCfg := s.newConfig(c.Rand(), t, donor)
 	tag := fmt.Sprintf("%s@perturbed[%s]", st.origTag, mutatedTag(newCfg, s.cfg.Mutations))
-	if s.cfg.LogConfig {
+	if s.logConfig {
 		s.logPolicy(c, t, donor, cp, newCfg)
 	}
 	c.SetConfig(t, newCfg, tag)

@@ -2,13 +2,16 @@ package pbt
 
 import (
 	"flag"
+	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/internal/scenario"
+	"github.com/hone-tune/hone/space"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of the scenario scripts in testdata/")
@@ -18,19 +21,26 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of the sc
 func factory(args map[string]string) (hone.Scheduler, error) {
 	cfg := DefaultConfig()
 	cfg.TimeAttr = hone.FieldTrainingIteration
-	cfg.ResampleProbability = 0
+	cfg.ResampleProbability = new(0.0)
 	cfg.PerturbationFactors = []float64{2}
 	cfg.Mutations = map[string]any{"x": func(*rand.Rand) any { return 100.0 }}
 	if v, ok := args["interval"]; ok {
 		cfg.PerturbationInterval, _ = strconv.ParseFloat(v, 64)
 	}
 	if v, ok := args["quantile"]; ok {
-		cfg.QuantileFraction, _ = strconv.ParseFloat(v, 64)
+		q, _ := strconv.ParseFloat(v, 64)
+		cfg.QuantileFraction = &q
 	}
 	if v, ok := args["burn_in"]; ok {
 		cfg.BurnInPeriod, _ = strconv.ParseFloat(v, 64)
 	}
 	cfg.Synch = args["synch"] == "true"
+	if v, ok := args["time_attr"]; ok {
+		cfg.TimeAttr = v
+	}
+	if args["require_attrs"] == "false" {
+		cfg.RequireAttrs = new(false)
+	}
 	return New(cfg)
 }
 
@@ -62,7 +72,7 @@ func (q quantileControl) Trial(id string) *hone.Trial {
 func TestQuantiles(t *testing.T) {
 	for _, q := range []float64{0, 0.1, 0.25, 0.5} {
 		for n := 1; n <= 10; n++ {
-			s, _ := New(Config{QuantileFraction: q, Mutations: map[string]any{"x": []any{1}}})
+			s, _ := New(Config{QuantileFraction: &q, Mutations: map[string]any{"x": []any{1}}})
 			var ts []*hone.Trial
 			for i := 0; i < n+2; i++ {
 				tr := &hone.Trial{ID: strconv.Itoa(i), Status: hone.StatusRunning}
@@ -127,7 +137,7 @@ func TestExplore(t *testing.T) {
 	base := hone.Config{"list": 2, "dist": 15.0, "fn": 8.0, "int": 10, "nested": map[string]any{"lr": 0.5}, "keep": "me"}
 
 	// resample 0, factor 1.2: lists move one index, numbers scale, ints stay ints.
-	s, err := New(Config{Mutations: muts, ResampleProbability: 0, PerturbationFactors: []float64{1.2}})
+	s, err := New(Config{Mutations: muts, ResampleProbability: new(0.0), PerturbationFactors: []float64{1.2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +166,7 @@ func TestExplore(t *testing.T) {
 		}
 	}
 	// resample 1: every value is drawn afresh.
-	s2, _ := New(Config{Mutations: muts, ResampleProbability: 1, PerturbationFactors: []float64{1.2}})
+	s2, _ := New(Config{Mutations: muts, ResampleProbability: new(1.0), PerturbationFactors: []float64{1.2}})
 	out := s2.explore(base, r)
 	if d := out["dist"].(float64); d < 10 || d > 20 || out["fn"] != "fresh" {
 		t.Fatalf("resample: %v", out)
@@ -181,7 +191,7 @@ func TestValidate(t *testing.T) {
 		want string
 	}{
 		{Config{}, "hyperparam_mutations or custom_explore_fn is required"},
-		{Config{Mutations: map[string]any{"x": []any{1}}, QuantileFraction: 0.6}, "quantile_fraction = 0.6: must be in [0, 0.5]"},
+		{Config{Mutations: map[string]any{"x": []any{1}}, QuantileFraction: new(0.6)}, "quantile_fraction = 0.6: must be in [0, 0.5]"},
 		{Config{Mutations: map[string]any{"x": 3}}, "hyperparam_mutations.x: int is not a mutation"},
 		{Config{Mutations: map[string]any{"x": []any{}}}, "hyperparam_mutations.x: an empty list"},
 	} {
@@ -204,6 +214,116 @@ func TestReplayChain(t *testing.T) {
 	for _, bad := range []string{"", "not json\n", "[1,2,3]\n"} {
 		if _, err := ParseReplay([]byte(bad)); err == nil {
 			t.Errorf("ParseReplay(%q) accepted", bad)
+		}
+	}
+}
+
+// TestZeroConfigMeansDefaults pins that every zero-valued field of Config
+// stands for its documented default: Config{Mutations: m} is PBT with Ray
+// Tune's defaults, and in particular it exploits (a zero quantile
+// fraction used to mean "never") and resamples.
+func TestZeroConfigMeansDefaults(t *testing.T) {
+	muts := map[string]any{"x": uniform{10, 20}}
+	s, err := New(Config{Mutations: muts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.quantile != 0.25 || s.resample != 0.25 || !s.logConfig || !s.requireAttrs ||
+		s.cfg.PerturbationInterval != 60 || s.cfg.TimeAttr != hone.FieldTimeTotal ||
+		len(s.cfg.PerturbationFactors) != 2 || s.cfg.PerturbationFactors[0] != 1.2 || s.cfg.PerturbationFactors[1] != 0.8 ||
+		s.cfg.BurnInPeriod != 0 || s.cfg.Synch {
+		t.Fatalf("zero config: quantile %v resample %v log %v require %v, %+v", s.quantile, s.resample, s.logConfig, s.requireAttrs, s.cfg)
+	}
+	d := DefaultConfig()
+	if *d.QuantileFraction != 0.25 || *d.ResampleProbability != 0.25 || !*d.LogConfig || !*d.RequireAttrs {
+		t.Fatalf("DefaultConfig: %+v", d)
+	}
+	// Four scored trials: the zero config has a lower and an upper trial.
+	var ts []*hone.Trial
+	for i := range 4 {
+		tr := &hone.Trial{ID: strconv.Itoa(i), Status: hone.StatusRunning}
+		ts = append(ts, tr)
+		s.state[tr.ID] = &trialState{lastScore: float64(i), hasScore: true}
+		s.order = append(s.order, tr.ID)
+	}
+	lower, upper := s.quantiles(quantileControl{trials: ts})
+	if ids(lower) != "0" || ids(upper) != "3" {
+		t.Fatalf("zero config quantiles: lower %q upper %q, want 0 and 3", ids(lower), ids(upper))
+	}
+	// About a quarter of the explores resample; the others scale by 1.2 or 0.8.
+	r := rand.New(rand.NewPCG(3, 3))
+	resampled := 0
+	for range 400 {
+		x := s.explore(hone.Config{"x": 15.0}, r)["x"].(float64)
+		if x != 15.0*1.2 && x != 15.0*0.8 {
+			resampled++
+		}
+	}
+	if resampled < 60 || resampled > 140 {
+		t.Fatalf("%d of 400 explores resampled, want about 100", resampled)
+	}
+	// Explicit zeros are kept: never resample, never exploit.
+	s0, err := New(Config{Mutations: muts, QuantileFraction: new(0.0), ResampleProbability: new(0.0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s0.quantile != 0 || s0.resample != 0 {
+		t.Fatalf("explicit zeros: quantile %v resample %v", s0.quantile, s0.resample)
+	}
+	// Validate takes the zero value as the defaults too.
+	if err := (Config{Mutations: muts}).Validate(); err != nil {
+		t.Fatalf("Validate of the zero config: %v", err)
+	}
+}
+
+// intDomain is an integer distribution, as space's integer domains are:
+// it reports Integer.
+type intDomain struct{ lo, hi int }
+
+func (d intDomain) Sample(r *rand.Rand) any { return d.lo + r.IntN(d.hi-d.lo) }
+func (intDomain) Integer() bool             { return true }
+
+// TestExploreKeepsIntegersInt pins that resampling an integer domain gives
+// an int, and that perturbing a value of an integer domain gives an int
+// (truncated, as Ray does) also when the value arrives as an integral
+// float64, as configurations read back from JSON do (on resume).
+func TestExploreKeepsIntegersInt(t *testing.T) {
+	muts := map[string]any{"n": space.RandInt(1, 100), "m": intDomain{1, 100}, "f": uniform{0, 10}}
+	r := rand.New(rand.NewPCG(4, 4))
+	resample, err := New(Config{Mutations: muts, ResampleProbability: new(1.0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perturb, err := New(Config{Mutations: muts, ResampleProbability: new(0.0), PerturbationFactors: []float64{1.25}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 50 {
+		out := resample.explore(hone.Config{"n": 10, "m": 10, "f": 3.0}, r)
+		if _, ok := out["n"].(int); !ok {
+			t.Fatalf("resampled randint: %T %v", out["n"], out["n"])
+		}
+		if _, ok := out["m"].(int); !ok {
+			t.Fatalf("resampled int domain: %T %v", out["m"], out["m"])
+		}
+	}
+	for _, in := range []hone.Config{{"n": 10, "m": 10, "f": 3.0}, {"n": 10.0, "m": 10.0, "f": 3.0}, {"n": int64(10), "m": int32(10), "f": 3.0}} {
+		out := perturb.explore(in, r)
+		if n, ok := out["n"].(int); !ok || n != 12 {
+			t.Errorf("perturbed randint from %T: %T %v, want int 12", in["n"], out["n"], out["n"])
+		}
+		if m, ok := out["m"].(int); !ok || m != 12 {
+			t.Errorf("perturbed int domain from %T: %T %v, want int 12", in["m"], out["m"], out["m"])
+		}
+		if f, ok := out["f"].(float64); !ok || f != 3.75 {
+			t.Errorf("perturbed float: %T %v, want 3.75", out["f"], out["f"])
+		}
+	}
+	// An integer value stays an integer of its type whatever the mutation.
+	for _, v := range []any{3, int32(3), int64(3), uint8(3)} {
+		got := perturb.explore(hone.Config{"f": v}, r)["f"]
+		if reflect.TypeOf(got) != reflect.TypeOf(v) || fmt.Sprint(got) != "3" {
+			t.Errorf("%T value under a float domain: %T %v, want %T 3", v, got, got, v)
 		}
 	}
 }

@@ -163,7 +163,7 @@ func (s *Scheduler) view(c hone.Control) quantileView {
 	s.catchUp()
 	n, k := len(s.rank), 0
 	if n > 1 {
-		k = int(math.Ceil(float64(n) * s.cfg.QuantileFraction))
+		k = int(math.Ceil(float64(n) * s.quantile))
 		if k > n/2 {
 			k = n / 2
 		}

@@ -53,7 +53,7 @@ func refQuantiles(s *Scheduler, c hone.Control) (lower, upper []*hone.Trial) {
 		}
 		return 0
 	})
-	k := int(math.Ceil(float64(len(ts)) * s.cfg.QuantileFraction))
+	k := int(math.Ceil(float64(len(ts)) * s.quantile))
 	if k > len(ts)/2 {
 		k = len(ts) / 2
 	}
@@ -181,9 +181,9 @@ func TestRankingMatchesScan(t *testing.T) {
 		cfg.TimeAttr = "time"
 		cfg.Metric, cfg.Mode = "m", hone.Max
 		cfg.PerturbationInterval = float64(rapid.IntRange(1, 3).Draw(t, "interval"))
-		cfg.QuantileFraction = rapid.SampledFrom([]float64{0, 0.1, 0.25, 0.5}).Draw(t, "quantile")
+		cfg.QuantileFraction = new(rapid.SampledFrom([]float64{0, 0.1, 0.25, 0.5}).Draw(t, "quantile"))
 		cfg.Synch = rapid.Bool().Draw(t, "synch")
-		cfg.LogConfig = false
+		cfg.LogConfig = new(false)
 		cfg.Mutations = map[string]any{"x": []any{1, 2, 3}}
 		s, err := New(cfg)
 		if err != nil {
@@ -365,9 +365,9 @@ func TestRankingMatchesScanUnderTheController(t *testing.T) {
 		cfg := DefaultConfig()
 		cfg.TimeAttr = hone.FieldTrainingIteration
 		cfg.PerturbationInterval = float64(rapid.IntRange(1, 4).Draw(t, "interval"))
-		cfg.QuantileFraction = rapid.SampledFrom([]float64{0.1, 0.25, 0.5}).Draw(t, "quantile")
+		cfg.QuantileFraction = new(rapid.SampledFrom([]float64{0.1, 0.25, 0.5}).Draw(t, "quantile"))
 		cfg.Synch = rapid.Bool().Draw(t, "synch")
-		cfg.LogConfig = false
+		cfg.LogConfig = new(false)
 		cfg.Mutations = map[string]any{"rate": func(r *rand.Rand) any { return 0.01 + 0.5*r.Float64() }}
 		s, err := New(cfg)
 		if err != nil {
