@@ -46,6 +46,7 @@ needs nothing else. An existing experiment directory is an error unless
 
 Ctrl-C stops the experiment gracefully (trials checkpoint and stop; exit
 code 3) and prints how to resume it; a second Ctrl-C exits at once (130).
+SIGTERM and SIGHUP (the terminal or SSH session closing) do the same.
 
 ` + exitCodesHelp,
 		Args: cobra.ExactArgs(1),
