@@ -59,6 +59,11 @@ func TestBinaryHangup(t *testing.T) {
 	if stopped == 0 {
 		t.Fatalf("no unfinished trial with a checkpoint after SIGHUP: %+v", before.Trials)
 	}
+	// hone status says what the trials that were running are now.
+	code, out, _ := runBinary(t, "status", dir)
+	if code != exitOK || !strings.Contains(out, "Not running") || !strings.Contains(out, " "+statusStopped+" ") || strings.Contains(out, "RUNNING") {
+		t.Errorf("status after the graceful stop: exit %d, want no trial RUNNING and some %s:\n%s", code, statusStopped, out)
+	}
 
 	code, out, errOut := runBinary(t, "resume", dir)
 	if code != exitOK {
