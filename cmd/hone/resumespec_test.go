@@ -188,3 +188,64 @@ func TestAdoptSpecRollback(t *testing.T) {
 	}
 	assertSpecs(t, dir, data, [][]byte{original})
 }
+
+// TestResumeSpecKeys resumes a finished experiment with one setting
+// changed at a time: settings that change decisions are refused by name,
+// the others are noted by name and accepted, and writing out a default
+// changes nothing.
+func TestResumeSpecKeys(t *testing.T) {
+	c := cli{t: t, exec: goTrainer(nil)}
+	path, dir := writeSpec(t, "keys", gridSpec)
+	if code, _, errOut := c.run("run", path); code != exitOK {
+		t.Fatalf("run: %d %s", code, errOut)
+	}
+	base, _ := os.ReadFile(path)
+	variant := func(old, new string) string {
+		t.Helper()
+		if !bytes.Contains(base, []byte(old)) {
+			t.Fatalf("the spec has no %q", old)
+		}
+		p := filepath.Join(t.TempDir(), "variant.yaml")
+		if err := os.WriteFile(p, bytes.Replace(base, []byte(old), []byte(new), 1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	const refusal = "that the experiment's decisions depend on"
+	for _, tc := range []struct{ old, new, key string }{
+		{"mode: max", "mode: min", "mode"},
+		{"metric: score", "metric: loss", "metric"},
+		{"mode: max", "mode: max\nseed: 7", "seed"},
+		{"mode: max", "mode: max\nnum_samples: 2", "num_samples"},
+		{"[1, 3, 2]", "[1, 3, 4]", "search_space"},
+		{"mode: max", "mode: max\nsearcher: {name: random, max_concurrent: 1}", "searcher"},
+		{"mode: max", "mode: max\nscheduler: {name: asha, grace_period: 2}", "scheduler"},
+		{"training_iteration: 4", "training_iteration: 5", "stop"},
+		{"mode: max", "mode: max\ncheckpoint: {score_attribute: score}", "checkpoint"},
+		{"mode: max", "mode: max\nfailure: {fail_fast: true}", "failure.fail_fast"},
+	} {
+		code, _, errOut := c.run("resume", dir, "--spec", variant(tc.old, tc.new))
+		if code != exitUsage || !strings.Contains(errOut, refusal) || !strings.Contains(errOut, "\n  "+tc.key) {
+			t.Errorf("%s changed: exit %d, want %d and a refusal naming %s:\n%s", tc.key, code, exitUsage, tc.key, errOut)
+		}
+	}
+	assertSpecs(t, dir, base, nil)
+	for _, tc := range []struct{ old, new, key string }{
+		{"command: [unused]", "command: [other]", "command"},
+		{"mode: max", "mode: max\nenv: {A: b}", "env"},
+		{"max_concurrent_trials: 2", "max_concurrent_trials: 1", "max_concurrent_trials"},
+		{"mode: max", "mode: max\nstop_grace: 3s", "stop_grace"},
+		{"mode: max", "mode: max\nfailure: {max_failures: 3}", "failure.max_failures"},
+		{"mode: max", "mode: max\ngpus: 1", "gpus"},
+	} {
+		code, _, errOut := c.run("resume", dir, "--spec", variant(tc.old, tc.new))
+		if code != exitOK || !strings.Contains(errOut, "do not change decisions:") || !strings.Contains(errOut, "\n  "+tc.key) {
+			t.Errorf("%s changed: exit %d, want 0 and a note naming %s:\n%s", tc.key, code, tc.key, errOut)
+		}
+	}
+	// Defaults written out are no change.
+	code, _, errOut := c.run("resume", dir, "--spec", variant("mode: max", "mode: max\nseed: 0\nnum_samples: 1\nscheduler: fifo"))
+	if code != exitOK || strings.Contains(errOut, refusal) {
+		t.Errorf("defaults written out: exit %d\n%s", code, errOut)
+	}
+}
