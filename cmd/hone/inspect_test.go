@@ -1,14 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/internal/journal"
 	"github.com/hone-tune/hone/results"
 	"github.com/hone-tune/hone/trial"
 )
@@ -137,4 +142,86 @@ func tableRows(out string) int {
 		}
 	}
 	return n
+}
+
+// TestStatusTornJournal cuts a real journal at every byte offset, as a
+// crash in the middle of a write leaves it: hone status and hone results
+// read every trial whose record is complete, with the status the complete
+// records give it; a journal cut inside its header is a clear error.
+func TestStatusTornJournal(t *testing.T) {
+	c := cli{t: t, exec: goTrainer(nil)}
+	path, dir := writeSpec(t, "torn", gridSpec)
+	if code, _, errOut := c.run("run", path); code != exitOK {
+		t.Fatalf("run: %d %s", code, errOut)
+	}
+	jp := filepath.Join(dir, journal.FileName)
+	data, err := os.ReadFile(jp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := bytes.IndexByte(data, '\n') + 1
+	// Every byte offset with HONE_LONG=1; otherwise, around each line's
+	// ends and in its middle.
+	var cuts []int
+	if os.Getenv("HONE_LONG") != "" {
+		for cut := 0; cut <= len(data); cut++ {
+			cuts = append(cuts, cut)
+		}
+	} else {
+		start := 0
+		for _, l := range bytes.SplitAfter(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+			end := start + len(l)
+			cuts = append(cuts, start, start+1, start+len(l)/2, end-1, end)
+			start = end
+		}
+		cuts = append(cuts, len(data))
+	}
+	for _, cut := range cuts {
+		if err := os.WriteFile(jp, data[:cut], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// What the complete lines of the prefix say.
+		want := map[string]hone.Status{}
+		var order []string
+		complete := data[header:max(cut, header)]
+		complete = complete[:bytes.LastIndexByte(complete, '\n')+1] // a line without its newline is torn
+		for _, l := range bytes.Split(complete, []byte("\n")) {
+			var line journal.Line
+			if json.Unmarshal(l, &line) != nil || line.Rec == nil {
+				continue // the torn last line, or an input
+			}
+			switch r := line.Rec; r.Op {
+			case "trial":
+				want[r.Trial] = ""
+				order = append(order, r.Trial)
+			case "status":
+				want[r.Trial] = r.Status
+			}
+		}
+		code, out, errOut := c.run("status", dir)
+		if cut < header {
+			if code != exitFailed || !strings.Contains(errOut, "journal") {
+				t.Errorf("cut at %d, inside the header: status exit %d, %q", cut, code, errOut)
+			}
+			continue
+		}
+		if code != exitOK || !strings.Contains(out, ": "+plural(len(order), "trial")+" (") {
+			t.Fatalf("cut at %d of %d: status exit %d, want %s\nstdout:\n%s\nstderr:\n%s", cut, len(data), code, plural(len(order), "trial"), out, errOut)
+		}
+		e, err := results.Open(dir)
+		if err != nil {
+			t.Fatalf("cut at %d: %v", cut, err)
+		}
+		if len(e.Trials) != len(order) {
+			t.Fatalf("cut at %d: %d trials, want %d", cut, len(e.Trials), len(order))
+		}
+		for i, tr := range e.Trials {
+			if tr.ID != order[i] || tr.Status != want[tr.ID] {
+				t.Errorf("cut at %d: trial %d is %s %s, want %s %s", cut, i, tr.ID, tr.Status, order[i], want[order[i]])
+			}
+		}
+		if code, out, errOut := c.run("results", dir, "--csv", "--not-started"); code != exitOK || strings.Count(out, "\n") != 1+len(order) {
+			t.Fatalf("cut at %d: results --csv exit %d, %d lines, want %d\n%s%s", cut, code, strings.Count(out, "\n"), 1+len(order), out, errOut)
+		}
+	}
 }
