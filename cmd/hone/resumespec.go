@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/hone-tune/hone/internal/fsutil"
 	"github.com/hone-tune/hone/internal/journal"
 	"github.com/hone-tune/hone/spec"
@@ -61,9 +63,11 @@ func (a *app) checkResumeSpec(dir, path string, s *spec.Spec) error {
 	}
 	old, err := loadStoredSpec(dir, "")
 	if err != nil {
-		// The experiment's own working directory may be gone; the
-		// settings compared do not depend on it.
-		old, err = loadStoredSpecFrom(dir, filepath.Dir(path))
+		// The experiment's own working directory may be gone, which is
+		// a reason to resume with another spec; no decision depends on it.
+		if o, werr := storedSpecWithoutWorkingDir(dir); werr == nil {
+			old, err = o, nil
+		}
 	}
 	if err != nil {
 		var list spec.Errors
@@ -86,6 +90,46 @@ func (a *app) checkResumeSpec(dir, path string, s *spec.Spec) error {
 		fmt.Fprintf(a.stderr, "hone: note: %s changes %s that do not change decisions:\n  %s\n", path, plural(len(allowed), "setting"), strings.Join(allowed, "\n  "))
 	}
 	return nil
+}
+
+// storedSpecWithoutWorkingDir parses the experiment's spec as if it had no
+// working_dir, which then reads "(gone) DIR" in a comparison: the spec can
+// be compared though that directory no longer exists.
+func storedSpecWithoutWorkingDir(dir string) (*spec.Spec, error) {
+	p := filepath.Join(dir, specCopy)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, errors.New("not a mapping")
+	}
+	m := doc.Content[0]
+	wd := ""
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "working_dir" {
+			wd = m.Content[i+1].Value
+			m.Content = append(m.Content[:i], m.Content[i+2:]...)
+			break
+		}
+	}
+	stripped, err := yaml.Marshal(&doc)
+	if err != nil {
+		return nil, err
+	}
+	s, err := spec.Parse(stripped, p, dir)
+	if err != nil {
+		return nil, err
+	}
+	s.WorkingDir = "(gone) " + wd
+	if wd == "" {
+		s.WorkingDir = "(gone)"
+	}
+	return s, nil
 }
 
 // adoptSpec makes data, the spec read from path, the spec of the

@@ -249,3 +249,50 @@ func TestResumeSpecKeys(t *testing.T) {
 		t.Errorf("defaults written out: exit %d\n%s", code, errOut)
 	}
 }
+
+// TestResumeSpecWorkingDirGone resumes with another spec an experiment
+// whose working directory no longer exists: the two specs are still
+// compared, the change of working_dir is noted, and a change of mode is
+// still refused.
+func TestResumeSpecWorkingDirGone(t *testing.T) {
+	c := cli{t: t, exec: goTrainer(nil)}
+	path, dir := writeSpec(t, "wdgone", gridSpec+"working_dir: sub\n")
+	sub := filepath.Join(filepath.Dir(path), "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := c.run("run", path); code != exitOK {
+		t.Fatalf("run: %d %s", code, errOut)
+	}
+	if err := os.Remove(sub); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := c.run("resume", dir); code != exitUsage || !strings.Contains(errOut, "no such directory") {
+		t.Fatalf("plain resume without the working directory: %d %s", code, errOut)
+	}
+	moved := filepath.Join(t.TempDir(), "moved.yaml")
+	src, _ := os.ReadFile(path)
+	if err := os.WriteFile(moved, bytes.Replace(src, []byte("working_dir: sub\n"), nil, 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := c.run("resume", dir, "--spec", moved)
+	if code != exitOK || !strings.Contains(errOut, "  working_dir: was \"(gone) sub\", now \""+filepath.Dir(moved)+"\"") {
+		t.Errorf("resume --spec with the working directory gone: %d\n%s", code, errOut)
+	}
+	flipped := filepath.Join(t.TempDir(), "flipped.yaml")
+	if err := os.WriteFile(flipped, bytes.Replace(src, []byte("mode: max"), []byte("mode: min"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The experiment's spec is moved.yaml now, whose directory exists; go
+	// back to one whose working directory is gone.
+	if err := os.WriteFile(filepath.Join(dir, specCopy), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(filepath.Dir(flipped), "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = c.run("resume", dir, "--spec", flipped)
+	if code != exitUsage || !strings.Contains(errOut, "\n  mode: ") {
+		t.Errorf("a flipped mode with the working directory gone: %d\n%s", code, errOut)
+	}
+}
