@@ -122,6 +122,7 @@ const killWait = 3 * time.Second
 
 // stopSignals are the signals that stop an experiment gracefully: Ctrl-C,
 // a polite kill, and SIGHUP, which a closed terminal or SSH session sends.
+// Those ignored when hone starts (nohup ignores SIGHUP) are left ignored.
 var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
 // interruptible returns a context that the first of stopSignals cancels
@@ -136,7 +137,14 @@ func (a *app) interruptible(ctx context.Context, onFirst, onSecond string, kill 
 		return ctx, cancel
 	}
 	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, stopSignals...)
+	for _, sig := range stopSignals {
+		// A signal ignored when hone started stays ignored: nohup hone
+		// run ... must survive the hangup, and a background job of a
+		// script its Ctrl-C.
+		if !signal.Ignored(sig) {
+			signal.Notify(ch, sig)
+		}
+	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {

@@ -120,3 +120,57 @@ func TestBinarySecondSignal(t *testing.T) {
 		t.Fatalf("exit %d after SIGHUP and SIGTERM, want %d\nstderr:\n%s", code, exitKilled, cmd.Stderr)
 	}
 }
+
+// TestBinaryNohup starts hone with SIGHUP ignored, as nohup does: the
+// hangup does not stop it, and the experiment goes on.
+func TestBinaryNohup(t *testing.T) {
+	path, dir := writeSpec(t, "nohup", shSpec(12, "0.1", ""))
+	t.Cleanup(func() { killTrials(t, dir) })
+	cmd := binary(t, "run", path)
+	cmd.Args = []string{"sh", "-c", `trap '' HUP; exec "$0" "$@"`, honeBin, "run", path}
+	cmd.Path = "/bin/sh"
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitReports(t, dir, 3, cmd)
+	before := countReports(dir)
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	deadline := time.Now().Add(time.Minute)
+	for countReports(dir) < before+6 {
+		select {
+		case <-exited:
+			t.Fatalf("hone started with SIGHUP ignored exited on SIGHUP (exit %d)\nstderr:\n%s", cmd.ProcessState.ExitCode(), cmd.Stderr)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			<-exited
+			t.Fatalf("no new results within a minute of the SIGHUP\nstderr:\n%s", cmd.Stderr)
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Errorf("hone after SIGINT: exit %d, want %d\nstderr:\n%s", code, exitInterrupted, cmd.Stderr)
+	}
+}
+
+// countReports counts the results in the experiment's files so far.
+func countReports(dir string) int {
+	e, err := results.Open(dir)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, tr := range e.Trials {
+		rows, _ := tr.Results()
+		n += len(rows)
+	}
+	return n
+}
