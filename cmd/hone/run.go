@@ -146,10 +146,10 @@ trials are not redone.
 
 --spec may change only settings that do not change hone's decisions: the
 command, env, working_dir, resources, gpus, custom_resources,
-max_concurrent_trials, stop_grace and failure.max_failures. A change to
-anything else (metric, mode, seed, num_samples, the search space, the
-searcher, the scheduler and their parameters, stop, checkpoint,
-failure.fail_fast, trainable) is refused, every one named at once, with
+max_concurrent_trials, checkpoint.num_to_keep, failure and stop_grace. A
+change to anything else (metric, mode, seed, num_samples, the search
+space, the searcher, the scheduler and their parameters, stop, checkpoint
+scoring and timing, trainable) is refused, every one named at once, with
 exit code 2. The spec a resume used becomes the experiment's spec,
 DIR/spec.yaml, for every later resume; the ones before it are kept as
 DIR/spec.1.yaml, DIR/spec.2.yaml, ...

@@ -13,11 +13,12 @@ import (
 // with (old) and the one it is to be resumed with (new): refused lists
 // those that change the decisions hone makes (the objective, the seed, the
 // search space and samples, the searcher and scheduler and their
-// parameters, the stop conditions, checkpointing, fail_fast, the trainable
-// that names trial directories), allowed those that do not (the command,
-// environment and working directory of trials, resources, concurrency,
-// stop_grace, max_failures). Each entry names the key and both values, as
-// `key: was OLD, now NEW`; both lists are sorted.
+// parameters, the stop conditions, checkpoint scoring and timing, the
+// trainable that names trial directories), allowed those that do not (the
+// command, environment and working directory of trials, resources,
+// concurrency, checkpoint.num_to_keep, failure, stop_grace). Each entry
+// names the key and both values, as `key: was OLD, now NEW`; both lists
+// are sorted.
 func compareSpecs(old, new *spec.Spec) (refused, allowed []string) {
 	type section struct {
 		key      string
@@ -55,7 +56,6 @@ func compareSpecs(old, new *spec.Spec) (refused, allowed []string) {
 		{"scheduler", plugin(old.Scheduler, false), plugin(new.Scheduler, false), true},
 		{"stop", stop(old), stop(new), true},
 		{"checkpoint", checkpoint(old), checkpoint(new), true},
-		{"failure.fail_fast", old.Failure.FailFast, new.Failure.FailFast, true},
 		{"trainable", old.Trainable, new.Trainable, true},
 
 		{"command", old.Command, new.Command, false},
@@ -65,6 +65,8 @@ func compareSpecs(old, new *spec.Spec) (refused, allowed []string) {
 		{"max_concurrent_trials", old.MaxConcurrentTrials, new.MaxConcurrentTrials, false},
 		{"stop_grace", old.StopGrace.String(), new.StopGrace.String(), false},
 		{"failure.max_failures", old.Failure.MaxFailures, new.Failure.MaxFailures, false},
+		{"failure.fail_fast", old.Failure.FailFast, new.Failure.FailFast, false},
+		{"checkpoint.num_to_keep", old.Checkpoint.NumToKeep, new.Checkpoint.NumToKeep, false},
 		{"gpus", old.GPUs, new.GPUs, false},
 		{"custom_resources", old.CustomResources, new.CustomResources, false},
 	}
@@ -85,7 +87,7 @@ func compareSpecs(old, new *spec.Spec) (refused, allowed []string) {
 // checkpoint renders a spec's checkpoint section with every key.
 func checkpoint(s *spec.Spec) map[string]any {
 	c := s.Checkpoint
-	return map[string]any{"num_to_keep": c.NumToKeep, "score_attribute": c.ScoreAttribute,
+	return map[string]any{"score_attribute": c.ScoreAttribute,
 		"score_order": string(c.ScoreOrder), "frequency": c.Frequency, "at_end": c.AtEnd}
 }
 
