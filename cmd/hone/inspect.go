@@ -96,7 +96,8 @@ Trials that never started (queued, or left over when a stop condition
 ended the experiment) have no results: they are counted as "not started"
 and left out of the table and the CSV unless --not-started is given. A
 trial shown STOPPED was running when the experiment stopped; hone resume
-continues it.`,
+continues it. The CSV's status column holds the status the journal
+records (RUNNING for such a trial).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch o.scope {
