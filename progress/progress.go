@@ -34,6 +34,10 @@ import (
 // once it starts, and its status is the one implied by the latest callback
 // about it (a trial paused by its scheduler shows RUNNING until it starts
 // again or the experiment ends, when every status is brought up to date).
+// At the end, a trial still RUNNING is shown STOPPED (the experiment was
+// interrupted or ran out of budget while it ran; a resume continues it),
+// and trials that never started are not listed: the summary counts them
+// as "not started".
 type Reporter struct {
 	w        io.Writer
 	metric   string
@@ -50,6 +54,8 @@ type Reporter struct {
 	lastDraw time.Time
 	drawn    int // lines of the last in-place draw
 	err      error
+	// notStarted counts the trials that never started, known at the end.
+	notStarted int
 }
 
 var _ hone.Callback = (*Reporter)(nil)
@@ -67,6 +73,23 @@ type row struct {
 	iter     int
 	total    float64 // seconds
 	errText  string
+	started  bool // a callback said it started in this run
+	stopped  bool // still RUNNING when the experiment ended
+}
+
+// Stopped is how the final table shows a trial that was still RUNNING when
+// the experiment ended.
+const Stopped = "STOPPED"
+
+// NotStarted is how the summary counts trials that never started.
+const NotStarted = "not started"
+
+// label is the status the table shows for w.
+func (w *row) label() string {
+	if w.stopped {
+		return Stopped
+	}
+	return string(w.status)
 }
 
 // Option configures a Reporter.
@@ -133,6 +156,7 @@ func (r *Reporter) Err() error { return r.err }
 // OnTrialStart shows t as RUNNING with its current configuration.
 func (r *Reporter) OnTrialStart(t *hone.Trial) {
 	w := r.row(t)
+	w.started = true
 	w.status = hone.StatusRunning
 	w.config = flatConfig(t.Config)
 	r.tick()
@@ -170,11 +194,18 @@ func (r *Reporter) OnTrialError(t *hone.Trial, err error) {
 }
 
 // OnExperimentEnd brings every trial up to date, draws the final table and
-// prints a summary with the best trial's configuration.
+// prints a summary with the best trial's configuration. Trials that never
+// started are counted, not listed.
 func (r *Reporter) OnExperimentEnd(trials []*hone.Trial) {
+	r.notStarted = 0
 	for _, t := range trials {
+		if r.rows[t.ID] == nil && neverStarted(t) {
+			r.notStarted++
+			continue
+		}
 		w := r.row(t)
 		w.status = t.Status
+		w.stopped = t.Status == hone.StatusRunning
 		w.config = flatConfig(t.Config)
 		if t.LastResult != nil {
 			r.setResult(w, t.LastResult)
@@ -189,6 +220,14 @@ func (r *Reporter) OnExperimentEnd(trials []*hone.Trial) {
 	lines = append(lines, r.summary(now)...)
 	r.draw(lines)
 	r.drawn = 0
+}
+
+// neverStarted reports whether t shows no sign of having run: it is
+// PENDING, or ended TERMINATED, with no result, no checkpoint and no
+// failure.
+func neverStarted(t *hone.Trial) bool {
+	return (t.Status == hone.StatusPending || t.Status == hone.StatusTerminated) &&
+		t.LastResult == nil && t.Checkpoint == nil && t.Failures == 0
 }
 
 func (r *Reporter) row(t *hone.Trial) *row {
@@ -269,21 +308,26 @@ func cut(l string, n int) string {
 }
 
 // statusOrder is the order of statuses in counts.
-func statusOrder() []hone.Status {
-	return []hone.Status{hone.StatusRunning, hone.StatusPending, hone.StatusPaused, hone.StatusTerminated, hone.StatusError}
+func statusOrder() []string {
+	return []string{string(hone.StatusRunning), Stopped, string(hone.StatusPending), string(hone.StatusPaused),
+		string(hone.StatusTerminated), string(hone.StatusError)}
 }
 
-// counts renders "2 RUNNING, 1 TERMINATED" for rows.
-func counts(rows []*row) string {
-	n := map[hone.Status]int{}
+// counts renders "2 RUNNING, 1 TERMINATED" for rows, and then the trials
+// that never started, if notStarted > 0.
+func counts(rows []*row, notStarted int) string {
+	n := map[string]int{}
 	for _, w := range rows {
-		n[w.status]++
+		n[w.label()]++
 	}
 	var parts []string
 	for _, s := range statusOrder() {
 		if n[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n[s], s))
 		}
+	}
+	if notStarted > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s", notStarted, NotStarted))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -330,7 +374,7 @@ func (r *Reporter) best(rows []*row) *row {
 func (r *Reporter) table(now time.Time) []string {
 	rows := r.sorted()
 	lines := []string{fmt.Sprintf("== Status: %s (%s) | %s elapsed ==",
-		plural(len(rows), "trial"), counts(rows), now.Sub(r.start).Round(time.Second))}
+		plural(len(rows)+r.notStarted, "trial"), counts(rows, r.notStarted), now.Sub(r.start).Round(time.Second))}
 	keys := varyingKeys(rows)
 	if b := r.best(rows); b != nil {
 		l := fmt.Sprintf("Best trial so far: %s with %s=%s", b.id, r.metric, num(b.value))
@@ -352,7 +396,7 @@ func (r *Reporter) table(now time.Time) []string {
 	}
 	fmt.Fprintln(tw, strings.Join(append(head, "iter", "total time (s)"), "\t"))
 	for _, w := range shown {
-		cells := []string{w.id, string(w.status)}
+		cells := []string{w.id, w.label()}
 		for _, k := range keys {
 			cells = append(cells, w.config[k])
 		}
@@ -375,7 +419,7 @@ func (r *Reporter) table(now time.Time) []string {
 		lines = append(lines, strings.TrimRight(l, " "))
 	}
 	if len(hidden) > 0 {
-		lines = append(lines, fmt.Sprintf("... %s not shown (%s)", plural(len(hidden), "more trial"), counts(hidden)))
+		lines = append(lines, fmt.Sprintf("... %s not shown (%s)", plural(len(hidden), "more trial"), counts(hidden, 0)))
 	}
 	return lines
 }
@@ -426,8 +470,11 @@ func (r *Reporter) summary(now time.Time) []string {
 			break
 		}
 	}
+	if r.notStarted > 0 {
+		verb = "stopped"
+	}
 	lines := []string{fmt.Sprintf("Experiment %s after %s: %s (%s).",
-		verb, now.Sub(r.start).Round(time.Second), plural(len(rows), "trial"), counts(rows))}
+		verb, now.Sub(r.start).Round(time.Second), plural(len(rows)+r.notStarted, "trial"), counts(rows, r.notStarted))}
 	if b := r.best(rows); b != nil {
 		lines = append(lines, fmt.Sprintf("Best trial: %s with %s=%s at iteration %d, config:", b.id, r.metric, num(b.value), b.iter))
 		keys := make([]string, 0, len(b.config))
@@ -451,6 +498,9 @@ func (r *Reporter) summary(now time.Time) []string {
 		lines = append(lines, plural(len(failed), "trial")+" failed:")
 		lines = append(lines, failed...)
 	}
+	if r.notStarted > 0 {
+		lines = append(lines, fmt.Sprintf("%s never started (no results) and %s not listed.", plural(r.notStarted, "trial"), isAre(r.notStarted)))
+	}
 	return lines
 }
 
@@ -460,6 +510,13 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
 }
 
 func params(w *row, keys []string) string {

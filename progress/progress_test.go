@@ -292,3 +292,47 @@ func TestStatusWithoutCallback(t *testing.T) {
 		}
 	}
 }
+
+// TestEndStoppedAndNotStarted ends an experiment as an interrupt or a time
+// budget does: a trial still RUNNING is shown STOPPED, a trial that ran
+// and waits for a retry stays PENDING, and the many trials that never
+// started are counted apart and not listed.
+func TestEndStoppedAndNotStarted(t *testing.T) {
+	var out bytes.Buffer
+	clk := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	r := New(&out, WithMetric("loss", hone.Min), WithClock(clk), WithMaxRows(50))
+	a := trial(0, hone.Config{"lr": 0.1})
+	b := trial(1, hone.Config{"lr": 0.2})
+	r.OnTrialStart(a)
+	r.OnTrialStart(b)
+	r.OnTrialResult(a, res(a, 1, 0.5))
+	b.Status, b.Failures = hone.StatusPending, 1
+	r.OnTrialError(b, errors.New("crashed"))
+	all := []*hone.Trial{a, b}
+	for i := 2; i < 1002; i++ {
+		p := trial(i, hone.Config{"lr": float64(i)})
+		p.Status = hone.StatusPending
+		all = append(all, p)
+	}
+	// One that ended TERMINATED without ever running (resume
+	// --no-unfinished) is not a result either.
+	all[2].Status = hone.StatusTerminated
+	clk.advance(time.Minute)
+	r.OnExperimentEnd(all)
+	got := out.String()
+	for _, want := range []string{
+		"== Status: 1002 trials (1 STOPPED, 1 PENDING, 1000 not started) | 1m0s elapsed ==",
+		"t0000000  STOPPED  0.1  0.5   1     10.0",
+		"t0000001  PENDING  0.2",
+		"Experiment stopped after 1m0s: 1002 trials (1 STOPPED, 1 PENDING, 1000 not started).",
+		"Best trial: t0000000 with loss=0.5 at iteration 1, config:",
+		"1000 trials never started (no results) and are not listed.",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "t0000002") || strings.Contains(got, "t0001001") || strings.Contains(got, "RUNNING") {
+		t.Errorf("a trial that never started is listed, or a stopped one shown RUNNING:\n%s", got)
+	}
+}

@@ -41,6 +41,10 @@ type Trial struct {
 	Error       string
 	Failures    int
 	Checkpoints []string // kept checkpoint paths, absolute, oldest first
+	// Started is true once the journal records the trial RUNNING: a trial
+	// that never started (one still queued, or left PENDING when a stop
+	// condition or an interrupt ended the experiment) has no results.
+	Started bool
 
 	rows []Row
 	read bool
@@ -82,6 +86,9 @@ func Open(dir string) (*Experiment, error) {
 		case "status":
 			if t != nil {
 				t.Status, t.Error, t.Failures = r.Status, r.Error, r.Failures
+				if r.Status == hone.StatusRunning {
+					t.Started = true
+				}
 			}
 		case "config":
 			if t != nil {
@@ -113,6 +120,11 @@ func Open(dir string) (*Experiment, error) {
 	}
 	return e, nil
 }
+
+// NotStarted reports whether the trial never ran and is not in ERROR: it
+// has no results and is not a result itself. An ERROR trial is always
+// reported, whether or not it got to run.
+func (t *Trial) NotStarted() bool { return !t.Started && t.Status != hone.StatusError }
 
 // Trial returns the trial with id, or nil.
 func (e *Experiment) Trial(id string) *Trial {
@@ -269,8 +281,31 @@ func (e *Experiment) Best(metric string, mode hone.Mode, scope string) (*Trial, 
 	return best, bestV, nil
 }
 
-// WriteCSV writes one row per trial: trial_id, status, the configuration
-// (flattened with "/"), then the last result's fields.
+// MetricsPrefix escapes a result field's CSV column name; see ResultColumn.
+const MetricsPrefix = "metrics/"
+
+// ResultColumn returns the CSV column WriteCSV heads a result field with,
+// given its key path joined by "/". It is the key path itself, unless that
+// would clash with a column of another kind or be ambiguous: a name that is
+// trial_id or status, or that starts with config/ or metrics/, is prefixed
+// with MetricsPrefix (a metric config/x is in column metrics/config/x). So
+// every column name says where its value comes from, and removing one
+// MetricsPrefix from a column that starts with it gives the field's key.
+func ResultColumn(key string) string {
+	switch {
+	case key == "trial_id", key == "status",
+		strings.HasPrefix(key, "config/"), strings.HasPrefix(key, MetricsPrefix):
+		return MetricsPrefix + key
+	}
+	return key
+}
+
+// WriteCSV writes one row per trial of e.Trials: trial_id, status, the
+// configuration (flattened with "/", each column prefixed with config/),
+// then the fields of the last result, sorted, in columns named by
+// ResultColumn. Numbers are written as result.json writes them: the
+// shortest text that reads back as the same float64 (5e-324, 0.1, 1e+21),
+// non-finite ones as NaN, Infinity and -Infinity.
 func (e *Experiment) WriteCSV(w io.Writer) error {
 	cfgKeys, resKeys := map[string]bool{}, map[string]bool{}
 	type line struct {
@@ -303,7 +338,9 @@ func (e *Experiment) WriteCSV(w io.Writer) error {
 	for _, k := range ck {
 		header = append(header, "config/"+k)
 	}
-	header = append(header, rk...)
+	for _, k := range rk {
+		header = append(header, ResultColumn(k))
+	}
 	cw := csv.NewWriter(w)
 	if err := cw.Write(header); err != nil {
 		return fmt.Errorf("write csv: %w", err)
@@ -331,18 +368,38 @@ func flatten(prefix string, v any, out map[string]string) {
 	hone.Flatten(prefix, v, func(k string, leaf any) { out[k] = cell(leaf) })
 }
 
-// cell renders one CSV cell: numbers in full without exponents, strings
-// as they are, anything else as JSON.
+// cell renders one CSV cell: numbers as FormatNumber does, strings as they
+// are, anything else as JSON.
 func cell(v any) string {
 	switch x := v.(type) {
 	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
+		return FormatNumber(x)
 	case string:
 		return x
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// FormatNumber renders f as result.json does: the shortest text that
+// parses back to the same float64, in JSON's notation (exponents below
+// 1e-6 and from 1e21 on: 5e-324, 1e+21), and NaN, Infinity or -Infinity
+// for non-finite values.
+func FormatNumber(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return callback.NaN
+	case math.IsInf(f, 1):
+		return callback.PosInf
+	case math.IsInf(f, -1):
+		return callback.NegInf
+	}
+	b, err := json.Marshal(f)
+	if err != nil { // finite floats always marshal
+		return strconv.FormatFloat(f, 'g', -1, 64)
 	}
 	return string(b)
 }

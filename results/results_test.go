@@ -18,6 +18,7 @@ import (
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/callback"
+	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/internal/journal"
 	"github.com/hone-tune/hone/results"
@@ -654,6 +655,156 @@ func TestOpenRelativeDir(t *testing.T) {
 		}
 		if rows, err := tr.Results(); err != nil || len(rows) != fxIterations {
 			t.Errorf("trial %s: %d results after a chdir, err %v", tr.ID, len(rows), err)
+		}
+	}
+}
+
+// A result field whose name is also a column of another kind gets its own
+// column under the metrics/ prefix, and numbers keep their shortest
+// round-trip form.
+func TestWriteCSVColumnClashesAndNumbers(t *testing.T) {
+	dir, _ := fixture(t)
+	e := openExp(t, dir)
+	tr := e.Trials[0]
+	row := `{"training_iteration":13,"config/initial":7,"status":"ok","metrics/x":1,"trial_id":"zz","tiny":5e-324,"big":1e21,"tenth":0.1,"neg":-2.5e-7,"huge":1.7976931348623157e308}` + "\n"
+	f, err := os.OpenFile(filepath.Join(tr.Dir, callback.ResultFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(row); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = openExp(t, dir)
+	var buf bytes.Buffer
+	if err := e.WriteCSV(&buf); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		if _, dup := col[h]; dup {
+			t.Errorf("duplicate column %q in %v", h, recs[0])
+		}
+		col[h] = i
+	}
+	get := func(h string) string {
+		t.Helper()
+		i, ok := col[h]
+		if !ok {
+			t.Fatalf("no column %q in %v", h, recs[0])
+		}
+		return recs[1][i]
+	}
+	want := map[string]string{
+		"status":                    "TERMINATED",
+		"metrics/status":            "ok",
+		"metrics/config/initial":    "7",
+		"metrics/metrics/x":         "1",
+		"tiny":                      "5e-324",
+		"big":                       "1e+21",
+		"tenth":                     "0.1",
+		"neg":                       "-2.5e-7",
+		"huge":                      "1.7976931348623157e+308",
+		"trial_id":                  tr.ID,
+		hone.FieldTrainingIteration: "13",
+	}
+	for h, v := range want {
+		if got := get(h); got != v {
+			t.Errorf("column %s = %q, want %q", h, got, v)
+		}
+	}
+	if got, err := strconv.ParseFloat(get("config/initial"), 64); err != nil || got != tr.Config["initial"] {
+		t.Errorf("config/initial = %q, want the configuration's %v", get("config/initial"), tr.Config["initial"])
+	}
+	if _, ok := col["metrics/trial_id"]; ok {
+		t.Error("the result's trial_id got a column; it is the first column already")
+	}
+	// Every number reads back as the same float64.
+	for _, h := range []string{"tiny", "big", "tenth", "neg", "huge"} {
+		v, err := strconv.ParseFloat(get(h), 64)
+		last, _ := e.Trials[0].Last()
+		if err != nil || v != last[h] {
+			t.Errorf("column %s = %q reads back as %v, want %v", h, get(h), v, last[h])
+		}
+	}
+}
+
+func TestResultColumn(t *testing.T) {
+	for key, want := range map[string]string{
+		"loss":         "loss",
+		"status":       "metrics/status",
+		"trial_id":     "metrics/trial_id",
+		"config/x":     "metrics/config/x",
+		"metrics/a":    "metrics/metrics/a",
+		"configx":      "configx",
+		"stats/status": "stats/status",
+		"model/config": "model/config",
+		"metricsx/a":   "metricsx/a",
+	} {
+		if got := results.ResultColumn(key); got != want {
+			t.Errorf("ResultColumn(%q) = %q, want %q", key, got, want)
+		}
+	}
+	// The rule is reversible: strip one prefix.
+	for _, key := range []string{"loss", "status", "config/x", "metrics/a", "metrics/metrics/b"} {
+		c := results.ResultColumn(key)
+		if back, ok := strings.CutPrefix(c, results.MetricsPrefix); ok && back != key || !ok && c != key {
+			t.Errorf("ResultColumn(%q) = %q does not give the key back", key, c)
+		}
+	}
+}
+
+// TestStartedFromJournal builds a journal by hand: a trial counts as
+// started once a status record says RUNNING.
+func TestStartedFromJournal(t *testing.T) {
+	dir := t.TempDir()
+	w, err := journal.Create(filepath.Join(dir, journal.FileName), journal.Header{Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := []controller.Record{
+		{Op: "trial", Trial: "a", Index: 0, Dir: "a"},
+		{Op: "trial", Trial: "b", Index: 1, Dir: "b"},
+		{Op: "trial", Trial: "c", Index: 2, Dir: "c"},
+		{Op: "trial", Trial: "d", Index: 3, Dir: "d"},
+		{Op: "trial", Trial: "e", Index: 4, Dir: "e"},
+		{Op: "status", Trial: "a", Status: hone.StatusPending},
+		{Op: "status", Trial: "b", Status: hone.StatusPending},
+		{Op: "status", Trial: "c", Status: hone.StatusPending},
+		{Op: "status", Trial: "d", Status: hone.StatusPending},
+		{Op: "status", Trial: "e", Status: hone.StatusPending},
+		{Op: "status", Trial: "a", Status: hone.StatusRunning},
+		{Op: "status", Trial: "a", Status: hone.StatusTerminated},
+		{Op: "status", Trial: "c", Status: hone.StatusError, Error: "cannot start"},
+		{Op: "status", Trial: "d", Status: hone.StatusRunning},
+		{Op: "status", Trial: "d", Status: hone.StatusPending},
+		{Op: "status", Trial: "e", Status: hone.StatusTerminated},
+	}
+	for i := range recs {
+		if err := w.AppendRecord(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e := openExp(t, dir)
+	want := map[string][2]bool{ // started, not started
+		"a": {true, false},
+		"b": {false, true},  // queued, never ran
+		"c": {false, false}, // an ERROR is always reported
+		"d": {true, false},  // ran, waits to be resumed
+		"e": {false, true},  // ended without running
+	}
+	for _, tr := range e.Trials {
+		if got := [2]bool{tr.Started, tr.NotStarted()}; got != want[tr.ID] {
+			t.Errorf("trial %s (%s): started, not started = %v, want %v", tr.ID, tr.Status, got, want[tr.ID])
 		}
 	}
 }

@@ -30,7 +30,7 @@ type app struct {
 	// newExecutor makes the executor that runs the trials of a plan.
 	newExecutor func(p spec.Process) (hone.Executor, error)
 	// handleSignals makes run and resume stop gracefully on the first
-	// SIGINT or SIGTERM and exit at once on the second.
+	// SIGINT, SIGTERM or SIGHUP and exit at once on the second.
 	handleSignals bool
 }
 
@@ -120,7 +120,12 @@ func (a *app) execute(ctx context.Context, args []string) int {
 // processes to be killed before hone exits.
 const killWait = 3 * time.Second
 
-// interruptible returns a context that the first SIGINT or SIGTERM cancels
+// stopSignals are the signals that stop an experiment gracefully: Ctrl-C,
+// a polite kill, and SIGHUP, which a closed terminal or SSH session sends.
+// Those ignored when hone starts (nohup ignores SIGHUP) are left ignored.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// interruptible returns a context that the first of stopSignals cancels
 // (when the app handles signals). A second signal calls kill, which should
 // end the trials at once (their processes are in process groups of their
 // own, which the terminal's Ctrl-C does not reach), waits for it at most
@@ -132,14 +137,28 @@ func (a *app) interruptible(ctx context.Context, onFirst, onSecond string, kill 
 		return ctx, cancel
 	}
 	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	for _, sig := range stopSignals {
+		// A signal ignored when hone started stays ignored: nohup hone
+		// run ... must survive the hangup, and a background job of a
+		// script its Ctrl-C.
+		if !signal.Ignored(sig) {
+			signal.Notify(ch, sig)
+		}
+	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
+		var sig os.Signal
 		select {
-		case <-ch:
+		case sig = <-ch:
 		case <-done:
 			return
+		}
+		if sig == syscall.SIGHUP {
+			// The terminal is gone, and with it often the reader of a
+			// pipe hone writes to (hone run ... | tee log): a write
+			// there must fail, not kill hone before it has saved.
+			signal.Ignore(syscall.SIGPIPE)
 		}
 		fmt.Fprint(a.stderr, onFirst)
 		cancel()

@@ -205,6 +205,28 @@ func TestRunOverrides(t *testing.T) {
 	if code != exitUsage || !strings.Contains(errOut, `name: names a directory under storage, so it cannot contain a slash, got "a/b"`) {
 		t.Errorf("bad --name: %d %q", code, errOut)
 	}
+	// A name needs a visible character, and no control characters.
+	for name, want := range map[string]string{
+		" ":             `--name " ": names the experiment's directory, so it needs a visible character`,
+		" \u200b\u00a0": "needs a visible character",
+		"":              "needs a visible character",
+		"a\x01b":        `--name "a\x01b": must not contain control characters such as '\x01'`,
+		"a\nb":          "must not contain control characters",
+		"\xff":          "not valid UTF-8",
+	} {
+		code, _, errOut := c.run("run", path, "--storage", storage, "--name", name)
+		if code != exitUsage || !strings.Contains(errOut, want) {
+			t.Errorf("--name %q: exit %d, %q; want %d and %q", name, code, errOut, exitUsage, want)
+		}
+	}
+	entries, err := os.ReadDir(storage)
+	if err != nil || len(entries) != 1 || entries[0].Name() != "other" {
+		t.Errorf("storage holds %v (%v), want only other", entries, err)
+	}
+	// A name with a space inside is fine.
+	if code, _, errOut := c.run("run", path, "--storage", storage, "--name", "my run"); code != exitOK {
+		t.Errorf("--name \"my run\": %d %s", code, errOut)
+	}
 }
 
 func TestTrialErrors(t *testing.T) {

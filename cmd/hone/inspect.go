@@ -21,26 +21,33 @@ import (
 )
 
 func (a *app) statusCmd() *cobra.Command {
-	return &cobra.Command{
+	var notStarted bool
+	cmd := &cobra.Command{
 		Use:   "status DIR",
 		Short: "Print the trials of a running or finished experiment",
 		Long: `Print the trials of the experiment in DIR, running or finished: status,
 the configuration values that differ between trials, the metric of the
-last result, its iteration and the training time so far.`,
+last result, its iteration and the training time so far.
+
+A trial shown STOPPED was running when the experiment stopped (Ctrl-C, a
+signal, a crash); hone resume continues it from its latest checkpoint.
+Trials that never started (queued, or left over when a stop condition
+ended the experiment) are counted as "not started" and listed only with
+--not-started.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, err := openExperiment(args[0])
 			if err != nil {
 				return err
 			}
+			running, holder := runningIn(e.Dir)
 			metric, mode := storedObjective(e.Dir)
-			rows, err := trialRows(e, metric, mode, results.ScopeLast)
+			rows, err := trialRows(e, metric, mode, results.ScopeLast, running)
 			if err != nil {
 				return withCode(exitFailed, err)
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "Experiment %s in %s: %s (%s)\n", e.Name, e.Dir, plural(len(rows), "trial"), statusCounts(rows))
-			running, holder := runningIn(e.Dir)
 			unfinished := slices.ContainsFunc(rows, func(r *row) bool { return !r.trial.Status.Finished() })
 			switch {
 			case running:
@@ -48,10 +55,17 @@ last result, its iteration and the training time so far.`,
 			case unfinished || len(rows) == 0:
 				fmt.Fprintf(w, "Not running; continue it with: hone resume %s\n", e.Dir)
 			}
-			writeTable(w, rows, metric, "")
+			if slices.ContainsFunc(rows, func(r *row) bool { return r.status == statusStopped }) {
+				fmt.Fprintf(w, "%s: was running when the experiment stopped; hone resume continues it from its latest checkpoint.\n", statusStopped)
+			}
+			shown, hidden := splitNotStarted(rows, notStarted)
+			writeTable(w, shown, metric, "")
+			writeNotStarted(w, hidden)
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&notStarted, "not-started", false, "also list the trials that never started")
+	return cmd
 }
 
 func (a *app) resultsCmd() *cobra.Command {
@@ -60,6 +74,7 @@ func (a *app) resultsCmd() *cobra.Command {
 		metric      string
 		mode, scope string
 		csv         bool
+		notStarted  bool
 	}
 	cmd := &cobra.Command{
 		Use:   "results DIR",
@@ -71,7 +86,18 @@ mean of all), all (the best of all), last-5-avg, last-10-avg.
 
 --csv writes CSV instead: one row per trial (only the best with --best)
 with trial_id, status, the configuration (config/...) and the fields of its
-last result.`,
+last result. A result field whose name is trial_id or status, or starts
+with config/ or metrics/, is in a column named metrics/ and the field's
+name (a metric config/x is in metrics/config/x), so no two columns share a
+name. Numbers are written as result.json writes them: the shortest form
+that reads back as the same value (5e-324, 0.1).
+
+Trials that never started (queued, or left over when a stop condition
+ended the experiment) have no results: they are counted as "not started"
+and left out of the table and the CSV unless --not-started is given. A
+trial shown STOPPED was running when the experiment stopped; hone resume
+continues it. The CSV's status column holds the status the journal
+records (RUNNING for such a trial).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch o.scope {
@@ -97,6 +123,7 @@ last result.`,
 				mode = hone.Min
 			}
 			w := cmd.OutOrStdout()
+			running, _ := runningIn(e.Dir)
 			if o.best {
 				if metric == "" {
 					return withCode(exitUsage, fmt.Errorf("the experiment's spec names no metric; pass --metric"))
@@ -110,12 +137,23 @@ last result.`,
 					one.Trials = []*results.Trial{best}
 					return withCode(exitFailed, one.WriteCSV(w))
 				}
-				return withCode(exitFailed, writeBest(w, best, metric, mode, o.scope, v))
+				st := string(best.Status)
+				if best.Status == hone.StatusRunning && !running {
+					st = statusStopped
+				}
+				return withCode(exitFailed, writeBest(w, best, st, metric, mode, o.scope, v))
 			}
 			if o.csv {
-				return withCode(exitFailed, e.WriteCSV(w))
+				some := *e
+				some.Trials = nil
+				for _, t := range e.Trials {
+					if o.notStarted || !t.NotStarted() {
+						some.Trials = append(some.Trials, t)
+					}
+				}
+				return withCode(exitFailed, some.WriteCSV(w))
 			}
-			rows, err := trialRows(e, metric, mode, o.scope)
+			rows, err := trialRows(e, metric, mode, o.scope, running)
 			if err != nil {
 				return withCode(exitFailed, err)
 			}
@@ -124,7 +162,9 @@ last result.`,
 			if metric != "" {
 				fmt.Fprintf(w, "Sorted by %s (%s, scope %s).\n", metric, mode, o.scope)
 			}
-			writeTable(w, rows, metric, o.scope)
+			shown, hidden := splitNotStarted(rows, o.notStarted)
+			writeTable(w, shown, metric, o.scope)
+			writeNotStarted(w, hidden)
 			return nil
 		},
 	}
@@ -134,6 +174,7 @@ last result.`,
 	f.StringVar(&o.mode, "mode", "", "min or max (default: the spec's mode, else min)")
 	f.StringVar(&o.scope, "scope", results.ScopeLast, "which results count: last, avg, all, last-5-avg, last-10-avg")
 	f.BoolVar(&o.csv, "csv", false, "write CSV")
+	f.BoolVar(&o.notStarted, "not-started", false, "also list the trials that never started")
 	return cmd
 }
 
@@ -176,9 +217,18 @@ func storedObjective(dir string) (string, hone.Mode) {
 	return o.Metric, mode
 }
 
+// statusStopped is how status and results show a trial recorded RUNNING
+// in an experiment that no hone process runs: it was stopped (or hone
+// crashed) while it ran, and a resume continues it.
+const statusStopped = "STOPPED"
+
+// statusNotStarted counts the trials that never started.
+const statusNotStarted = "not started"
+
 // row is one trial in a table.
 type row struct {
 	trial    *results.Trial
+	status   string // as shown: the trial's status, STOPPED or not started
 	config   map[string]string
 	score    float64
 	hasScore bool
@@ -186,11 +236,19 @@ type row struct {
 	total    string
 }
 
-// trialRows reads each trial's results and computes its score.
-func trialRows(e *results.Experiment, metric string, mode hone.Mode, scope string) ([]*row, error) {
+// trialRows reads each trial's results and computes its score. running
+// says whether a hone process runs the experiment; if not, RUNNING trials
+// are shown STOPPED.
+func trialRows(e *results.Experiment, metric string, mode hone.Mode, scope string, running bool) ([]*row, error) {
 	rows := make([]*row, 0, len(e.Trials))
 	for _, t := range e.Trials {
-		r := &row{trial: t, config: map[string]string{}}
+		r := &row{trial: t, status: string(t.Status), config: map[string]string{}}
+		switch {
+		case t.NotStarted():
+			r.status = statusNotStarted
+		case t.Status == hone.StatusRunning && !running:
+			r.status = statusStopped
+		}
 		hone.Flatten("", map[string]any(t.Config), func(k string, leaf any) { r.config[k] = progress.Display(leaf) })
 		last, err := t.Last()
 		if err != nil {
@@ -261,7 +319,11 @@ func writeTable(w io.Writer, rows []*row, metric, scope string) {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, r := range rows {
-		cells := []string{r.trial.ID, string(r.trial.Status)}
+		st := r.status
+		if st == statusNotStarted {
+			st = string(r.trial.Status) + " (" + statusNotStarted + ")"
+		}
+		cells := []string{r.trial.ID, st}
 		for _, k := range keys {
 			cells = append(cells, r.config[k])
 		}
@@ -288,11 +350,11 @@ func writeTable(w io.Writer, rows []*row, metric, scope string) {
 	}
 }
 
-// writeBest prints the best trial: its score, directory, latest kept
-// checkpoint and configuration.
-func writeBest(w io.Writer, t *results.Trial, metric string, mode hone.Mode, scope string, v float64) error {
+// writeBest prints the best trial: its status as shown, score, directory,
+// latest kept checkpoint and configuration.
+func writeBest(w io.Writer, t *results.Trial, status, metric string, mode hone.Mode, scope string, v float64) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Best trial: %s (%s) with %s=%s (%s, scope %s)\n", t.ID, t.Status, metric, progress.Display(v), mode, scope)
+	fmt.Fprintf(&b, "Best trial: %s (%s) with %s=%s (%s, scope %s)\n", t.ID, status, metric, progress.Display(v), mode, scope)
 	fmt.Fprintf(&b, "Directory: %s\n", t.Dir)
 	if n := len(t.Checkpoints); n > 0 {
 		fmt.Fprintf(&b, "Checkpoint: %s\n", t.Checkpoints[n-1])
@@ -335,14 +397,42 @@ func varyingKeys(rows []*row) []string {
 	return keys
 }
 
-// statusCounts renders "3 TERMINATED, 1 RUNNING" in lifecycle order.
-func statusCounts(rows []*row) string {
-	n := map[hone.Status]int{}
+// splitNotStarted returns the rows to list and the trials that never
+// started left out of the list (none when all is set).
+func splitNotStarted(rows []*row, all bool) (shown, hidden []*row) {
 	for _, r := range rows {
-		n[r.trial.Status]++
+		if r.status == statusNotStarted && !all {
+			hidden = append(hidden, r)
+		} else {
+			shown = append(shown, r)
+		}
+	}
+	return shown, hidden
+}
+
+// writeNotStarted says how many trials that never started the table left
+// out.
+func writeNotStarted(w io.Writer, hidden []*row) {
+	if len(hidden) == 0 {
+		return
+	}
+	verb := "are"
+	if len(hidden) == 1 {
+		verb = "is"
+	}
+	fmt.Fprintf(w, "%s never started (no results) and %s not listed; --not-started lists them.\n", plural(len(hidden), "trial"), verb)
+}
+
+// statusCounts renders "3 TERMINATED, 1 RUNNING, 2 not started" in
+// lifecycle order, with trials that never started last.
+func statusCounts(rows []*row) string {
+	n := map[string]int{}
+	for _, r := range rows {
+		n[r.status]++
 	}
 	var parts []string
-	for _, s := range []hone.Status{hone.StatusRunning, hone.StatusPending, hone.StatusPaused, hone.StatusTerminated, hone.StatusError} {
+	for _, s := range []string{string(hone.StatusRunning), statusStopped, string(hone.StatusPending), string(hone.StatusPaused),
+		string(hone.StatusTerminated), string(hone.StatusError), statusNotStarted} {
 		if n[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n[s], s))
 		}

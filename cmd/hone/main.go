@@ -9,11 +9,12 @@
 //	hone version
 //
 // run copies the spec into the experiment directory as spec.yaml, so
-// resume needs only the directory. The first Ctrl-C (SIGINT or SIGTERM)
-// stops an experiment gracefully: running trials are asked to checkpoint
-// and stop, the journal records everything, and hone exits with code 3;
-// hone resume continues it. A second Ctrl-C exits at once with code 130,
-// which the journal also makes safe to resume.
+// resume needs only the directory. The first Ctrl-C (SIGINT), SIGTERM or
+// SIGHUP (a closed terminal or SSH session) stops an experiment
+// gracefully: running trials are asked to checkpoint and stop, the journal
+// records everything, and hone exits with code 3; hone resume continues
+// it. A second such signal exits at once with code 130, which the journal
+// also makes safe to resume.
 //
 // Exit codes:
 //

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -46,6 +47,7 @@ needs nothing else. An existing experiment directory is an error unless
 
 Ctrl-C stops the experiment gracefully (trials checkpoint and stop; exit
 code 3) and prints how to resume it; a second Ctrl-C exits at once (130).
+SIGTERM and SIGHUP (the terminal or SSH session closing) do the same.
 
 ` + exitCodesHelp,
 		Args: cobra.ExactArgs(1),
@@ -63,6 +65,9 @@ code 3) and prints how to resume it; a second Ctrl-C exits at once (130).
 				s.Storage = storage
 			}
 			if cmd.Flags().Changed("name") {
+				if err := checkNameFlag(name); err != nil {
+					return withCode(exitUsage, err)
+				}
 				s.Name = name
 			}
 			if err := s.Validate(); err != nil {
@@ -84,12 +89,15 @@ code 3) and prints how to resume it; a second Ctrl-C exits at once (130).
 				if !resume {
 					return withCode(exitUsage, fmt.Errorf("%s already holds an experiment; resume it with --resume (or hone resume %s), or choose another --name", dir, dir))
 				}
-				if stored, err := os.ReadFile(filepath.Join(dir, specCopy)); err == nil && !bytes.Equal(stored, data) {
-					fmt.Fprintf(a.stderr, "hone: note: %s differs from the spec the experiment started with (%s); resuming with %s\n",
-						path, filepath.Join(dir, specCopy), path)
+				if err := a.checkResumeSpec(dir, path, s); err != nil {
+					return err
+				}
+				finish, err := a.adoptSpec(dir, path, data)
+				if err != nil {
+					return withCode(exitFailed, err)
 				}
 				fmt.Fprintf(a.stderr, "hone: resuming the experiment in %s\n", dir)
-				return a.runExperiment(cmd.Context(), s, dir, &controller.ResumeFlags{Unfinished: true})
+				return finish(a.runExperiment(cmd.Context(), s, dir, &controller.ResumeFlags{Unfinished: true}))
 			}
 			if err := saveSpec(dir, path, data); err != nil {
 				return withCode(exitFailed, err)
@@ -104,15 +112,47 @@ code 3) and prints how to resume it; a second Ctrl-C exits at once (130).
 	return cmd
 }
 
+// checkNameFlag checks the --name of hone run, which names a directory: it
+// needs a visible character, and no control character or invalid UTF-8
+// (the spec's checks, such as no slash, come after).
+func checkNameFlag(name string) error {
+	if !utf8.ValidString(name) {
+		return fmt.Errorf("--name %q: not valid UTF-8", name)
+	}
+	visible := false
+	for _, r := range name {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("--name %q: must not contain control characters such as %q", name, r)
+		}
+		if unicode.IsGraphic(r) && !unicode.IsSpace(r) {
+			visible = true
+		}
+	}
+	if !visible {
+		return fmt.Errorf("--name %q: names the experiment's directory, so it needs a visible character", name)
+	}
+	return nil
+}
+
 func (a *app) resumeCmd() *cobra.Command {
 	var specPath string
 	var flags struct{ errored, restart, noUnfinished bool }
 	cmd := &cobra.Command{
 		Use:   "resume DIR",
 		Short: "Resume a stopped, interrupted or crashed experiment",
-		Long: `Resume the experiment in DIR with the spec it was started with (DIR/spec.yaml),
-or with --spec. Trials that were running restart from their latest
-checkpoint; finished trials are not redone.
+		Long: `Resume the experiment in DIR with its spec (DIR/spec.yaml), or with --spec.
+Trials that were running restart from their latest checkpoint; finished
+trials are not redone.
+
+--spec may change only settings that do not change hone's decisions: the
+command, env, working_dir, resources, gpus, custom_resources,
+max_concurrent_trials, checkpoint.num_to_keep, failure and stop_grace. A
+change to anything else (metric, mode, seed, num_samples, the search
+space, the searcher, the scheduler and their parameters, stop, checkpoint
+scoring and timing, trainable) is refused, every one named at once, with
+exit code 2. The spec a resume used becomes the experiment's spec,
+DIR/spec.yaml, for every later resume; the ones before it are kept as
+DIR/spec.1.yaml, DIR/spec.2.yaml, ...
 
 ` + exitCodesHelp,
 		Args: cobra.ExactArgs(1),
@@ -129,7 +169,15 @@ checkpoint; finished trials are not redone.
 				return err
 			}
 			defer unlock()
-			s, err := loadStoredSpec(dir, specPath)
+			var s *spec.Spec
+			var data []byte
+			if specPath == "" {
+				s, err = loadStoredSpec(dir, "")
+			} else if data, err = os.ReadFile(specPath); err != nil {
+				err = fmt.Errorf("read spec: %w", err)
+			} else {
+				s, err = spec.Parse(data, specPath, filepath.Dir(specPath))
+			}
 			if err != nil {
 				return a.specError(err)
 			}
@@ -137,12 +185,21 @@ checkpoint; finished trials are not redone.
 			if err := s.Validate(); err != nil {
 				return a.specError(err)
 			}
+			finish := func(err error) error { return err }
+			if specPath != "" {
+				if err := a.checkResumeSpec(dir, specPath, s); err != nil {
+					return err
+				}
+				if finish, err = a.adoptSpec(dir, specPath, data); err != nil {
+					return withCode(exitFailed, err)
+				}
+			}
 			fmt.Fprintf(a.stderr, "hone: resuming the experiment in %s\n", dir)
-			return a.runExperiment(cmd.Context(), s, dir, &controller.ResumeFlags{
+			return finish(a.runExperiment(cmd.Context(), s, dir, &controller.ResumeFlags{
 				Unfinished:     !flags.noUnfinished,
 				Errored:        flags.errored,
 				RestartErrored: flags.restart,
-			})
+			}))
 		},
 	}
 	cmd.Flags().StringVar(&specPath, "spec", "", "resume with this spec instead of DIR/spec.yaml")
@@ -221,17 +278,23 @@ func loadStoredSpec(dir, specPath string) (*spec.Spec, error) {
 	if specPath != "" {
 		return spec.Load(specPath)
 	}
-	p := filepath.Join(dir, specCopy)
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return nil, fmt.Errorf("read the experiment's spec (pass --spec SPEC.yaml if it is elsewhere): %w", err)
-	}
 	base := dir
 	if o, err := os.ReadFile(filepath.Join(dir, originFile)); err == nil {
 		var or origin
 		if err := json.Unmarshal(o, &or); err == nil && or.SpecDir != "" {
 			base = or.SpecDir
 		}
+	}
+	return loadStoredSpecFrom(dir, base)
+}
+
+// loadStoredSpecFrom reads the spec saved in the experiment directory dir,
+// resolving its relative paths against base.
+func loadStoredSpecFrom(dir, base string) (*spec.Spec, error) {
+	p := filepath.Join(dir, specCopy)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("read the experiment's spec (pass --spec SPEC.yaml if it is elsewhere): %w", err)
 	}
 	return spec.Parse(data, p, base)
 }
