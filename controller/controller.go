@@ -287,7 +287,11 @@ func (c *Controller) Step(in Input) {
 	if in.Kind != InBegin && in.Kind != InResume {
 		// A resume's time is on a new clock, and no process of the
 		// previous session survives it: only later inputs judge limits.
-		c.expire()
+		skip := ""
+		if in.Kind == InExited || in.Kind == InStartFailed {
+			skip = in.Trial // its process is gone: the exit speaks for itself
+		}
+		c.expire(skip)
 	}
 	switch in.Kind {
 	case InBegin:

@@ -105,20 +105,29 @@ func (c *Controller) deadlineOf(s *tstate) time.Time {
 // lasted longer than TrialTimeout, or it has not reported for longer than
 // ReportTimeout. Each failure goes through the failure path (retried from
 // the checkpoint while retries are left). It costs O(log n) per expired
-// trial and nothing when none has expired.
-func (c *Controller) expire() {
+// trial and nothing when none has expired. The trial skip is left alone:
+// the input being handled is its exit.
+func (c *Controller) expire(skip string) {
 	q := &c.deadlines
+	var kept *hone.Trial
 	for q.Len() > 0 {
 		t := q.ts[0]
 		s := c.st[t.ID]
 		if !s.deadline.Before(c.now) {
-			return
+			break
 		}
 		heap.Pop(q)
+		if t.ID == skip {
+			kept = t
+			continue
+		}
 		if !s.alive || s.exiting || t.Status != hone.StatusRunning {
 			continue
 		}
 		c.fail(t, c.limitMessage(s))
+	}
+	if kept != nil {
+		heap.Push(q, kept) // onExited takes it out
 	}
 }
 
