@@ -136,9 +136,11 @@ const (
 // crashes with a replayed resume. At every step, a trial becomes
 // TERMINATED only when a stopper's ShouldStop, the scheduler (STOP or
 // StopTrial), a done result, the trial's own clean exit (not asked for) or
-// a resume with Unfinished false ended it. Also: every process the
-// controller heard from is answered; a plain resume leaves ERROR trials
-// ERROR and forgets the previous session's fail_fast error.
+// a resume with Unfinished false ended it. Also: a trial becomes ERROR
+// only through a failure; every process the controller heard from is
+// answered; a resume restarts or requeues every RUNNING trial, leaves
+// ERROR trials ERROR unless told otherwise, and forgets the previous
+// session's fail_fast error.
 func TestTerminatedOnlyByItsCauses(t *testing.T) {
 	rounds := 3 // 100 cases each (rapid's default); HONE_LONG=1 runs 50 rounds
 	if os.Getenv("HONE_LONG") != "" {
@@ -234,6 +236,10 @@ func terminatedOnlyByItsCauses(rt *rapid.T) {
 					}
 				case controller.ActRecord:
 					r := a.Record
+					if r.Op == "status" && r.Status == hone.StatusError && in.Err == "" && in.Kind != controller.InStartFailed &&
+						proto.TrialTimeout == 0 && proto.ReportTimeout == 0 {
+						rt.Fatalf("input %s %s: trial %s became ERROR with no failure", in.Kind, in.Trial, r.Trial)
+					}
 					if r.Op != "status" || r.Status != hone.StatusTerminated {
 						continue
 					}
@@ -257,6 +263,9 @@ func terminatedOnlyByItsCauses(rt *rapid.T) {
 				}
 				f := in.Resume
 				for _, tr := range c.Trials() {
+					if tr.Status == hone.StatusRunning && !c.HasProcess(tr.ID) {
+						rt.Fatalf("after the resume trial %s is RUNNING with no process", tr.ID)
+					}
 					if before[tr.ID] == hone.StatusError && !f.Errored && !f.RestartErrored && tr.Status != hone.StatusError {
 						rt.Fatalf("a plain resume changed ERROR trial %s to %s", tr.ID, tr.Status)
 					}
