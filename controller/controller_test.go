@@ -89,6 +89,8 @@ func TestValidation(t *testing.T) {
 		{hone.Experiment{Searcher: &listSearcher{}, Mode: "maximize", Metric: "x"}, `mode = "maximize": allowed values are "min" and "max"`},
 		{hone.Experiment{}, "searcher is required"},
 		{hone.Experiment{Searcher: &listSearcher{}, Failure: hone.FailureConfig{MaxFailures: -2}}, "failure.max_failures = -2"},
+		{hone.Experiment{Searcher: &listSearcher{}, TrialTimeout: -time.Second}, "trial_timeout = -1s: must be >= 0"},
+		{hone.Experiment{Searcher: &listSearcher{}, ReportTimeout: -time.Minute}, "report_timeout = -1m0s: must be >= 0"},
 	}
 	for _, c := range cases {
 		_, err := New(&c.exp, hone.Resources{CPU: 1})
