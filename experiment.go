@@ -45,8 +45,9 @@ type Experiment struct {
 	MaxConcurrentTrials int
 	// MaxPendingTrials caps how many trials wait PENDING at once (created
 	// ahead of free slots, so a scheduler can choose among them or
-	// time-multiplex a population). 0 asks the searcher (PendingLimit),
-	// else 1.
+	// time-multiplex a population). 0 asks the searcher (PendingLimit):
+	// max(16, ⌈1.1 × the trials that can run at once⌉) for searchers that
+	// do not learn from results, else 1.
 	MaxPendingTrials int
 	// Resources is what each trial needs (default: 1 CPU). ResourcesFn,
 	// if set, overrides it per configuration.
@@ -94,6 +95,12 @@ func (e *Experiment) Validate() error {
 	}
 	if e.TimeBudget < 0 {
 		return fmt.Errorf("experiment: time_budget = %v: must be >= 0", e.TimeBudget)
+	}
+	if e.TrialTimeout < 0 {
+		return fmt.Errorf("experiment: trial_timeout = %v: must be >= 0 (0 = no limit)", e.TrialTimeout)
+	}
+	if e.ReportTimeout < 0 {
+		return fmt.Errorf("experiment: report_timeout = %v: must be >= 0 (0 = no limit)", e.ReportTimeout)
 	}
 	if err := e.Resources.Validate(); err != nil {
 		return fmt.Errorf("experiment: %w", err)

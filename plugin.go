@@ -57,11 +57,19 @@ type Searcher interface {
 }
 
 // PendingLimit is an optional ability of searchers: how many of their
-// trials may wait PENDING at once. Searchers that do not learn from results
-// (random, grid) allow many, so a scheduler can time-multiplex a population
-// larger than the free slots; model-based ones want few, so each
-// suggestion uses the latest results. Without it the limit is 1.
+// trials may wait PENDING at once. MaxPending returns a positive count, or
+// PendingAuto for a searcher that does not learn from results (random,
+// grid): the controller then allows max(16, ⌈1.1 × the trials that can run
+// at once⌉), so a free slot always finds a trial and a scheduler can
+// time-multiplex a population larger than the slots. Model-based searchers
+// want few, so each suggestion uses the latest results. Without it, or
+// with another value, the limit is 1. Experiment.MaxPendingTrials
+// overrides it.
 type PendingLimit interface{ MaxPending() int }
+
+// PendingAuto is what PendingLimit.MaxPending returns to let the
+// controller size the bound from the trials that can run at once.
+const PendingAuto = -1
 
 // Stateful is an optional ability of searchers and schedulers: their state
 // can be saved and restored. Callers type-assert for it.

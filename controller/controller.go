@@ -4,6 +4,43 @@
 // does no I/O, starts no goroutines and reads no clock: the same seed and the
 // same inputs give the same actions, which is what makes resume by journal
 // replay exact.
+//
+// # How trials end
+//
+// A trial becomes TERMINATED only when something with the right to end it
+// did: a stopper's ShouldStop for that trial, a scheduler (a STOP decision
+// or Control.StopTrial), the trial itself (a done result, or a clean exit of
+// its process that nobody asked for), or a resume with Unfinished false. It
+// becomes ERROR only through the failure path, once its retries are used.
+//
+// Everything that stops the whole experiment stops its running trials the
+// way an interrupt does: they are asked to save (at their next report, or
+// at once if they are waiting), then stopped, and they keep status RUNNING,
+// so that a resume restarts them from that checkpoint. PENDING and PAUSED
+// trials keep their status. This holds for every experiment-wide stop:
+//
+//   - an interrupt (InInterrupt: Ctrl-C, SIGTERM);
+//   - fail_fast, when a trial has failed for good: Err names it; a resume
+//     forgets it, continues the stopped trials and leaves the failed one
+//     ERROR unless asked to retry or restart errored trials;
+//   - the time budget: a resume after the budget was used starts a new
+//     budget of the same length (a resume after a crash or an interrupt
+//     continues the one in use);
+//   - a stopper's ShouldStopAll: asked again at every input, so a resume
+//     stops again at once if the stopper still says so;
+//   - a searcher failure: Err names it; a resume asks the searcher again;
+//   - a metric that no result contains: Err names it; a resume checks again
+//     when its next trial finishes.
+//
+// # Per-trial limits
+//
+// Experiment.TrialTimeout and ReportTimeout are judged on the inputs'
+// clock: before the controller acts on an input it fails every running
+// trial whose run has lasted longer than TrialTimeout since it started, or
+// that has not reported for longer than ReportTimeout. The failure is
+// retried from the trial's checkpoint under Failure.MaxFailures like any
+// other; its message names the limit. Ticks bring the time when no trial
+// reports, so a limit is noticed within one tick of the runner.
 package controller
 
 import (
@@ -50,12 +87,21 @@ type Controller struct {
 	nPending int
 	nPaused  int
 
-	searchDone  bool
-	stopping    bool // no new starts; the experiment ends when nothing is alive
-	interrupted bool
-	metricSeen  bool
-	fatal       error
-	deciding    *hone.Trial
+	searchDone   bool
+	searchFailed bool // searchDone because Suggest failed: a resume asks again
+	stopping     bool // no new starts; the experiment ends when nothing is alive
+	stopReason   string
+	budgetUsed   bool // the session stopped because the time budget was used
+	interrupted  bool
+	metricSeen   bool
+	fatal        error
+	deciding     *hone.Trial
+
+	autoPending int // the pending bound of searchers that do not learn
+
+	// deadlines orders running trials by when a per-trial limit
+	// (TrialTimeout, ReportTimeout) ends them.
+	deadlines deadlineQueue
 
 	pins map[string]int // checkpoint path -> number of trials that will restore from it
 
@@ -95,6 +141,14 @@ type tstate struct {
 	queued [2]bool // an entry of the trial is in queues[i]
 
 	schedFail string // a failure the scheduler asked for while deciding on the trial
+
+	// startedAt and lastReport are when the current run started and when
+	// the trial last reported (a result or a save), for the per-trial
+	// limits; deadline is the earlier of the two limits and dlIndex the
+	// trial's position in the deadline queue (-1 when not in it).
+	startedAt, lastReport time.Time
+	deadline              time.Time
+	dlIndex               int
 }
 
 // New returns a controller for exp with a resource pool. Call Step with an
@@ -116,11 +170,12 @@ func New(exp *hone.Experiment, pool hone.Resources) (*Controller, error) {
 	}
 	return &Controller{
 		exp: exp, metric: exp.Metric, mode: mode, sched: sched, search: exp.Searcher, pool: pool,
-		byID:     map[string]*hone.Trial{},
-		st:       map[string]*tstate{},
-		idRng:    rand.New(rand.NewPCG(exp.Seed, 0x1d5eed)),
-		schedRng: rand.New(rand.NewPCG(exp.Seed, 0x5c4ed)),
-		pins:     map[string]int{},
+		byID:        map[string]*hone.Trial{},
+		st:          map[string]*tstate{},
+		idRng:       rand.New(rand.NewPCG(exp.Seed, 0x1d5eed)),
+		schedRng:    rand.New(rand.NewPCG(exp.Seed, 0x5c4ed)),
+		pins:        map[string]int{},
+		autoPending: AutoPending(Slots(exp, pool)),
 	}, nil
 }
 
@@ -149,9 +204,18 @@ func (c *Controller) Manager(id string) *Manager {
 	return nil
 }
 
-// Err returns the error that ended the experiment (fail_fast, a searcher
-// failure, a metric no result contains), or nil.
+// Err returns the error that ended the experiment in this session
+// (fail_fast, a searcher failure, a metric no result contains), or nil. A
+// resume starts without it.
 func (c *Controller) Err() error { return c.fatal }
+
+// Stopping reports whether the experiment is stopping: no trial starts
+// any more, and it ends once the running trials have saved and stopped.
+// StopReason says why ("" when not stopping).
+func (c *Controller) Stopping() bool { return c.stopping }
+
+// StopReason says why the experiment is stopping, or "".
+func (c *Controller) StopReason() string { return c.stopReason }
 
 // Alive reports how many trials have a live process.
 func (c *Controller) Alive() int { return c.live }
@@ -222,6 +286,15 @@ func (c *Controller) Registered(p string) bool {
 func (c *Controller) Step(in Input) {
 	c.lastSeen = c.now
 	c.now = in.At()
+	if in.Kind != InBegin && in.Kind != InResume {
+		// A resume's time is on a new clock, and no process of the
+		// previous session survives it: only later inputs judge limits.
+		skip := ""
+		if in.Kind == InExited || in.Kind == InStartFailed {
+			skip = in.Trial // its process is gone: the exit speaks for itself
+		}
+		c.expire(skip)
+	}
 	switch in.Kind {
 	case InBegin:
 		if !c.began {
@@ -285,6 +358,7 @@ func (c *Controller) toldToStop(t *hone.Trial, in Input) bool {
 func (c *Controller) onResult(t *hone.Trial, in Input) {
 	s := c.st[t.ID]
 	s.waiting = true
+	c.reported(t)
 	if in.Err != "" { // the runner could not commit the result's checkpoint
 		c.fail(t, in.Err)
 		return
@@ -321,7 +395,11 @@ func (c *Controller) onResult(t *hone.Trial, in Input) {
 			s.sawMetric, c.metricSeen = true, true
 		} else if !s.warnedMetric {
 			s.warnedMetric = true
-			c.logf("trial %s: result %d has no metric %q (keys: %s)", t.ID, s.iter, c.metric, keys(in.Metrics))
+			if v, present := in.Metrics[c.metric]; present {
+				c.logf("trial %s: result %d: metric %q is %s, not a number", t.ID, s.iter, c.metric, describeValue(v))
+			} else {
+				c.logf("trial %s: result %d has no metric %q (keys: %s)", t.ID, s.iter, c.metric, keys(in.Metrics))
+			}
 		}
 	}
 
@@ -360,6 +438,7 @@ func (c *Controller) shouldStop(t *hone.Trial, r *hone.Result) bool {
 func (c *Controller) onSaved(t *hone.Trial, in Input) {
 	s := c.st[t.ID]
 	s.waiting = true
+	c.reported(t)
 	f := t.Saving
 	t.Saving, s.saveSent = nil, false
 	if f == nil {
@@ -387,6 +466,7 @@ func (c *Controller) onSaved(t *hone.Trial, in Input) {
 func (c *Controller) onExited(t *hone.Trial, in Input) {
 	s := c.st[t.ID]
 	s.alive, s.waiting, s.saveSent = false, false, false
+	c.unwatch(t)
 	c.live--
 	c.used = sub(c.used, t.Resources)
 	if f := t.Saving; f != nil {
@@ -459,8 +539,11 @@ func (c *Controller) advance(t *hone.Trial) {
 		}
 		return
 	}
-	if s.interrupt {
-		if !s.afterSave {
+	if s.interrupt && s.cached == hone.Continue {
+		// The experiment is stopping: save, stop, stay RUNNING so that a
+		// resume continues the trial. A STOP or PAUSE decided meanwhile is
+		// carried out as usual below: it is the trial's own end or pause.
+		if !s.afterSave && !c.checkpointedNow(t) {
 			c.scheduleSave(t)
 			c.advance(t)
 			return
@@ -506,6 +589,7 @@ func (c *Controller) stopProcess(t *hone.Trial) {
 	}
 	s.waiting, s.exiting, s.afterSave = false, true, false
 	s.cached, s.pauseNoSave = hone.Continue, false
+	c.unwatch(t)
 	c.direct(t, hone.DirectStop)
 }
 
@@ -755,15 +839,72 @@ func (c *Controller) finishError(t *hone.Trial) {
 	c.finish(t, hone.StatusError)
 }
 
-// maxPending is how many trials may wait PENDING at once.
+// maxPending is how many trials may wait PENDING at once (MaxPending).
 func (c *Controller) maxPending() int {
 	if n := c.exp.MaxPendingTrials; n > 0 {
 		return n
 	}
-	if p, ok := c.search.(hone.PendingLimit); ok && p.MaxPending() > 0 {
-		return p.MaxPending()
+	if p, ok := c.search.(hone.PendingLimit); ok {
+		switch n := p.MaxPending(); {
+		case n == hone.PendingAuto:
+			return c.autoPending
+		case n > 0:
+			return n
+		}
 	}
 	return 1
+}
+
+// MaxPending returns how many trials may wait PENDING at once:
+// Experiment.MaxPendingTrials if set; else, for a searcher whose
+// MaxPending is hone.PendingAuto (one that does not learn from results),
+// AutoPending of the trials that can run at once; else the searcher's own
+// positive limit; else 1.
+func (c *Controller) MaxPending() int { return c.maxPending() }
+
+// Slots returns how many trials of exp can run at once in pool: the
+// fewest that fill one of the pool's resources (CPU, GPU, memory when the
+// pool has a memory figure, custom resources), capped by
+// MaxConcurrentTrials. Each trial is taken to need exp.Resources (1 CPU
+// when unset), also when ResourcesFn sizes trials one by one. It is 0 when
+// no trial fits, and MaxConcurrentTrials (or -1, no bound) when trials
+// need nothing the pool counts.
+func Slots(exp *hone.Experiment, pool hone.Resources) int {
+	need := exp.Resources
+	if isZero(need) {
+		need = hone.Resources{CPU: 1}
+	}
+	n := -1
+	limit := func(have, want float64) {
+		if want <= 0 {
+			return
+		}
+		k := int(math.Floor(have/want + eps))
+		if n < 0 || k < n {
+			n = k
+		}
+	}
+	limit(pool.CPU, need.CPU)
+	limit(pool.GPU, need.GPU)
+	if pool.Memory > 0 {
+		limit(float64(pool.Memory), float64(need.Memory))
+	}
+	for k, v := range need.Custom {
+		limit(pool.Custom[k], v)
+	}
+	if m := exp.MaxConcurrentTrials; m > 0 && (n < 0 || m < n) {
+		n = m
+	}
+	return n
+}
+
+// AutoPending is the pending bound of searchers that do not learn from
+// results: max(16, ceil(1.1 × slots)), where slots is how many trials can
+// run at once (Slots; a negative slots, no bound, gives 16). Enough trials
+// wait that a free slot always finds one and a scheduler can choose among
+// them, and few enough that a run stopped early leaves few never started.
+func AutoPending(slots int) int {
+	return max(16, (11*slots+9)/10)
 }
 
 // suggest asks the searcher for one trial and reports whether it got one.
@@ -780,7 +921,7 @@ func (c *Controller) suggest() bool {
 		c.searchDone = true
 		return false
 	case err != nil:
-		c.searchDone = true
+		c.searchDone, c.searchFailed = true, true
 		if c.fatal == nil {
 			c.fatal = fmt.Errorf("searcher: %w", err)
 		}
@@ -808,7 +949,7 @@ func (c *Controller) addTrial(id string, cfg hone.Config) *hone.Trial {
 	t.Dir = trialDirName(c.trainable(), id, idx, tag, c.now)
 	c.trials = append(c.trials, t)
 	c.byID[id] = t
-	c.st[id] = &tstate{mgr: NewManager(c.exp.Checkpoint, t.Dir)}
+	c.st[id] = &tstate{mgr: NewManager(c.exp.Checkpoint, t.Dir), dlIndex: -1}
 	c.record(&Record{Op: "trial", Trial: id, Index: idx, Config: cfg, Tag: tag, Dir: t.Dir, Resources: &res})
 	c.setStatus(t, hone.StatusPending)
 	c.sched.OnTrialAdd(c.ctl(), t)
@@ -826,6 +967,8 @@ func (c *Controller) start(t *hone.Trial) {
 	s := c.st[t.ID]
 	c.used = add(c.used, t.Resources)
 	c.live++
+	s.startedAt, s.lastReport = c.now, c.now
+	c.watch(t)
 	s.alive, s.waiting, s.exiting, s.saveSent = true, false, false, false
 	s.cached, s.pauseNoSave, s.afterSave, s.interrupt = hone.Continue, false, false, false
 	s.iter, s.timeTotal = 0, 0
@@ -864,6 +1007,7 @@ func (c *Controller) checkBudget() {
 		return
 	}
 	if b := c.exp.TimeBudget; b > 0 && c.elapsed() >= b {
+		c.budgetUsed = true
 		c.stopAll(fmt.Sprintf("time budget of %v used", b))
 		return
 	}
@@ -875,21 +1019,20 @@ func (c *Controller) checkBudget() {
 	}
 }
 
-// stopAll ends the experiment: running trials are stopped (TERMINATED);
-// pending and paused trials stay as they are, so a resume can continue them.
+// stopAll ends the experiment without ending its trials (see "How trials
+// end" in the package comment): no trial starts any more, and running
+// trials save and stop as on an interrupt, keeping status RUNNING so that a
+// resume continues them. PENDING and PAUSED trials keep their status.
 func (c *Controller) stopAll(why string) {
 	if c.stopping {
 		return
 	}
-	c.stopping = true
-	c.logf("stopping the experiment: %s", why)
-	for _, t := range c.trials {
-		if t.Status == hone.StatusRunning {
-			c.stopTrial(t)
-		}
-	}
+	c.stopping, c.stopReason = true, why
+	c.logf("stopping the experiment: %s; running trials save and stop, and hone resume continues them", why)
+	c.saveAndStop()
 }
 
+// stopTrial is Control.StopTrial: the scheduler ends t (TERMINATED).
 func (c *Controller) stopTrial(t *hone.Trial) {
 	s := c.st[t.ID]
 	switch t.Status {
@@ -908,8 +1051,16 @@ func (c *Controller) stopTrial(t *hone.Trial) {
 
 func (c *Controller) interrupt() {
 	c.interrupted = true
-	c.stopping = true
+	if !c.stopping {
+		c.stopping, c.stopReason = true, "interrupted"
+	}
 	c.logf("interrupted: saving and stopping running trials")
+	c.saveAndStop()
+}
+
+// saveAndStop asks every running trial to save and then stop, keeping it
+// RUNNING: a waiting trial at once, a computing one when it next reports.
+func (c *Controller) saveAndStop() {
 	for _, t := range c.trials {
 		s := c.st[t.ID]
 		if t.Status != hone.StatusRunning || !s.alive || s.exiting {
@@ -928,15 +1079,26 @@ func (c *Controller) interrupt() {
 // survived, so in-flight saves resolve to the latest checkpoint and RUNNING
 // trials go back to PENDING.
 func (c *Controller) resume(f ResumeFlags) {
-	if c.began {
+	switch {
+	case c.began && c.budgetUsed:
+		// The budget ran out and the user resumes: a new budget of the
+		// same length. A resume after a crash or an interrupt continues
+		// the budget in use.
+		c.spent = 0
+	case c.began:
 		c.spent += c.lastSessionEnd().Sub(c.sessionStart)
 	}
 	c.began, c.sessionStart = true, c.now
-	c.stopping, c.interrupted, c.endSent = false, false, false
+	c.stopping, c.stopReason, c.budgetUsed, c.interrupted, c.endSent = false, "", false, false, false
+	c.fatal = nil // the previous session's failure; a new one sets it again
+	if c.searchFailed {
+		c.searchDone, c.searchFailed = false, false
+	}
 	for _, t := range c.trials {
 		s := c.st[t.ID]
 		if s.alive {
 			s.alive, s.waiting, s.exiting, s.saveSent = false, false, false, false
+			c.unwatch(t)
 			c.live--
 			c.used = sub(c.used, t.Resources)
 		}
@@ -945,9 +1107,9 @@ func (c *Controller) resume(f ResumeFlags) {
 			fut.Resolve(s.mgr.Latest(), nil)
 		}
 		switch {
-		case t.Status == hone.StatusRunning && s.cached == hone.Stop && !s.interrupt:
+		case t.Status == hone.StatusRunning && s.cached == hone.Stop:
 			c.finish(t, hone.StatusTerminated)
-		case t.Status == hone.StatusRunning && s.cached == hone.Pause && !s.interrupt:
+		case t.Status == hone.StatusRunning && s.cached == hone.Pause:
 			c.pause(t)
 		case t.Status == hone.StatusRunning:
 			c.setRestore(t, c.restorePoint(t))
@@ -1013,8 +1175,13 @@ func (c *Controller) checkMetricSeen(t *hone.Trial) {
 	if c.metric == "" || c.metricSeen || c.fatal != nil || t.LastResult == nil {
 		return
 	}
-	c.fatal = fmt.Errorf("metric %q is in no result: trial %s finished after %d results with keys %s",
-		c.metric, t.ID, t.LastResult.TrainingIteration, keys(t.LastResult.Metrics))
+	if v, present := t.LastResult.Metrics[c.metric]; present {
+		c.fatal = fmt.Errorf("metric %q is a number in no result: trial %s finished after %d results, and in its last %q is %s",
+			c.metric, t.ID, t.LastResult.TrainingIteration, c.metric, describeValue(v))
+	} else {
+		c.fatal = fmt.Errorf("metric %q is in no result: trial %s finished after %d results with keys %s",
+			c.metric, t.ID, t.LastResult.TrainingIteration, keys(t.LastResult.Metrics))
+	}
 	c.stopAll("the metric is in no result")
 }
 
@@ -1046,6 +1213,32 @@ func keys(m map[string]any) string {
 		return "(none)"
 	}
 	return strings.Join(ks, ", ")
+}
+
+// describeValue names the JSON type of a reported value that is not a
+// number, with the value when it is short: `a string ("0.5")`.
+func describeValue(v any) string {
+	var kind string
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		kind = "a string"
+	case map[string]any:
+		kind = "an object"
+	case []any:
+		kind = "a list"
+	default:
+		kind = fmt.Sprintf("a %T", v)
+	}
+	text := fmt.Sprintf("%v", v)
+	if sv, ok := v.(string); ok {
+		text = strconv.Quote(sv)
+	}
+	if len(text) > 40 {
+		return kind
+	}
+	return kind + " (" + text + ")"
 }
 
 func firstLine(s string) string {

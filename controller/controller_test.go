@@ -89,6 +89,8 @@ func TestValidation(t *testing.T) {
 		{hone.Experiment{Searcher: &listSearcher{}, Mode: "maximize", Metric: "x"}, `mode = "maximize": allowed values are "min" and "max"`},
 		{hone.Experiment{}, "searcher is required"},
 		{hone.Experiment{Searcher: &listSearcher{}, Failure: hone.FailureConfig{MaxFailures: -2}}, "failure.max_failures = -2"},
+		{hone.Experiment{Searcher: &listSearcher{}, TrialTimeout: -time.Second}, "trial_timeout = -1s: must be >= 0"},
+		{hone.Experiment{Searcher: &listSearcher{}, ReportTimeout: -time.Minute}, "report_timeout = -1m0s: must be >= 0"},
 	}
 	for _, c := range cases {
 		_, err := New(&c.exp, hone.Resources{CPU: 1})
@@ -165,3 +167,82 @@ func (s *listSearcher) Suggest(string) (hone.Config, error) {
 }
 func (s *listSearcher) OnResult(string, *hone.Result)              {}
 func (s *listSearcher) OnTrialComplete(string, *hone.Result, bool) {}
+
+// autoSearcher is a listSearcher that does not learn: hone.PendingAuto.
+type autoSearcher struct{ listSearcher }
+
+func (*autoSearcher) MaxPending() int { return hone.PendingAuto }
+
+// fixedSearcher asks for a fixed pending limit.
+type fixedSearcher struct {
+	listSearcher
+	limit int
+}
+
+func (s *fixedSearcher) MaxPending() int { return s.limit }
+
+// TestPendingBound pins SEMANTICS §3's bound on PENDING trials: for a
+// searcher that does not learn, max(16, ceil(1.1 × the trials that can run
+// at once)), the slots counted from the pool, each trial's resources and
+// MaxConcurrentTrials; a searcher's own positive limit; 1 for the others;
+// MaxPendingTrials overrides them all. The controller suggests up to the
+// bound and no further.
+func TestPendingBound(t *testing.T) {
+	cpu := func(n float64) hone.Resources { return hone.Resources{CPU: n} }
+	cases := []struct {
+		name   string
+		exp    hone.Experiment
+		pool   hone.Resources
+		slots  int
+		bound  int
+		search hone.Searcher
+	}{
+		{"one cpu", hone.Experiment{}, cpu(1), 1, 16, nil},
+		{"15 cpus", hone.Experiment{}, cpu(15), 15, 17, nil},
+		{"10 cpus: 1.1 × 10 is 11, not 12", hone.Experiment{}, cpu(10), 10, 16, nil},
+		{"20 cpus", hone.Experiment{}, cpu(20), 20, 22, nil},
+		{"64 cpus", hone.Experiment{}, cpu(64), 64, 71, nil},
+		{"100 cpus", hone.Experiment{}, cpu(100), 100, 110, nil},
+		{"half a cpu each", hone.Experiment{Resources: cpu(0.5)}, cpu(40), 80, 88, nil},
+		{"concurrency caps", hone.Experiment{MaxConcurrentTrials: 30}, cpu(64), 30, 33, nil},
+		{"gpus bound", hone.Experiment{Resources: hone.Resources{CPU: 1, GPU: 1}}, hone.Resources{CPU: 64, GPU: 20}, 20, 22, nil},
+		{"memory bounds", hone.Experiment{Resources: hone.Resources{CPU: 1, Memory: 4 << 30}}, hone.Resources{CPU: 64, Memory: 100 << 30}, 25, 28, nil},
+		{"custom resource", hone.Experiment{Resources: hone.Resources{CPU: 1, Custom: map[string]float64{"tpu": 1}}},
+			hone.Resources{CPU: 64, Custom: map[string]float64{"tpu": 30}}, 30, 33, nil},
+		{"nothing fits", hone.Experiment{Resources: cpu(4)}, cpu(2), 0, 16, nil},
+		{"explicit override", hone.Experiment{MaxPendingTrials: 3}, cpu(64), 64, 3, nil},
+		{"searcher's own limit", hone.Experiment{}, cpu(64), 64, 5, &fixedSearcher{listSearcher{n: 1000}, 5}},
+		{"a learning searcher", hone.Experiment{}, cpu(64), 64, 1, &listSearcher{n: 1000}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			exp := tc.exp
+			exp.Searcher = tc.search
+			if exp.Searcher == nil {
+				exp.Searcher = &autoSearcher{listSearcher{n: 1000}}
+			}
+			if got := Slots(&exp, tc.pool); got != tc.slots {
+				t.Errorf("Slots = %d, want %d", got, tc.slots)
+			}
+			c, err := New(&exp, tc.pool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.MaxPending(); got != tc.bound {
+				t.Fatalf("MaxPending = %d, want %d", got, tc.bound)
+			}
+			// After begin the slots are full and the bound of trials
+			// waits PENDING (none when no trial fits: they are ERROR).
+			step(t, c, Input{Kind: InBegin, Time: 1})
+			pending := 0
+			for _, tr := range c.Trials() {
+				if tr.Status == hone.StatusPending {
+					pending++
+				}
+			}
+			if pending != tc.bound && !(tc.slots == 0 && pending == 0) {
+				t.Errorf("%d trials PENDING after begin (%d running), want the bound %d", pending, c.Alive(), tc.bound)
+			}
+		})
+	}
+}

@@ -343,9 +343,14 @@ func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome
 			graceEnd = time.Now().Add(r.opts.StopGrace)
 			continue
 		}
+		if graceEnd.IsZero() && r.ctl.Stopping() {
+			// fail_fast, the time budget, a stopper: trials save and stop
+			// as on an interrupt, within the same grace.
+			graceEnd = time.Now().Add(r.opts.StopGrace)
+		}
 		if !graceEnd.IsZero() && time.Now().After(graceEnd) {
 			r.logf("trials did not stop within %v; closing the executor", r.opts.StopGrace)
-			return nil, nil
+			return nil, r.ctl.Err()
 		}
 		wait := ctx
 		if r.ctl.Interrupted() {

@@ -44,10 +44,18 @@ func (l *Limiter) Inner() hone.Searcher { return l.inner }
 
 // MaxPending implements hone.PendingLimit: the inner searcher's limit,
 // capped at the concurrency limit (more could never be suggested).
+// hone.PendingAuto passes through: the limiter's own cap bounds the
+// trials it suggests anyway.
 func (l *Limiter) MaxPending() int {
 	n := 1
 	if p, ok := l.inner.(hone.PendingLimit); ok {
 		n = p.MaxPending()
+	}
+	if n == hone.PendingAuto {
+		return n
+	}
+	if n < 1 {
+		n = 1
 	}
 	if l.max > 0 && n > l.max {
 		n = l.max

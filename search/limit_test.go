@@ -148,3 +148,30 @@ func TestLimitState(t *testing.T) {
 		t.Fatal("bad state accepted")
 	}
 }
+
+// TestLimitMaxPending: the limiter caps a searcher's own pending limit at
+// its concurrency, passes hone.PendingAuto through (its own cap bounds the
+// suggestions), and gives 1 for searchers without a limit.
+func TestLimitMaxPending(t *testing.T) {
+	sr, err := random.New(space.Space{"x": space.Uniform(0, 1)}, -1, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sr.MaxPending(); got != hone.PendingAuto {
+		t.Errorf("random: MaxPending = %d, want hone.PendingAuto", got)
+	}
+	cases := []struct {
+		inner hone.Searcher
+		max   int
+		want  int
+	}{
+		{sr, 4, hone.PendingAuto},
+		{sr, 0, hone.PendingAuto},
+		{&recorder{limit: 1}, 4, 1},
+	}
+	for i, c := range cases {
+		if got := Limit(c.inner, c.max).(hone.PendingLimit).MaxPending(); got != c.want {
+			t.Errorf("case %d: MaxPending = %d, want %d", i, got, c.want)
+		}
+	}
+}

@@ -136,9 +136,10 @@ func (h *honeRecorder) ShouldStopAll() bool { return h.rec.done() }
 // honeExperiment builds the experiment of a hone method.
 func honeExperiment(method string, p *functions.Problem, seed uint64, workers int) (*hone.Experiment, error) {
 	sp := spaceOf(p)
-	// MaxPendingTrials stays 0: each searcher's own limit (1000 for random
-	// search, so HyperBand's brackets fill when trials are added; 1 for
-	// BOHB and for TPE behind its concurrency limit).
+	// MaxPendingTrials stays 0: each searcher's own limit (for random
+	// search max(16, ⌈1.1 × workers⌉), so HyperBand's brackets fill as
+	// trials are added; 1 for BOHB and for TPE behind its concurrency
+	// limit).
 	exp := &hone.Experiment{
 		Name: method, Metric: metricLoss, Mode: hone.Min, Seed: seed,
 		MaxConcurrentTrials: workers,

@@ -40,8 +40,8 @@ func TestStoppedAndNotStarted(t *testing.T) {
 	defer cancel()
 	var reports atomic.Int32
 	c := cli{t: t, ctx: ctx, exec: goTrainer(func(s trial.Session, it int) {
-		// Interrupt in the middle of the third trial.
-		if reports.Add(1) == 6 {
+		// Interrupt the third trial after its first of two results.
+		if reports.Add(1) == 5 {
 			cancel()
 		}
 	})}

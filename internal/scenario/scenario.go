@@ -231,7 +231,9 @@ func (h *harness) run(cmd string) string {
 		if len(args) > 0 {
 			in.Metrics = map[string]any{}
 			for k, v := range args {
-				if f, err := strconv.ParseFloat(v, 64); err == nil {
+				if q, err := strconv.Unquote(v); err == nil {
+					in.Metrics[k] = q // loss="0.5": a string
+				} else if f, err := strconv.ParseFloat(v, 64); err == nil {
 					in.Metrics[k] = f
 				} else {
 					in.Metrics[k] = v
@@ -305,9 +307,14 @@ func (h *harness) setup(args map[string]string) {
 		n, _ := strconv.Atoi(v)
 		exp.Stoppers = append(exp.Stoppers, stopper.MaxIterations(n))
 	}
-	if v, ok := args["budget"]; ok {
-		d, _ := time.ParseDuration(v)
-		exp.TimeBudget = d
+	for k, f := range map[string]*time.Duration{"budget": &exp.TimeBudget, "trial_timeout": &exp.TrialTimeout, "report_timeout": &exp.ReportTimeout} {
+		if v, ok := args[k]; ok {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				h.t.Fatalf("%s=%q: %v", k, v, err)
+			}
+			*f = d
+		}
 	}
 	if v, ok := args["trial_cpu"]; ok {
 		f, _ := strconv.ParseFloat(v, 64)

@@ -93,8 +93,9 @@ func New(s space.Space, numSamples int, points []map[string]any, seed uint64) (*
 func (s *Searcher) Total() int { return s.total }
 
 // MaxPending implements hone.PendingLimit: random search does not learn
-// from results, so up to 1000 of its trials may wait PENDING at once.
-func (s *Searcher) MaxPending() int { return 1000 }
+// from results, so it returns hone.PendingAuto and the controller sizes the
+// bound from the trials that can run at once.
+func (s *Searcher) MaxPending() int { return hone.PendingAuto }
 
 // repeats returns the number of repeats, or -1 for no end.
 func (s *Searcher) repeats() int {
