@@ -168,6 +168,8 @@ func New(exp *hone.Experiment, pool hone.Resources) (*Controller, error) {
 	if sched == nil {
 		sched = fifo.New()
 	}
+	own := *exp // the settings a resume changes (ApplySettings) are the controller's own
+	exp = &own
 	return &Controller{
 		exp: exp, metric: exp.Metric, mode: mode, sched: sched, search: exp.Searcher, pool: pool,
 		byID:        map[string]*hone.Trial{},
@@ -937,13 +939,7 @@ func (c *Controller) addTrial(id string, cfg hone.Config) *hone.Trial {
 	if n := len(c.trials); n > 0 {
 		idx = c.trials[n-1].Index + 1
 	}
-	res := c.exp.Resources
-	if c.exp.ResourcesFn != nil {
-		res = c.exp.ResourcesFn(cfg)
-	}
-	if isZero(res) {
-		res = hone.Resources{CPU: 1}
-	}
+	res := c.trialResources(cfg)
 	tag := fmt.Sprintf("%d_%s", idx, configTag(cfg))
 	t := &hone.Trial{ID: id, Index: idx, Config: cfg, Tag: tag, Resources: res}
 	t.Dir = trialDirName(c.trainable(), id, idx, tag, c.now)
@@ -954,6 +950,19 @@ func (c *Controller) addTrial(id string, cfg hone.Config) *hone.Trial {
 	c.setStatus(t, hone.StatusPending)
 	c.sched.OnTrialAdd(c.ctl(), t)
 	return t
+}
+
+// trialResources is what a trial with cfg needs: ResourcesFn's answer,
+// else Resources, else 1 CPU.
+func (c *Controller) trialResources(cfg hone.Config) hone.Resources {
+	res := c.exp.Resources
+	if c.exp.ResourcesFn != nil {
+		res = c.exp.ResourcesFn(cfg)
+	}
+	if isZero(res) {
+		res = hone.Resources{CPU: 1}
+	}
+	return res
 }
 
 func (c *Controller) trainable() string {
@@ -1118,6 +1127,13 @@ func (c *Controller) resume(f ResumeFlags) {
 		s.cached, s.interrupt, s.afterSave, s.pauseNoSave = hone.Continue, false, false, false
 	}
 	c.live, c.used = 0, hone.Resources{}
+	if f.Settings != nil {
+		if err := c.ApplySettings(*f.Settings); err != nil {
+			c.logf("resume: keeping the settings in use: %v", err)
+		} else {
+			c.resize()
+		}
+	}
 	if !f.Unfinished {
 		for _, t := range c.trials {
 			if !t.Status.Finished() {

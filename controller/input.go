@@ -37,6 +37,9 @@ type ResumeFlags struct {
 	Errored bool `json:"errored,omitempty"`
 	// RestartErrored restarts ERROR trials from scratch under a new id.
 	RestartErrored bool `json:"restart_errored,omitempty"`
+	// Settings, when set, are the settings the resumed session runs with
+	// (see Settings); nil keeps the ones in use.
+	Settings *Settings `json:"settings,omitempty"`
 }
 
 // Input is one thing that happened, fed to Controller.Step.

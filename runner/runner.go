@@ -82,7 +82,8 @@ func Run(ctx context.Context, exp *hone.Experiment, opts Options) (*Outcome, err
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("run: create experiment directory: %w", err)
 	}
-	r.jw, err = journal.Create(jp, journal.Header{Name: exp.Name, Seed: exp.Seed, Created: r.clock.Now().UnixNano()})
+	settings := r.ctl.Settings()
+	r.jw, err = journal.Create(jp, journal.Header{Name: exp.Name, Seed: exp.Seed, Created: r.clock.Now().UnixNano(), Settings: &settings})
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
@@ -106,6 +107,15 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 	}
 	if j.Header.Seed != exp.Seed {
 		return nil, fmt.Errorf("resume: the experiment was run with seed %d, not %d; resume needs the same seed", j.Header.Seed, exp.Seed)
+	}
+	// The journal is replayed with the settings each session ran with; this
+	// session's, from exp and opts, take over at the resume input.
+	settings := r.ctl.Settings()
+	flags.Settings = &settings
+	if h := j.Header.Settings; h != nil {
+		if err := r.ctl.ApplySettings(*h); err != nil {
+			return nil, fmt.Errorf("resume: the journal's header: %w", err)
+		}
 	}
 	var from int
 	var seqs map[string]int // results so far of the trials in recover
@@ -195,8 +205,8 @@ func sameTrials(following []journal.Line, acts []controller.Action, lineNo int) 
 			return fmt.Errorf("after journal line %d it adds trial %s (config %v), which the original run did not", lineNo, a.Record.Trial, map[string]any(a.Record.Config))
 		}
 		if want := journaled[n]; !journal.SameRecord(a.Record, want) {
-			return fmt.Errorf("after journal line %d the original run added trial %s with config %v, this one adds %s with config %v",
-				lineNo, want.Trial, map[string]any(want.Config), a.Record.Trial, map[string]any(a.Record.Config))
+			return fmt.Errorf("after journal line %d the original run added trial %s, this one adds %s",
+				lineNo, describeTrial(want, a.Record), describeTrial(a.Record, want))
 		}
 		n++
 	}
@@ -204,6 +214,26 @@ func sameTrials(following []journal.Line, acts []controller.Action, lineNo int) 
 		return fmt.Errorf("after journal line %d the original run added trial %s (config %v), this one does not", lineNo, journaled[n].Trial, map[string]any(journaled[n].Config))
 	}
 	return nil
+}
+
+// describeTrial names trial record r for a replay mismatch with other:
+// its id and config, and whichever of its index, tag, directory and
+// resources differ from other's.
+func describeTrial(r, other *controller.Record) string {
+	d := fmt.Sprintf("%s with config %v", r.Trial, map[string]any(r.Config))
+	if r.Index != other.Index {
+		d += fmt.Sprintf(", index %d", r.Index)
+	}
+	if r.Tag != other.Tag {
+		d += fmt.Sprintf(", tag %q", r.Tag)
+	}
+	if r.Dir != other.Dir {
+		d += fmt.Sprintf(", directory %s", r.Dir)
+	}
+	if rs, ors := fmt.Sprint(r.Resources), fmt.Sprint(other.Resources); rs != ors {
+		d += ", resources " + rs
+	}
+	return d
 }
 
 type runner struct {

@@ -32,6 +32,10 @@ type Header struct {
 	Name    string `json:"name"`
 	Seed    uint64 `json:"seed"`
 	Created int64  `json:"created"` // unix nanoseconds
+	// Settings are the settings the first session ran with; nil in
+	// journals written before hone recorded them (a replay then uses the
+	// resuming spec's).
+	Settings *controller.Settings `json:"settings,omitempty"`
 }
 
 // Line is one journal line after the header: exactly one field is set.
