@@ -372,6 +372,9 @@ type runner struct {
 	// flushFailed: a callback failed in this session, so no result is
 	// recorded safe any more (a resume takes every one it may lack).
 	flushFailed bool
+	// fresh holds the trials created in this session that have not started
+	// yet: a directory they find is not theirs (see start).
+	fresh map[string]bool
 	// filesDue is when buffered results must be flushed; zero when none is
 	// waiting.
 	filesDue time.Time
@@ -693,6 +696,12 @@ func (r *runner) apply(acts []controller.Action) error {
 			if err := r.jw.AppendRecord(acts[i].Record); err != nil {
 				return err
 			}
+			if rec := acts[i].Record; rec.Op == "trial" {
+				if r.fresh == nil {
+					r.fresh = map[string]bool{}
+				}
+				r.fresh[rec.Trial] = true
+			}
 		case controller.ActDirect, controller.ActLog:
 		case controller.ActStart:
 			flush = flush || !r.contained
@@ -813,6 +822,12 @@ func (r *runner) start(a *controller.Action) error {
 	// The executor creates the directory when it writes there: a simulated
 	// trial that never checkpoints costs no mkdir.
 	dir := filepath.Join(r.opts.Dir, filepath.FromSlash(t.Dir))
+	if r.fresh[t.ID] {
+		delete(r.fresh, t.ID)
+		if err := r.moveAside(t.ID, dir); err != nil {
+			return err
+		}
+	}
 	spec := hone.StartSpec{TrialID: t.ID, Config: t.Config, Dir: dir, Iteration: a.Iteration, Resources: t.Resources}
 	if a.Checkpoint != nil {
 		d, err := r.store.LocalDir(a.Checkpoint.Path)
@@ -828,6 +843,28 @@ func (r *runner) start(a *controller.Action) error {
 		return fmt.Errorf("start: %w", err)
 	}
 	return nil
+}
+
+// moveAside renames dir, the directory of a trial created in this session,
+// out of the way if it exists: the journal holds no trial that owns it, so
+// it is what a run whose journal lost its end left (the same trial,
+// created again at the same second), and its files and checkpoints must
+// not mix with the new trial's.
+func (r *runner) moveAside(id, dir string) error {
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	for n := 1; ; n++ {
+		lost := fmt.Sprintf("%s.lost-%d", dir, n)
+		if _, err := os.Lstat(lost); err == nil {
+			continue
+		}
+		if err := os.Rename(dir, lost); err != nil {
+			return fmt.Errorf("move aside a directory no journaled trial owns: %w", err)
+		}
+		r.logf("trial %s: its directory %s existed, but no trial in the journal owns it (the journal lost its end?); moved it to %s", id, dir, lost)
+		return nil
+	}
 }
 
 func (r *runner) notify(a *controller.Action) {
