@@ -106,13 +106,18 @@ code 3) and prints how to resume it; a second Ctrl-C exits at once (130).
 
 func (a *app) resumeCmd() *cobra.Command {
 	var specPath string
-	var flags struct{ errored, restart, noUnfinished bool }
+	var flags struct{ errored, restart, noUnfinished, truncate bool }
 	cmd := &cobra.Command{
 		Use:   "resume DIR",
 		Short: "Resume a stopped, interrupted or crashed experiment",
 		Long: `Resume the experiment in DIR with the spec it was started with (DIR/spec.yaml),
 or with --spec. Trials that were running restart from their latest
 checkpoint; finished trials are not redone.
+
+A journal whose last line was torn by a crash is cut back to its last
+complete line. A corrupt line in the middle is an error naming the line;
+--truncate-journal continues from the lines before it on purpose, keeping
+the lines cut in experiment_state.jsonl.corrupt-N beside the journal.
 
 ` + exitCodesHelp,
 		Args: cobra.ExactArgs(1),
@@ -142,13 +147,14 @@ checkpoint; finished trials are not redone.
 				Unfinished:     !flags.noUnfinished,
 				Errored:        flags.errored,
 				RestartErrored: flags.restart,
-			})
+			}, func(o *runner.Options) { o.TruncateJournal = flags.truncate })
 		},
 	}
 	cmd.Flags().StringVar(&specPath, "spec", "", "resume with this spec instead of DIR/spec.yaml")
 	cmd.Flags().BoolVar(&flags.errored, "resume-errored", false, "retry trials that ended in ERROR, from their latest checkpoint")
 	cmd.Flags().BoolVar(&flags.restart, "restart-errored", false, "restart trials that ended in ERROR from scratch, under new ids")
 	cmd.Flags().BoolVar(&flags.noUnfinished, "no-unfinished", false, "terminate unfinished (pending, running, paused) trials instead of resuming them")
+	cmd.Flags().BoolVar(&flags.truncate, "truncate-journal", false, "continue from the valid lines before a corrupt journal line, keeping the rest in a file beside the journal")
 	cmd.MarkFlagsMutuallyExclusive("resume-errored", "restart-errored")
 	return cmd
 }
@@ -237,8 +243,8 @@ func loadStoredSpec(dir, specPath string) (*spec.Spec, error) {
 }
 
 // runExperiment runs (flags == nil) or resumes the experiment of s in dir and
-// maps the outcome to an exit code.
-func (a *app) runExperiment(ctx context.Context, s *spec.Spec, dir string, flags *controller.ResumeFlags) error {
+// maps the outcome to an exit code. opts adjust the runner's options.
+func (a *app) runExperiment(ctx context.Context, s *spec.Spec, dir string, flags *controller.ResumeFlags, opts ...func(*runner.Options)) error {
 	plan, err := spec.Build(s, dir, a.stdout)
 	if err != nil {
 		return a.specError(err)
@@ -249,6 +255,9 @@ func (a *app) runExperiment(ctx context.Context, s *spec.Spec, dir string, flags
 	}
 	plan.Options.Executor = exec
 	plan.Options.Log = a.stderr
+	for _, o := range opts {
+		o(&plan.Options)
+	}
 
 	ctx, stop := a.interruptible(ctx,
 		"\nhone: stopping: running trials are asked to save and stop; press Ctrl-C again to kill them and quit at once\n",
