@@ -203,3 +203,54 @@ func TestKeepResults(t *testing.T) {
 		t.Fatalf("KeepResults created the directory of a trial without files: %v", err)
 	}
 }
+
+// TestRowsLostStopTheTrialsFiles: when a trial's files close with rows
+// that could not be written (they are dropped), no later row of that
+// trial is written in this process, so the files stay a prefix of its
+// results for resume to complete; other trials are not affected.
+func TestRowsLostStopTheTrialsFiles(t *testing.T) {
+	dir := t.TempDir()
+	f := NewTrialFiles(dir, NoSync())
+	failing := false
+	f.SetWriteFunc(func(file *os.File, p []byte) (int, error) {
+		if failing && strings.Contains(file.Name(), "bad") {
+			return 0, &fs.PathError{Op: "write", Path: file.Name(), Err: syscall.EIO}
+		}
+		return file.Write(p)
+	})
+	bad := &hone.Trial{ID: "bad", Dir: "bad"}
+	good := &hone.Trial{ID: "good", Dir: "good"}
+	for _, tr := range []*hone.Trial{bad, good} {
+		f.OnTrialStart(tr)
+		f.OnTrialResult(tr, result(1, map[string]any{"loss": 1.0}))
+	}
+	if err := f.FlushResults(false); err != nil {
+		t.Fatal(err)
+	}
+	failing = true
+	f.OnTrialResult(bad, result(2, map[string]any{"loss": 0.5}))
+	if err := f.FlushResults(false); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("FlushResults = %v, want EIO", err)
+	}
+	f.OnTrialError(bad, errors.New("failed")) // closes its files: row 2 is dropped
+	failing = false
+	if errs := f.TakeErrors(); len(errs) == 0 || !errors.Is(errors.Join(errs...), syscall.EIO) {
+		t.Fatalf("closing with a dropped row: errors %v, want EIO", errs)
+	}
+	f.OnTrialStart(bad) // a retry in the same process
+	f.OnTrialResult(bad, result(1, map[string]any{"loss": 0.9}))
+	var te *hone.TrialError
+	if errs := f.TakeErrors(); len(errs) == 0 || !errors.As(errs[0], &te) || te.TrialID != "bad" || !strings.Contains(errs[0].Error(), "before a resume") {
+		t.Fatalf("writing after dropped rows: errors %v, want bad's error", errs)
+	}
+	f.OnTrialResult(good, result(2, map[string]any{"loss": 0.5}))
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if js, _ := iterations(t, filepath.Join(dir, "bad")); !reflect.DeepEqual(js, []any{1.0}) {
+		t.Errorf("bad trial's result.json: %v, want only row 1", js)
+	}
+	if js, _ := iterations(t, filepath.Join(dir, "good")); !reflect.DeepEqual(js, []any{1.0, 2.0}) {
+		t.Errorf("good trial's result.json: %v", js)
+	}
+}

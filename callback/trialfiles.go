@@ -71,6 +71,7 @@ type TrialFiles struct {
 	unsynced []*trialFiles          // trials with rows written and not fsynced
 	use      uint64                 // counter for least-recently-used eviction
 	errs     []error                // not yet taken by TakeErrors
+	lost     map[string]error       // trials whose buffered rows were dropped
 	write    fsutil.WriteFunc       // nil, or a fault injected by a test
 }
 
@@ -460,6 +461,9 @@ func (f *TrialFiles) get(t *hone.Trial) (tf *trialFiles, opened bool, err error)
 		tf.lastUse = f.use
 		return tf, false, nil
 	}
+	if err := f.lost[t.ID]; err != nil {
+		return nil, false, trialErr(t.ID, fmt.Errorf("rows could not be written (%w); no more are written before a resume", err))
+	}
 	if len(f.open) >= f.maxOpen {
 		if err := f.evict(); err != nil {
 			return nil, false, err
@@ -505,14 +509,34 @@ func (f *TrialFiles) closeTrial(id string, sync bool) error {
 	delete(f.open, id)
 	tf.unsynced = tf.unsynced && !sync
 	var errs []error
+	lost := false
 	for _, a := range []*fsutil.AppendFile{tf.result, tf.progress} {
+		var err error
 		if sync {
-			errs = append(errs, a.Sync())
+			err = a.Sync()
+		} else {
+			err = a.Flush()
+		}
+		if err != nil {
+			lost = true
+			a.Discard()
+			errs = append(errs, err)
 		}
 		errs = append(errs, a.Close())
 	}
 	if err := errors.Join(errs...); err != nil {
-		return trialErr(id, fmt.Errorf("close files: %w", err))
+		err = fmt.Errorf("close files: %w", err)
+		if lost {
+			// Rows are gone from this process: writing later rows after
+			// them would leave a gap that no resume could fill. The files
+			// stay as they are, a prefix of the trial's results, for the
+			// next resume to complete.
+			if f.lost == nil {
+				f.lost = map[string]error{}
+			}
+			f.lost[id] = err
+		}
+		return trialErr(id, err)
 	}
 	return nil
 }

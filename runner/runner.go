@@ -170,24 +170,29 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 	if err != nil {
 		return nil, fmt.Errorf("resume: %w", err)
 	}
-	if len(missing) > 0 {
-		// The journal lost the end of its last input's records (it was cut
-		// short): write them again, so readers of the journal and the next
-		// resume see the trials and states this run continues from.
-		r.logf("journal ended inside the records of its last input; wrote the %d missing records again", len(missing))
-		for _, rec := range missing {
-			if err := r.jw.AppendRecord(rec); err != nil {
-				return nil, fmt.Errorf("resume: %w", err)
-			}
-		}
-		if err := r.jw.Sync(); err != nil {
-			return nil, fmt.Errorf("resume: %w", err)
-		}
+	if err := r.rejournal(missing); err != nil {
+		return nil, fmt.Errorf("resume: %w", errors.Join(err, r.jw.Close()))
 	}
 	if err := r.recoverResults(counts, seqs, recover); err != nil {
-		return nil, fmt.Errorf("resume: %w", err)
+		return nil, fmt.Errorf("resume: %w", errors.Join(err, r.jw.Close()))
 	}
 	return r.loop(ctx, controller.Input{Kind: controller.InResume, Resume: &flags})
+}
+
+// rejournal appends, durably, the records of the journal's last input that
+// a cut took (missingRecords), so that readers of the journal and the next
+// resume see the trials and states this run continues from.
+func (r *runner) rejournal(missing []*controller.Record) error {
+	if len(missing) == 0 {
+		return nil
+	}
+	r.logf("journal ended inside the records of its last input; wrote the %d missing records again", len(missing))
+	for _, rec := range missing {
+		if err := r.jw.AppendRecord(rec); err != nil {
+			return err
+		}
+	}
+	return r.jw.Sync()
 }
 
 // recoverResults makes the buffered callbacks hold exactly the results of

@@ -135,6 +135,13 @@ func (a *AppendFile) Flush() error {
 	return err
 }
 
+// Buffered returns the number of bytes waiting for Flush.
+func (a *AppendFile) Buffered() int { return len(a.buf) }
+
+// Discard drops the bytes waiting for Flush (after a Flush that failed,
+// before Close).
+func (a *AppendFile) Discard() { a.buf = a.buf[:0] }
+
 // Sync flushes the buffer and fsyncs the file.
 func (a *AppendFile) Sync() error {
 	if err := a.Flush(); err != nil {
