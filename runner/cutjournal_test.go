@@ -74,7 +74,8 @@ func cutExperiment(files hone.Callback) *hone.Experiment {
 	if err != nil {
 		panic(err)
 	}
-	e := &hone.Experiment{Name: "cut", Metric: "loss", Mode: hone.Min, Searcher: sr, Seed: 5, MaxConcurrentTrials: 2}
+	e := &hone.Experiment{Name: "cut", Metric: "loss", Mode: hone.Min, Searcher: sr, Seed: 5, MaxConcurrentTrials: 2,
+		Checkpoint: hone.CheckpointConfig{NumToKeep: 1}}
 	if files != nil {
 		e.Callbacks = []hone.Callback{files}
 	}
@@ -212,6 +213,9 @@ func checkCut(t *testing.T, what, dir string, out *runner.Outcome) map[string][]
 // resume succeeds and changes nothing. Offsets inside the header must fail
 // clearly. By default a spread of offsets is checked (every line boundary
 // and its neighbours, and a random sample); HONE_LONG=1 checks them all.
+// Checkpoint retention (keep 1) deletes checkpoints that a cut journal
+// still names, so some resumes also go through the missing-checkpoint
+// fallback.
 func TestResumeFromJournalCutAtEveryByte(t *testing.T) {
 	root, err := os.MkdirTemp(scratch.Dir(), "hone-cut-")
 	if err != nil {
@@ -234,6 +238,7 @@ func TestResumeFromJournalCutAtEveryByte(t *testing.T) {
 
 	offsets := cutOffsets(full, os.Getenv("HONE_LONG") != "")
 	t.Logf("journal of %d bytes, %d lines; checking %d offsets", len(full), bytes.Count(full, []byte{'\n'}), len(offsets))
+	fellBack := 0 // resumes that found a restore checkpoint the full run had deleted
 	for _, off := range offsets {
 		dir := filepath.Join(root, strconv.Itoa(off))
 		if err := fsutil.CopyTree(orig, dir); err != nil {
@@ -255,6 +260,9 @@ func TestResumeFromJournalCutAtEveryByte(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: resume: %v\n%s", what, err, log.String())
 		}
+		if strings.Contains(log.String(), "is missing") {
+			fellBack++
+		}
 		first := checkCut(t, what, dir, out)
 		// Nothing was appended after torn bytes: the journal reads whole.
 		if _, err := journal.Read(filepath.Join(dir, journal.FileName)); err != nil {
@@ -269,6 +277,10 @@ func TestResumeFromJournalCutAtEveryByte(t *testing.T) {
 			t.Fatalf("%s: the second resume changed the results: %v, then %v", what, first, second)
 		}
 		os.RemoveAll(dir)
+	}
+	t.Logf("%d resumes restarted a trial from an older checkpoint or from scratch: the one the cut journal names was deleted by retention", fellBack)
+	if fellBack == 0 {
+		t.Error("no cut made a resume find a deleted checkpoint: the experiment does not exercise the fallback")
 	}
 }
 
