@@ -177,54 +177,81 @@ func fillFS(p string) error {
 	return nil
 }
 
-// TestDiskFullStopsAndResumesWithEveryRow runs an experiment on a real
-// small file system (a size-limited tmpfs) that fills up while trials
-// report. The experiment must stop with the full disk as its error and say
-// so in its log, without recording rows it could not write as safe; once
-// space is freed, resume completes it with every result row in the files
-// exactly once and in order.
-func TestDiskFullStopsAndResumesWithEveryRow(t *testing.T) {
+// smallFS mounts a small file system of the kind ("tmpfs" or "ext4", a
+// loop-mounted image) on a new directory and returns it; it is unmounted
+// at the end of the test. It skips the test, loudly, when not root.
+func smallFS(t *testing.T, kind string) string {
+	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED: mounting a small tmpfs needs root; TestFlushFailureStopsAndResumes covers the runner with an injected full disk")
+		t.Skip("SKIPPED: mounting a small file system needs root; TestFlushFailureStopsAndResumes covers the runner with an injected full disk")
 	}
-	mnt := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Skipf("SKIPPED: cannot mount a tmpfs: %v: %s", err, out)
+	root := t.TempDir()
+	mnt := filepath.Join(root, "mnt")
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var cmds [][]string
+	switch kind {
+	case "tmpfs":
+		cmds = [][]string{{"mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", mnt}}
+	case "ext4":
+		img := filepath.Join(root, "img")
+		cmds = [][]string{{"truncate", "-s", "16M", img}, {"mkfs.ext4", "-q", "-m", "0", img}, {"mount", "-o", "loop", img, mnt}}
+	}
+	for _, c := range cmds {
+		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+			t.Skipf("SKIPPED: cannot make a small %s (%v): %v: %s", kind, c, err, out)
+		}
 	}
 	t.Cleanup(func() {
 		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
 			t.Errorf("umount %s: %v: %s", mnt, err, out)
 		}
 	})
-	dir := filepath.Join(mnt, "exp")
-	fill := &filler{path: filepath.Join(mnt, "filler"), counts: map[string]int{}}
-	files := callback.NewTrialFiles(dir)
-	var log bytes.Buffer
-	_, err := runner.Run(context.Background(), fullExperiment(fill, files), fullOptions(t, dir, &log))
-	files.Close() // the disk is still full: what it could not write is lost, as in a process that dies now
-	if fill.err != nil || !fill.done {
-		t.Fatalf("filling the file system: done %v, %v", fill.done, fill.err)
-	}
-	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "no space left on device") {
-		t.Fatalf("Run on a full disk = %v, want the ENOSPC error", err)
-	}
-	if !strings.Contains(log.String(), "the disk is full") {
-		t.Errorf("the experiment log does not say the disk is full:\n%s", log.String())
-	}
-	t.Logf("stopped with: %v", err)
+	return mnt
+}
 
-	if err := os.Remove(fill.path); err != nil {
-		t.Fatal(err)
+// TestDiskFullStopsAndResumesWithEveryRow runs an experiment on a real
+// small file system (a size-limited tmpfs, and a loop-mounted ext4 image)
+// that fills up while trials report. The experiment must stop with the
+// full disk as its error and say so in its log, without recording rows it
+// could not write as safe; once space is freed, resume completes it with
+// every result row in the files exactly once and in order.
+func TestDiskFullStopsAndResumesWithEveryRow(t *testing.T) {
+	for _, kind := range []string{"tmpfs", "ext4"} {
+		t.Run(kind, func(t *testing.T) {
+			mnt := smallFS(t, kind)
+			dir := filepath.Join(mnt, "exp")
+			fill := &filler{path: filepath.Join(mnt, "filler"), counts: map[string]int{}}
+			files := callback.NewTrialFiles(dir)
+			var log bytes.Buffer
+			_, err := runner.Run(context.Background(), fullExperiment(fill, files), fullOptions(t, dir, &log))
+			files.Close() // the disk is still full: what it could not write is lost, as in a process that dies now
+			if fill.err != nil || !fill.done {
+				t.Fatalf("filling the file system: done %v, %v", fill.done, fill.err)
+			}
+			if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "no space left on device") {
+				t.Fatalf("Run on a full disk = %v, want the ENOSPC error", err)
+			}
+			if !strings.Contains(log.String(), "the disk is full") {
+				t.Errorf("the experiment log does not say the disk is full:\n%s", log.String())
+			}
+			t.Logf("stopped with: %v", err)
+
+			if err := os.Remove(fill.path); err != nil {
+				t.Fatal(err)
+			}
+			files = callback.NewTrialFiles(dir)
+			out, err := runner.Resume(context.Background(), fullExperiment(files), fullOptions(t, dir, io.Discard), controller.ResumeFlags{Unfinished: true})
+			if err != nil {
+				t.Fatalf("resume once there is space: %v", err)
+			}
+			if err := files.Close(); err != nil {
+				t.Fatal(err)
+			}
+			checkFullRows(t, dir, out)
+		})
 	}
-	files = callback.NewTrialFiles(dir)
-	out, err := runner.Resume(context.Background(), fullExperiment(files), fullOptions(t, dir, io.Discard), controller.ResumeFlags{Unfinished: true})
-	if err != nil {
-		t.Fatalf("resume once there is space: %v", err)
-	}
-	if err := files.Close(); err != nil {
-		t.Fatal(err)
-	}
-	checkFullRows(t, dir, out)
 }
 
 // fullFiles wraps the per-trial files; once full is set every FlushResults
