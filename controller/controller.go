@@ -423,16 +423,16 @@ func (c *Controller) onExited(t *hone.Trial, in Input) {
 	c.finish(t, hone.StatusTerminated)
 }
 
-// onTrialFailed fails a running trial for an error outside it (its files
-// could not be written); for a trial that is not running it only logs.
+// onTrialFailed logs an error outside a trial (its files could not be
+// written) and fails the trial if it is running.
 func (c *Controller) onTrialFailed(in Input) {
 	t := c.byID[in.Trial]
 	if t == nil {
 		c.logf("ignoring %s input for unknown trial %q: %s", in.Kind, in.Trial, in.Err)
 		return
 	}
+	c.logf("trial %s: %s", t.ID, in.Err)
 	if s := c.st[t.ID]; t.Status != hone.StatusRunning || !s.alive || s.exiting {
-		c.logf("trial %s: %s", t.ID, in.Err)
 		return
 	}
 	c.fail(t, in.Err)

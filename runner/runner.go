@@ -365,6 +365,7 @@ type runner struct {
 
 	deferred []controller.Input
 	lastSync time.Time // wall time of the last journal fsync
+	lastMark time.Time // wall time of the last synced flush of results
 
 	// buffered are the callbacks that buffer results (hone.BufferedCallback);
 	// unbuffered counts the others.
@@ -392,6 +393,12 @@ type runner struct {
 // which is what a killed process needs; fsyncs, which only a power loss
 // needs, are batched.
 const syncEvery = time.Second
+
+// markEvery is how often the buffered callbacks' results are fsynced and
+// recorded safe (opResultsFlushed) while an experiment runs: a resume
+// recovers the results since, so this bounds its work, while the fsyncs
+// of every trial's files stay rare.
+const markEvery = 10 * time.Second
 
 // flushResultsEvery is how long a result may wait in a buffered callback
 // (the per-trial files) before the runner flushes it, so that a trial
@@ -667,9 +674,14 @@ func (r *runner) drain() error {
 		}
 	}
 	now := time.Now()
-	if sync := now.Sub(r.lastSync) >= syncEvery; sync || (!r.filesDue.IsZero() && !now.Before(r.filesDue)) {
-		if r.unmarked || !r.filesDue.IsZero() {
-			if err := r.flushResults(sync); err != nil {
+	sync := now.Sub(r.lastSync) >= syncEvery
+	mark := r.unmarked && now.Sub(r.lastMark) >= markEvery
+	if sync || mark || (!r.filesDue.IsZero() && !now.Before(r.filesDue)) {
+		if mark || !r.filesDue.IsZero() {
+			if mark {
+				r.lastMark = now
+			}
+			if err := r.flushResults(mark); err != nil {
 				return err
 			}
 		}
@@ -790,7 +802,6 @@ func (r *runner) callbackErrors(errs []error) error {
 		case isDiskFull(err):
 			fatal = append(fatal, err)
 		case errors.As(err, &te):
-			r.logf("trial %s: %v", te.TrialID, te.Err)
 			r.deferred = append(r.deferred, controller.Input{Kind: controller.InTrialFailed,
 				Trial: te.TrialID, Time: r.clock.Now().UnixNano(), Err: te.Err.Error()})
 		default:
