@@ -133,9 +133,7 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 			return nil, fmt.Errorf("resume: %s holds a different experiment: %w; resume it with the spec it was started with, or start a new experiment directory", opts.Dir, err)
 		}
 		if i == last {
-			if missing, err = missingRecords(j.Lines[i+1:], acts, i+2); err != nil {
-				return nil, fmt.Errorf("resume: %s holds a different experiment: %w; resume it with the spec it was started with, or start a new experiment directory", opts.Dir, err)
-			}
+			missing = missingRecords(j.Lines[i+1:], acts)
 		}
 		if len(r.buffered) == 0 {
 			continue
@@ -278,36 +276,31 @@ func lastInput(lines []journal.Line) int {
 
 // missingRecords returns the records the replay of the journal's last input
 // produced that the journal does not hold: a journal cut short loses the
-// end of them. following are the journal lines after that input (at line
-// lineNo); those it holds must be the first of acts' records.
-func missingRecords(following []journal.Line, acts []controller.Action, lineNo int) ([]*controller.Record, error) {
-	var held []*controller.Record
+// end of them. following are the journal lines after that input; the
+// records it holds are the first of acts' records (sameTrials has checked
+// the trials among them; the others may differ when a resume changed a
+// setting such as max_failures, and the replay's are then the ones this
+// run continues from).
+func missingRecords(following []journal.Line, acts []controller.Action) []*controller.Record {
+	held := 0
 	for _, l := range following {
 		if l.Rec != nil && l.Rec.Op != opResultsFlushed {
-			held = append(held, l.Rec)
+			held++
 		}
 	}
 	var missing []*controller.Record
-	n := 0
 	for i := range acts {
-		a := &acts[i]
-		if a.Kind != controller.ActRecord {
+		if acts[i].Kind != controller.ActRecord {
 			continue
 		}
-		if n < len(held) {
-			if !journal.SameRecord(a.Record, held[n]) {
-				return nil, fmt.Errorf("after journal line %d the original run recorded %+v, this one %+v", lineNo, *held[n], *a.Record)
-			}
-			n++
+		if held > 0 {
+			held--
 			continue
 		}
-		rec := *a.Record
+		rec := *acts[i].Record
 		missing = append(missing, &rec)
 	}
-	if n < len(held) {
-		return nil, fmt.Errorf("after journal line %d the original run recorded %+v, which this one does not", lineNo, *held[n])
-	}
-	return missing, nil
+	return missing
 }
 
 // sameTrials checks, while resume replays the journal, that the trials
