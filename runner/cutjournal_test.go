@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,7 +28,15 @@ import (
 	"github.com/hone-tune/hone/space"
 	"github.com/hone-tune/hone/store/local"
 	"github.com/hone-tune/hone/trial"
+	"pgregory.net/rapid"
 )
+
+// tb is what the checks need of *testing.T and *rapid.T.
+type tb interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
 
 // cutSteps is how many results each trial of the cut-journal experiment
 // reports; it checkpoints every second one.
@@ -104,7 +111,7 @@ func resumeCut(dir string, log io.Writer, opts ...func(*runner.Options)) (*runne
 // journalRows replays dir's journal through a fresh controller and returns,
 // per trial, the "step" and training_iteration of every result it
 // notifies, in journal order, as "step/iteration" strings.
-func journalRows(t *testing.T, dir string) map[string][]string {
+func journalRows(t tb, dir string) map[string][]string {
 	t.Helper()
 	j, err := journal.Read(filepath.Join(dir, journal.FileName))
 	if err != nil {
@@ -132,7 +139,7 @@ func journalRows(t *testing.T, dir string) map[string][]string {
 
 // fileRows reads the "step/iteration" of every row of a trial's
 // result.json and progress.csv.
-func fileRows(t *testing.T, trialDir string) (jsonRows, csvRows []string) {
+func fileRows(t tb, trialDir string) (jsonRows, csvRows []string) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(trialDir, callback.ResultFile))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -171,7 +178,7 @@ func fileRows(t *testing.T, trialDir string) (jsonRows, csvRows []string) {
 // ended, the per-trial files hold each journaled result exactly once and
 // in journal order, the journal's records show every trial, and every
 // checkpoint they name exists. It returns the rows, for comparison.
-func checkCut(t *testing.T, what, dir string, out *runner.Outcome) map[string][]string {
+func checkCut(t tb, what, dir string, out *runner.Outcome) map[string][]string {
 	t.Helper()
 	want := journalRows(t, dir)
 	res, err := results.Open(dir)
@@ -212,7 +219,8 @@ func checkCut(t *testing.T, what, dir string, out *runner.Outcome) map[string][]
 // hold every journaled result exactly once and in order, and a second
 // resume succeeds and changes nothing. Offsets inside the header must fail
 // clearly. By default a spread of offsets is checked (every line boundary
-// and its neighbours, and a random sample); HONE_LONG=1 checks them all.
+// and its neighbours, and offsets drawn by a rapid property); HONE_LONG=1
+// checks them all.
 // Checkpoint retention (keep 1) deletes checkpoints that a cut journal
 // still names, so some resumes also go through the missing-checkpoint
 // fallback.
@@ -236,11 +244,11 @@ func TestResumeFromJournalCutAtEveryByte(t *testing.T) {
 	}
 	header := bytes.IndexByte(full, '\n') + 1
 
-	offsets := cutOffsets(full, os.Getenv("HONE_LONG") != "")
-	t.Logf("journal of %d bytes, %d lines; checking %d offsets", len(full), bytes.Count(full, []byte{'\n'}), len(offsets))
-	fellBack := 0 // resumes that found a restore checkpoint the full run had deleted
-	for _, off := range offsets {
+	// cutAt checks one offset and reports whether the resume met a
+	// checkpoint that retention had deleted.
+	cutAt := func(t tb, off int) (fellBack bool) {
 		dir := filepath.Join(root, strconv.Itoa(off))
+		defer os.RemoveAll(dir)
 		if err := fsutil.CopyTree(orig, dir); err != nil {
 			t.Fatal(err)
 		}
@@ -254,21 +262,16 @@ func TestResumeFromJournalCutAtEveryByte(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "header") {
 				t.Fatalf("%s (inside the header): resume = %v, want an error about the header", what, err)
 			}
-			os.RemoveAll(dir)
-			continue
+			return false
 		}
 		if err != nil {
 			t.Fatalf("%s: resume: %v\n%s", what, err, log.String())
-		}
-		if strings.Contains(log.String(), "is missing") {
-			fellBack++
 		}
 		first := checkCut(t, what, dir, out)
 		// Nothing was appended after torn bytes: the journal reads whole.
 		if _, err := journal.Read(filepath.Join(dir, journal.FileName)); err != nil {
 			t.Fatalf("%s: after the resume: %v", what, err)
 		}
-
 		out, err = resumeCut(dir, io.Discard)
 		if err != nil {
 			t.Fatalf("%s: second resume: %v", what, err)
@@ -276,24 +279,37 @@ func TestResumeFromJournalCutAtEveryByte(t *testing.T) {
 		if second := checkCut(t, what+", second resume", dir, out); !mapsEqual(first, second) {
 			t.Fatalf("%s: the second resume changed the results: %v, then %v", what, first, second)
 		}
-		os.RemoveAll(dir)
+		return strings.Contains(log.String(), "is missing")
+	}
+
+	offsets := lineOffsets(full)
+	if os.Getenv("HONE_LONG") != "" {
+		offsets = make([]int, len(full)+1)
+		for i := range offsets {
+			offsets[i] = i
+		}
+	}
+	t.Logf("journal of %d bytes, %d lines; checking %d offsets", len(full), bytes.Count(full, []byte{'\n'}), len(offsets))
+	fellBack := 0 // resumes that found a restore checkpoint the full run had deleted
+	for _, off := range offsets {
+		if cutAt(t, off) {
+			fellBack++
+		}
 	}
 	t.Logf("%d resumes restarted a trial from an older checkpoint or from scratch: the one the cut journal names was deleted by retention", fellBack)
 	if fellBack == 0 {
 		t.Error("no cut made a resume find a deleted checkpoint: the experiment does not exercise the fallback")
 	}
+	if os.Getenv("HONE_LONG") == "" { // and offsets inside lines, drawn at random
+		rapid.Check(t, func(rt *rapid.T) {
+			cutAt(rt, rapid.IntRange(0, len(full)).Draw(rt, "offset"))
+		})
+	}
 }
 
-// cutOffsets returns the offsets to cut the journal data at: all of them,
-// or every line boundary, the bytes around it, and a seeded sample.
-func cutOffsets(data []byte, all bool) []int {
-	if all {
-		out := make([]int, len(data)+1)
-		for i := range out {
-			out[i] = i
-		}
-		return out
-	}
+// lineOffsets returns every line boundary of data, the bytes around each,
+// and both ends.
+func lineOffsets(data []byte) []int {
 	set := map[int]bool{0: true, len(data): true}
 	for i, b := range data {
 		if b == '\n' {
@@ -303,10 +319,6 @@ func cutOffsets(data []byte, all bool) []int {
 				}
 			}
 		}
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for range 40 {
-		set[rng.IntN(len(data)+1)] = true
 	}
 	out := make([]int, 0, len(set))
 	for o := range set {
