@@ -50,8 +50,10 @@ type Options struct {
 	// checkpoint and stop before the executor is closed. Default 30 s.
 	StopGrace time.Duration
 	// TruncateJournal lets Resume continue from the valid prefix of a
-	// journal with a corrupt record in the middle, cutting the rest;
-	// without it such a journal is an error naming the line.
+	// journal with a corrupt record in the middle, cutting the rest (kept,
+	// durably, in <journal>.corrupt-<n> beside it); without it such a
+	// journal is an error naming the line, and nothing is changed. A torn last line (a crash during a write) needs
+	// no option: Resume always cuts it off before appending.
 	TruncateJournal bool
 
 	// flushEvery overrides flushResultsEvery (tests).
@@ -94,8 +96,12 @@ func Run(ctx context.Context, exp *hone.Experiment, opts Options) (*Outcome, err
 // Resume continues the experiment in opts.Dir. exp must be built the way
 // the original was (same searcher, scheduler and seed): its state is
 // rebuilt by replaying the journal. Trials that were RUNNING restart from
-// their latest checkpoint; uncommitted and unregistered checkpoint
-// directories are removed.
+// their latest checkpoint (or, if it was deleted, the newest one that
+// exists, or scratch); uncommitted and unregistered checkpoint
+// directories are removed. A torn last journal line is cut off (durably)
+// before anything is appended, records of the last input that the journal
+// lost are written again, and the buffered callbacks (the per-trial files)
+// are made to hold exactly the journal's results.
 func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags controller.ResumeFlags) (*Outcome, error) {
 	r, err := newRunner(exp, opts)
 	if err != nil {
