@@ -301,3 +301,85 @@ func TestFlushFailureStopsAndResumes(t *testing.T) {
 	}
 	checkFullRows(t, dir, out)
 }
+
+// TestTrialOnFullDiskStopsTheExperiment: a trial whose own write fails
+// with ENOSPC is not failed (it would end ERROR for want of space): the
+// experiment stops, resumably, as when the runner's writes meet a full
+// disk, and resume continues the trial from its checkpoint.
+func TestTrialOnFullDiskStopsTheExperiment(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "exp")
+	marker := filepath.Join(t.TempDir(), "full-once")
+	step := func(ctx context.Context, s trial.Session) error {
+		if _, err := os.Stat(marker); errors.Is(err, os.ErrNotExist) {
+			if s.Iteration() == 0 {
+				// The first run: report twice, checkpoint,
+				// then fail to write as on a full disk.
+				for i := 1; i <= 2; i++ {
+					var opts []trial.ReportOption
+					if i == 2 {
+						d, err := s.StagingDir()
+						if err != nil {
+							return err
+						}
+						if err := os.WriteFile(filepath.Join(d, "step"), []byte("2"), 0o644); err != nil {
+							return err
+						}
+						opts = append(opts, trial.WithCheckpoint(d))
+					}
+					if err := s.Report(trial.Metrics{"loss": 1 / float64(i), "step": i}, opts...); err != nil {
+						return err
+					}
+				}
+				if err := os.WriteFile(marker, nil, 0o644); err != nil {
+					return err
+				}
+				return &fs.PathError{Op: "write", Path: filepath.Join(s.Dir(), "model.bin"), Err: syscall.ENOSPC}
+			}
+		}
+		return fullStepper(ctx, s)
+	}
+	sr, err := random.New(space.Space{"x": space.Uniform(0, 1)}, 1, nil, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := func(files hone.Callback) *hone.Experiment {
+		return &hone.Experiment{Name: "trialfull", Metric: "loss", Mode: hone.Min, Searcher: sr, Seed: 8, Callbacks: []hone.Callback{files}}
+	}
+	opts := func(log io.Writer) runner.Options {
+		st, err := local.New(dir, local.NoSync())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return runner.Options{Dir: dir, Executor: inproc.NewFunc(step), Store: st, Log: log}
+	}
+	files := callback.NewTrialFiles(dir, callback.NoSync())
+	var log bytes.Buffer
+	_, err = runner.Run(context.Background(), exp(files), opts(&log))
+	files.Close()
+	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "model.bin: no space left on device") {
+		t.Fatalf("Run = %v, want the trial's ENOSPC", err)
+	}
+	if !strings.Contains(log.String(), "the disk is full") {
+		t.Errorf("the log does not say the disk is full:\n%s", log.String())
+	}
+	sr, err = random.New(space.Space{"x": space.Uniform(0, 1)}, 1, nil, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = callback.NewTrialFiles(dir, callback.NoSync())
+	out, err := runner.Resume(context.Background(), exp(files), opts(io.Discard), controller.ResumeFlags{Unfinished: true})
+	if err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	if err := files.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tr := out.Trials[0]
+	if tr.Status != hone.StatusTerminated || tr.Failures != 0 {
+		t.Fatalf("trial %s with %d failures (%s), want TERMINATED with none", tr.Status, tr.Failures, tr.Error)
+	}
+	js, _ := fileRows(t, filepath.Join(dir, tr.Dir))
+	if len(js) != fullSteps || js[2] != "3/3" {
+		t.Fatalf("rows %v: want steps 1..%d, the resume going on from the checkpoint at 2", js, fullSteps)
+	}
+}

@@ -555,6 +555,9 @@ func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome
 		case err != nil:
 			return nil, fmt.Errorf("executor: %w", err)
 		default:
+			if err := trialDiskFull(ev); err != nil {
+				return nil, err
+			}
 			in, err := r.input(ev)
 			if err != nil {
 				return nil, err
@@ -830,6 +833,24 @@ func flatten(errs []error) []error {
 // is used up).
 func isDiskFull(err error) bool {
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// trialDiskFull returns an error wrapping ENOSPC when ev is a trial that
+// failed because a disk is full: its error is ENOSPC or EDQUOT, or (from
+// another process) says "No space left on device" or "Disk quota
+// exceeded". Such a trial is not failed: the experiment stops, as when the
+// runner's own writes meet a full disk, and resumes from the trial's
+// latest checkpoint once there is space.
+func trialDiskFull(ev hone.Event) error {
+	if ev.Err == nil {
+		return nil
+	}
+	msg := ev.Err.Error()
+	low := strings.ToLower(msg)
+	if isDiskFull(ev.Err) || strings.Contains(low, "no space left on device") || strings.Contains(low, "disk quota exceeded") {
+		return fmt.Errorf("trial %s failed on a full disk: %w (%s)", ev.TrialID, syscall.ENOSPC, msg)
+	}
+	return nil
 }
 
 func (r *runner) start(a *controller.Action) error {
