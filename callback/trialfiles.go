@@ -465,9 +465,8 @@ func (f *TrialFiles) get(t *hone.Trial) (tf *trialFiles, opened bool, err error)
 		return nil, false, trialErr(t.ID, fmt.Errorf("rows could not be written (%w); no more are written before a resume", err))
 	}
 	if len(f.open) >= f.maxOpen {
-		if err := f.evict(); err != nil {
-			return nil, false, err
-		}
+		// The evicted trial's error is its own: t's files open anyway.
+		f.fail(f.evict())
 	}
 	tf = &trialFiles{id: t.ID, dir: f.trialDir(t), lastUse: f.use}
 	if err := os.MkdirAll(tf.dir, 0o755); err != nil {
