@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -115,6 +116,58 @@ command: [unused]
 		}
 		if !brk && tr.Status != hone.StatusTerminated {
 			t.Errorf("healthy trial %s: %s %q", tr.ID, tr.Status, tr.Error)
+		}
+	}
+}
+
+// TestResumeTornJournal is the torn-journal report end to end: a journal
+// cut in the middle of a record just after the experiment began is
+// resumed; hone status then shows every trial, a second resume succeeds,
+// and the files hold each result once.
+func TestResumeTornJournal(t *testing.T) {
+	c := cli{t: t, exec: goTrainer(nil)}
+	path, dir := writeSpec(t, "grid", gridSpec)
+	if code, _, errOut := c.run("run", path); code != exitOK {
+		t.Fatalf("run: %d\n%s", code, errOut)
+	}
+	jp := filepath.Join(dir, journal.FileName)
+	data, err := os.ReadFile(jp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Lines: header, begin, then the trials' records; cut inside line 4.
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	cut := len(bytes.Join(lines[:3], nil)) + len(lines[3])/2
+	if err := os.Truncate(jp, int64(cut)); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := c.run("resume", dir)
+	if code != exitOK || !strings.Contains(errOut, "torn last line") {
+		t.Fatalf("resume of a torn journal: %d\n%s", code, errOut)
+	}
+	code, out, _ := c.run("status", dir)
+	if code != exitOK || !strings.Contains(out, "3 trials (3 TERMINATED)") {
+		t.Errorf("status after the resume: %d\n%s", code, out)
+	}
+	if code, _, errOut := c.run("resume", dir); code != exitOK {
+		t.Errorf("second resume: %d\n%s", code, errOut)
+	}
+	e, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range e.Trials {
+		rows, err := tr.Results()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var its []string
+		for _, r := range rows {
+			v, _ := r.Value(hone.FieldTrainingIteration)
+			its = append(its, strconv.Itoa(int(v)))
+		}
+		if strings.Join(its, ",") != "1,2,3,4" {
+			t.Errorf("trial %s: result.json iterations %v, want 1,2,3,4 once each", tr.ID, its)
 		}
 	}
 }
