@@ -44,13 +44,16 @@ const (
 //
 // A live trial's result.json and progress.csv stay open. Rows are
 // buffered and handed to the operating system by FlushResults, one write
-// per file for all the rows since the last call (no fsync); the runner
-// calls it within a fraction of a second of a result, and on resume
-// rewrites from the journal the rows a killed process had not flushed
-// (RecoverResult). The files are flushed, fsynced (unless NoSync) and
-// closed when the trial completes or fails and at experiment end. At most 256 trials (see WithMaxOpen) keep
-// files open; beyond that the least recently used trial's files are closed,
-// without fsync, and reopened when needed.
+// per file for all the rows since the last call, and fsynced by
+// FlushResults(true); the runner calls it within a fraction of a second
+// of a result, and on resume makes the files hold exactly the journal's
+// results (KeepResults drops rows a cut journal no longer holds,
+// RecoverResult writes those a killed process had not flushed). The files
+// are flushed, fsynced (unless NoSync) and closed when the trial completes
+// or fails and at experiment end. At most 256 trials (see WithMaxOpen)
+// keep files open; beyond that the least recently used trial's files are
+// closed (fsynced first if rows were written since the last fsync) and
+// reopened when needed.
 //
 // Every error is about one trial's files and wraps a *hone.TrialError: the
 // runner takes them with TakeErrors (TrialFiles is a hone.FallibleCallback)
