@@ -209,17 +209,53 @@ func (NopCallback) OnExperimentEnd(trials []*Trial)  {}
 // before each other callback method, as for any callback, but not before
 // each result; it calls FlushResults (journal first) at most a fraction of
 // a second after a result, before the experiment ends, and on resume.
+// FlushResults(false) hands the buffered results over (enough to survive a
+// kill of the process); FlushResults(true) also makes every result handed
+// over so far durable. A result whose write failed must stay buffered (or
+// be reported lost by the error) and FlushResults must return the error:
+// the runner records that results are safe only after a FlushResults(true)
+// that returned nil, and never after an error in the same session, so a
+// resume takes every result that might be missing again.
 //
 // Results buffered when the process is killed are not lost: on resume,
-// before any other method, the runner calls RecoverResult for every result
-// journaled after the last FlushResults it recorded, in journal order, then
-// FlushResults. seq is the result's position among all of t's results
-// (0, 1, …); the callback keeps what it already holds and takes the rest,
-// so a result it flushed just before the kill is not taken twice.
+// before any other method, the runner calls KeepResults for every trial
+// that may hold more results than the journal (a journal cut short: n is
+// the number of the trial's results in the journal, and the callback drops
+// any beyond), then RecoverResult for every result journaled after the
+// last safe point it recorded, in journal order, then FlushResults(true).
+// seq is the result's position among all of t's results (0, 1, …); the
+// callback keeps what it already holds and takes the rest, so a result it
+// flushed just before the kill is not taken twice.
 //
-// Both methods are called on the runner's goroutine, like the others.
+// The methods are called on the runner's goroutine, like the others. Their
+// errors are those of FallibleCallback.
 type BufferedCallback interface {
 	Callback
-	FlushResults()
+	FlushResults(sync bool) error
+	KeepResults(t *Trial, n int) error
 	RecoverResult(t *Trial, r *Result, seq int)
 }
+
+// FallibleCallback is an optional ability of a Callback whose methods can
+// fail. After calling its methods the runner calls TakeErrors, which
+// returns (and forgets) the errors met since the last call. An error that
+// wraps a *TrialError fails that trial if it is running (and is only
+// logged otherwise); the experiment goes on. An error meaning the disk is
+// full, and any other error, stops the experiment as an I/O failure that
+// Resume continues.
+type FallibleCallback interface {
+	Callback
+	TakeErrors() []error
+}
+
+// TrialError is a callback's failure confined to one trial, such as its
+// own files not being writable.
+type TrialError struct {
+	TrialID string
+	Err     error
+}
+
+func (e *TrialError) Error() string { return "trial " + e.TrialID + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *TrialError) Unwrap() error { return e.Err }

@@ -44,17 +44,24 @@ const (
 //
 // A live trial's result.json and progress.csv stay open. Rows are
 // buffered and handed to the operating system by FlushResults, one write
-// per file for all the rows since the last call (no fsync); the runner
-// calls it within a fraction of a second of a result, and on resume
-// rewrites from the journal the rows a killed process had not flushed
-// (RecoverResult). The files are flushed, fsynced (unless NoSync) and
-// closed when the trial completes or fails and at experiment end. At most 256 trials (see WithMaxOpen) keep
-// files open; beyond that the least recently used trial's files are closed,
-// without fsync, and reopened when needed.
+// per file for all the rows since the last call, and fsynced by
+// FlushResults(true); the runner calls it within a fraction of a second
+// of a result, and on resume makes the files hold exactly the journal's
+// results (KeepResults drops rows a cut journal no longer holds,
+// RecoverResult writes those a killed process had not flushed). The files
+// are flushed, fsynced (unless NoSync) and closed when the trial completes
+// or fails and at experiment end. At most 256 trials (see WithMaxOpen)
+// keep files open; beyond that the least recently used trial's files are
+// closed (fsynced first if rows were written since the last fsync) and
+// reopened when needed.
 //
-// Callback methods cannot return errors: the first one is kept and
-// returned by Err and Close, and writing goes on for other trials.
-// TrialFiles is called on the runner's goroutine and is not safe for
+// Every error is about one trial's files and wraps a *hone.TrialError: the
+// runner takes them with TakeErrors (TrialFiles is a hone.FallibleCallback)
+// and fails that trial, or stops the experiment when the disk is full;
+// writing goes on for other trials. A row whose write failed stays
+// buffered and is written by the next FlushResults, so a full disk loses
+// no row while the process lives; Err and Close return the errors no one
+// took. TrialFiles is called on the runner's goroutine and is not safe for
 // concurrent use.
 type TrialFiles struct {
 	root    string
@@ -62,13 +69,19 @@ type TrialFiles struct {
 	clock   hone.Clock
 	maxOpen int
 
-	open  map[string]*trialFiles // by trial id
-	dirty []*trialFiles          // trials with rows added since the last FlushResults
-	use   uint64                 // counter for least-recently-used eviction
-	err   error
+	open     map[string]*trialFiles // by trial id
+	dirty    []*trialFiles          // trials with rows added since the last FlushResults
+	unsynced []*trialFiles          // trials with rows written and not fsynced
+	use      uint64                 // counter for least-recently-used eviction
+	errs     []error                // not yet taken by TakeErrors
+	lost     map[string]error       // trials whose buffered rows were dropped
+	write    fsutil.WriteFunc       // nil, or a fault injected by a test
 }
 
-var _ hone.BufferedCallback = (*TrialFiles)(nil)
+var (
+	_ hone.BufferedCallback = (*TrialFiles)(nil)
+	_ hone.FallibleCallback = (*TrialFiles)(nil)
+)
 
 // trialFiles is the open state of one trial's files.
 type trialFiles struct {
@@ -84,6 +97,7 @@ type trialFiles struct {
 	line     []byte       // reused for CSV rows
 	fields   []string     // reused for CSV rows
 	dirty    bool         // rows added since the last FlushResults
+	unsynced bool         // rows written since the last fsync
 
 	// Rows in the files, counted once by RecoverResult.
 	counted       bool
@@ -124,13 +138,34 @@ func NewTrialFiles(experimentDir string, opts ...Option) *TrialFiles {
 	return f
 }
 
-// Err returns the first error met while writing, or nil.
-func (f *TrialFiles) Err() error { return f.err }
+// Err returns the errors met while writing that TakeErrors has not taken,
+// or nil.
+func (f *TrialFiles) Err() error { return errors.Join(f.errs...) }
+
+// TakeErrors returns the errors met since the last call and forgets them
+// (hone.FallibleCallback). Each wraps a *hone.TrialError.
+func (f *TrialFiles) TakeErrors() []error {
+	errs := f.errs
+	f.errs = nil
+	return errs
+}
 
 func (f *TrialFiles) fail(err error) {
-	if err != nil && f.err == nil {
-		f.err = err
+	if err != nil {
+		f.errs = append(f.errs, err)
 	}
+}
+
+// trialErr wraps err as a failure of trial id's files.
+func trialErr(id string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var te *hone.TrialError
+	if errors.As(err, &te) && te.TrialID == id {
+		return err
+	}
+	return &hone.TrialError{TrialID: id, Err: err}
 }
 
 // OnTrialStart writes params.json if it is missing or the configuration
@@ -165,7 +200,7 @@ func (f *TrialFiles) addRow(t *hone.Trial, tf *trialFiles, r *hone.Result, toRes
 	if toResult {
 		tf.buf.Reset()
 		if err := appendJSON(&tf.buf, row, false); err != nil {
-			f.fail(fmt.Errorf("trial %s: %s: %w", t.ID, ResultFile, err))
+			f.fail(trialErr(t.ID, fmt.Errorf("%s: %w", ResultFile, err)))
 		} else {
 			tf.result.Write(tf.buf.Bytes())
 		}
@@ -181,23 +216,64 @@ func (f *TrialFiles) addRow(t *hone.Trial, tf *trialFiles, r *hone.Result, toRes
 }
 
 // FlushResults hands the rows added since the last call to the operating
-// system, one write per file (no fsync).
-func (f *TrialFiles) FlushResults() {
+// system, one write per file, and with sync (unless NoSync) fsyncs every
+// file written since the last sync. It returns the trials' errors joined;
+// a trial whose rows could not be written keeps them for the next call
+// (hone.BufferedCallback).
+func (f *TrialFiles) FlushResults(sync bool) error {
+	var errs []error
+	kept := f.dirty[:0]
 	for _, tf := range f.dirty {
-		if tf.dirty && f.open[tf.id] == tf {
-			f.fail(tf.flush())
+		if !tf.dirty || f.open[tf.id] != tf {
+			tf.dirty = false
+			continue
+		}
+		if err := tf.flush(); err != nil {
+			errs = append(errs, err)
+			kept = append(kept, tf)
+			continue
 		}
 		tf.dirty = false
+		f.markUnsynced(tf)
 	}
-	clear(f.dirty)
-	f.dirty = f.dirty[:0]
+	clear(f.dirty[len(kept):])
+	f.dirty = kept
+	if sync {
+		errs = append(errs, f.syncWritten())
+	}
+	return errors.Join(errs...)
+}
+
+func (f *TrialFiles) markUnsynced(tf *trialFiles) {
+	if f.durable && !tf.unsynced {
+		tf.unsynced = true
+		f.unsynced = append(f.unsynced, tf)
+	}
+}
+
+// syncWritten fsyncs the files of every open trial written since the last
+// sync.
+func (f *TrialFiles) syncWritten() error {
+	var errs []error
+	kept := f.unsynced[:0]
+	for _, tf := range f.unsynced {
+		if !tf.unsynced || f.open[tf.id] != tf {
+			continue // closed since, with an fsync
+		}
+		if err := errors.Join(tf.result.Sync(), tf.progress.Sync()); err != nil {
+			errs = append(errs, trialErr(tf.id, err))
+			kept = append(kept, tf)
+			continue
+		}
+		tf.unsynced = false
+	}
+	clear(f.unsynced[len(kept):])
+	f.unsynced = kept
+	return errors.Join(errs...)
 }
 
 func (tf *trialFiles) flush() error {
-	if err := errors.Join(tf.result.Flush(), tf.progress.Flush()); err != nil {
-		return fmt.Errorf("trial %s: %w", tf.id, err)
-	}
-	return nil
+	return trialErr(tf.id, errors.Join(tf.result.Flush(), tf.progress.Flush()))
 }
 
 // RecoverResult writes r's row unless the trial's files already hold it:
@@ -212,7 +288,7 @@ func (f *TrialFiles) RecoverResult(t *hone.Trial, r *hone.Result, seq int) {
 	if !tf.counted {
 		results, progress, err := tf.countRows()
 		if err != nil {
-			f.fail(fmt.Errorf("trial %s: recover rows: %w", t.ID, err))
+			f.fail(trialErr(t.ID, fmt.Errorf("recover rows: %w", err)))
 			return
 		}
 		tf.results, tf.rows, tf.counted = results, progress, true
@@ -236,26 +312,106 @@ func (tf *trialFiles) countRows() (results, progress int, err error) {
 	if err := tf.flush(); err != nil {
 		return 0, 0, err
 	}
-	data, err := os.ReadFile(filepath.Join(tf.dir, ResultFile))
+	results, _, err = cutResultRows(filepath.Join(tf.dir, ResultFile), -1)
 	if err != nil {
 		return 0, 0, err
 	}
-	results = bytes.Count(data, []byte{'\n'})
-	file, err := os.Open(filepath.Join(tf.dir, ProgressFile))
+	progress, _, err = cutProgressRows(filepath.Join(tf.dir, ProgressFile), -1)
 	if err != nil {
 		return 0, 0, err
+	}
+	return results, progress, nil
+}
+
+// KeepResults drops every row of t's result.json and progress.csv beyond
+// the first n: rows of results that a journal cut short no longer holds,
+// which the resumed trial reports again (hone.BufferedCallback). Missing
+// files are no error. The cut is fsynced unless NoSync.
+func (f *TrialFiles) KeepResults(t *hone.Trial, n int) error {
+	if err := f.closeTrial(t.ID, f.durable); err != nil {
+		return err
+	}
+	dir := f.trialDir(t)
+	for _, c := range []struct {
+		name string
+		cut  func(string, int) (int, bool, error)
+	}{{ResultFile, cutResultRows}, {ProgressFile, cutProgressRows}} {
+		p := filepath.Join(dir, c.name)
+		_, cut, err := c.cut(p, n)
+		if err != nil {
+			return trialErr(t.ID, err)
+		}
+		if !cut {
+			continue
+		}
+		if f.durable {
+			if err := fsutil.SyncFile(p); err != nil {
+				return trialErr(t.ID, err)
+			}
+		}
+	}
+	return nil
+}
+
+// cutResultRows counts the complete lines of result.json at p and, if
+// there are more than keep (keep >= 0), truncates the file after the
+// keep-th. A missing file has no rows.
+func cutResultRows(p string, keep int) (rows int, cut bool, err error) {
+	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	rows = bytes.Count(data, []byte{'\n'})
+	if keep < 0 || rows <= keep {
+		return rows, false, nil
+	}
+	end := 0
+	for range keep {
+		end += bytes.IndexByte(data[end:], '\n') + 1
+	}
+	if err := os.Truncate(p, int64(end)); err != nil {
+		return rows, false, err
+	}
+	return rows, true, nil
+}
+
+// cutProgressRows counts the records after the header of progress.csv at
+// p and, if there are more than keep (keep >= 0), truncates the file after
+// the keep-th. A missing file has no rows.
+func cutProgressRows(p string, keep int) (rows int, cut bool, err error) {
+	file, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
 	}
 	defer file.Close()
 	cr := csv.NewReader(file)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
+	var end int64 = -1
 	for n := -1; ; n++ {
+		if n == keep {
+			end = cr.InputOffset()
+		}
 		if _, err := cr.Read(); err == io.EOF {
-			return results, max(n, 0), nil
+			rows = max(n, 0)
+			break
 		} else if err != nil {
-			return 0, 0, fmt.Errorf("%s: %w", ProgressFile, err)
+			return 0, false, fmt.Errorf("%s: %w", ProgressFile, err)
 		}
 	}
+	if keep < 0 || rows <= keep || end < 0 {
+		return rows, false, nil
+	}
+	if err := os.Truncate(p, end); err != nil {
+		return rows, false, err
+	}
+	return rows, true, nil
 }
 
 // OnCheckpoint does nothing: a result's checkpoint is recorded in its row
@@ -280,7 +436,7 @@ func (f *TrialFiles) OnExperimentEnd([]*hone.Trial) { f.fail(f.closeAll()) }
 // afterwards and reopen files.
 func (f *TrialFiles) Close() error {
 	f.fail(f.closeAll())
-	return f.err
+	return f.Err()
 }
 
 func (f *TrialFiles) closeAll() error {
@@ -308,31 +464,34 @@ func (f *TrialFiles) get(t *hone.Trial) (tf *trialFiles, opened bool, err error)
 		tf.lastUse = f.use
 		return tf, false, nil
 	}
+	if err := f.lost[t.ID]; err != nil {
+		return nil, false, trialErr(t.ID, fmt.Errorf("rows could not be written (%w); no more are written before a resume", err))
+	}
 	if len(f.open) >= f.maxOpen {
-		if err := f.evict(); err != nil {
-			return nil, false, err
-		}
+		// The evicted trial's error is its own: t's files open anyway.
+		f.fail(f.evict())
 	}
 	tf = &trialFiles{id: t.ID, dir: f.trialDir(t), lastUse: f.use}
 	if err := os.MkdirAll(tf.dir, 0o755); err != nil {
-		return nil, false, fmt.Errorf("trial %s: %w", t.ID, err)
+		return nil, false, trialErr(t.ID, err)
 	}
 	if err := f.writeParams(t, tf); err != nil {
 		return nil, false, err
 	}
-	if tf.result, err = fsutil.OpenAppend(filepath.Join(tf.dir, ResultFile), 0o644); err != nil {
-		return nil, false, fmt.Errorf("trial %s: %w", t.ID, err)
+	if tf.result, err = f.openAppend(filepath.Join(tf.dir, ResultFile)); err != nil {
+		return nil, false, trialErr(t.ID, err)
 	}
-	if err := tf.openProgress(); err != nil {
+	if err := f.openProgress(tf); err != nil {
 		_ = tf.result.Close()
-		return nil, false, fmt.Errorf("trial %s: %w", t.ID, err)
+		return nil, false, trialErr(t.ID, err)
 	}
 	f.open[t.ID] = tf
 	return tf, true, nil
 }
 
-// evict closes the files of the least recently used open trial, without
-// fsync: the trial is still live.
+// evict closes the files of the least recently used open trial, with an
+// fsync only if rows were written since the last one (a later
+// FlushResults(true) could not sync them once closed).
 func (f *TrialFiles) evict() error {
 	var oldest string
 	for id, tf := range f.open {
@@ -340,7 +499,7 @@ func (f *TrialFiles) evict() error {
 			oldest = id
 		}
 	}
-	return f.closeTrial(oldest, false)
+	return f.closeTrial(oldest, f.open[oldest].unsynced)
 }
 
 // closeTrial closes the files of trial id, if open, after an fsync if sync.
@@ -350,15 +509,36 @@ func (f *TrialFiles) closeTrial(id string, sync bool) error {
 		return nil
 	}
 	delete(f.open, id)
+	tf.unsynced = tf.unsynced && !sync
 	var errs []error
+	lost := false
 	for _, a := range []*fsutil.AppendFile{tf.result, tf.progress} {
+		var err error
 		if sync {
-			errs = append(errs, a.Sync())
+			err = a.Sync()
+		} else {
+			err = a.Flush()
+		}
+		if err != nil {
+			lost = true
+			a.Discard()
+			errs = append(errs, err)
 		}
 		errs = append(errs, a.Close())
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("trial %s: close files: %w", id, err)
+		err = fmt.Errorf("close files: %w", err)
+		if lost {
+			// Rows are gone from this process: writing later rows after
+			// them would leave a gap that no resume could fill. The files
+			// stay as they are, a prefix of the trial's results, for the
+			// next resume to complete.
+			if f.lost == nil {
+				f.lost = map[string]error{}
+			}
+			f.lost[id] = err
+		}
+		return trialErr(id, err)
 	}
 	return nil
 }
@@ -372,13 +552,13 @@ func (f *TrialFiles) writeParams(t *hone.Trial, tf *trialFiles) error {
 		cfg = map[string]any{}
 	}
 	if err := appendJSON(&b, cfg, true); err != nil {
-		return fmt.Errorf("trial %s: %s: %w", t.ID, ParamsFile, err)
+		return trialErr(t.ID, fmt.Errorf("%s: %w", ParamsFile, err))
 	}
 	p := filepath.Join(tf.dir, ParamsFile)
 	if tf.params == nil {
 		old, err := os.ReadFile(p)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("trial %s: %w", t.ID, err)
+			return trialErr(t.ID, err)
 		}
 		tf.params = old
 	}
@@ -390,7 +570,7 @@ func (f *TrialFiles) writeParams(t *hone.Trial, tf *trialFiles) error {
 		write = fsutil.WriteFileAtomicNoSync
 	}
 	if err := write(p, b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("trial %s: %w", t.ID, err)
+		return trialErr(t.ID, err)
 	}
 	tf.params = b.Bytes()
 	return nil
@@ -398,9 +578,9 @@ func (f *TrialFiles) writeParams(t *hone.Trial, tf *trialFiles) error {
 
 // openProgress opens progress.csv for appending and reads its header, if it
 // has one.
-func (tf *trialFiles) openProgress() error {
+func (f *TrialFiles) openProgress(tf *trialFiles) error {
 	p := filepath.Join(tf.dir, ProgressFile)
-	a, err := fsutil.OpenAppend(p, 0o644)
+	a, err := f.openAppend(p)
 	if err != nil {
 		return err
 	}
@@ -442,7 +622,7 @@ func (f *TrialFiles) appendProgress(t *hone.Trial, tf *trialFiles, row map[strin
 	if len(added) > 0 {
 		sort.Strings(added)
 		if err := f.extendHeader(tf, added); err != nil {
-			return fmt.Errorf("trial %s: %s: %w", t.ID, ProgressFile, err)
+			return trialErr(t.ID, fmt.Errorf("%s: %w", ProgressFile, err))
 		}
 	}
 	tf.fields = tf.fields[:0]
@@ -465,20 +645,35 @@ func (f *TrialFiles) extendHeader(tf *trialFiles, added []string) error {
 		return nil
 	}
 	p := filepath.Join(tf.dir, ProgressFile)
+	if err := tf.progress.Flush(); err != nil {
+		return err // the rows stay buffered
+	}
 	if err := tf.progress.Close(); err != nil {
 		return err
 	}
-	tf.progress = nil
-	if err := f.rewriteProgress(p, header); err != nil {
-		return err
-	}
-	a, err := fsutil.OpenAppend(p, 0o644)
+	// On failure the old file is intact: reopen it. If even that fails,
+	// the closed file stays, and every later write to it fails.
+	rerr := f.rewriteProgress(p, header)
+	a, err := f.openAppend(p)
 	if err != nil {
-		return err
+		return errors.Join(rerr, err)
 	}
 	tf.progress = a
+	if rerr != nil {
+		return rerr
+	}
 	tf.setHeader(header)
 	return nil
+}
+
+// openAppend opens p with fsutil.OpenAppend and the injected write fault,
+// if any.
+func (f *TrialFiles) openAppend(p string) (*fsutil.AppendFile, error) {
+	a, err := fsutil.OpenAppend(p, 0o644)
+	if err == nil && f.write != nil {
+		a.SetWriteFunc(f.write)
+	}
+	return a, err
 }
 
 func (f *TrialFiles) rewriteProgress(p string, header []string) error {
@@ -530,11 +725,11 @@ func (f *TrialFiles) rewriteProgress(p string, header []string) error {
 func (f *TrialFiles) appendError(t *hone.Trial, err error) error {
 	dir := f.trialDir(t)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("trial %s: %w", t.ID, err)
+		return trialErr(t.ID, fmt.Errorf("write %s: %w", ErrorFile, err))
 	}
-	a, oerr := fsutil.OpenAppend(filepath.Join(dir, ErrorFile), 0o644)
+	a, oerr := f.openAppend(filepath.Join(dir, ErrorFile))
 	if oerr != nil {
-		return fmt.Errorf("trial %s: %w", t.ID, oerr)
+		return trialErr(t.ID, fmt.Errorf("write %s: %w", ErrorFile, oerr))
 	}
 	text := "<nil>"
 	if err != nil {
@@ -550,7 +745,7 @@ func (f *TrialFiles) appendError(t *hone.Trial, err error) error {
 	}
 	errs = append(errs, a.Close())
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("trial %s: %w", t.ID, err)
+		return trialErr(t.ID, err)
 	}
 	return nil
 }

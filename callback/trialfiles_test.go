@@ -109,7 +109,9 @@ func TestTrialFilesSequence(t *testing.T) {
 	if n := len(readResults(t, filepath.Join(td, ResultFile))); n != 0 {
 		t.Fatalf("result.json has %d rows before FlushResults, want 0", n)
 	}
-	f.FlushResults()
+	if err := f.FlushResults(false); err != nil {
+		t.Fatal(err)
+	}
 	if n := len(readResults(t, filepath.Join(td, ResultFile))); n != 2 {
 		t.Fatalf("result.json has %d rows after FlushResults, want 2", n)
 	}
@@ -257,7 +259,9 @@ func TestResumeAppends(t *testing.T) {
 	f.OnTrialStart(tr)
 	f.OnTrialResult(tr, result(1, map[string]any{"loss": 1.0}))
 	f.OnTrialResult(tr, result(2, map[string]any{"loss": 0.5}))
-	f.FlushResults()
+	if err := f.FlushResults(false); err != nil {
+		t.Fatal(err)
+	}
 	// Simulate a crash: the files stay as they are, plus partial lines.
 	for _, name := range []string{ResultFile, ProgressFile} {
 		a, err := os.OpenFile(filepath.Join(dir, "t1", name), os.O_APPEND|os.O_WRONLY, 0)
@@ -301,7 +305,9 @@ func TestRecoverResult(t *testing.T) {
 	f.OnTrialResult(tr, rs[0])
 	f.OnTrialResult(tr, rs[1])
 	f.OnTrialResult(tr, rs[2])
-	f.FlushResults()
+	if err := f.FlushResults(false); err != nil {
+		t.Fatal(err)
+	}
 	f.OnTrialResult(tr, rs[3]) // buffered when the process is killed
 	// progress.csv lost its last row: drop it by hand.
 	pp := filepath.Join(dir, "t1", ProgressFile)
@@ -315,7 +321,9 @@ func TestRecoverResult(t *testing.T) {
 	for seq := 1; seq < len(rs); seq++ { // the journal's tail after result 1
 		g.RecoverResult(tr, rs[seq], seq)
 	}
-	g.FlushResults()
+	if err := g.FlushResults(false); err != nil {
+		t.Fatal(err)
+	}
 	g.OnTrialResult(tr, result(5, map[string]any{"loss": 0.0625}))
 	if err := g.Close(); err != nil {
 		t.Fatal(err)

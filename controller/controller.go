@@ -315,6 +315,12 @@ func (c *Controller) Step(in Input) {
 		if t := c.liveTrial(in); t != nil {
 			c.onExited(t, in)
 		}
+	case InTrialFailed:
+		c.onTrialFailed(in)
+	case InCheckpointMissing:
+		if t := c.liveTrial(in); t != nil && in.Checkpoint != nil {
+			c.onCheckpointMissing(t, in.Checkpoint.Path)
+		}
 	case InTick:
 	case InInterrupt:
 		c.interrupt()
@@ -504,6 +510,56 @@ func (c *Controller) onExited(t *hone.Trial, in Input) {
 		return
 	}
 	c.finish(t, hone.StatusTerminated)
+}
+
+// onTrialFailed logs an error outside a trial (its files could not be
+// written) and fails the trial if it is running.
+func (c *Controller) onTrialFailed(in Input) {
+	t := c.byID[in.Trial]
+	if t == nil {
+		c.logf("ignoring %s input for unknown trial %q: %s", in.Kind, in.Trial, in.Err)
+		return
+	}
+	c.logf("trial %s: %s", t.ID, in.Err)
+	if s := c.st[t.ID]; t.Status != hone.StatusRunning || !s.alive || s.exiting {
+		return
+	}
+	c.fail(t, in.Err)
+}
+
+// onCheckpointMissing handles a trial just started from a checkpoint that
+// no longer exists: the checkpoint is forgotten (a ckdel record) and the
+// trial starts again from its own newest registered checkpoint, or from
+// scratch, with the iteration count of the one it now uses. A start that
+// finds that one missing too comes back here, so the trial ends up on the
+// newest checkpoint that exists.
+func (c *Controller) onCheckpointMissing(t *hone.Trial, missing string) {
+	s := c.st[t.ID]
+	if t.RestoreFrom == nil || t.RestoreFrom.Path != missing || t.Status != hone.StatusRunning {
+		c.logf("trial %s: ignoring missing checkpoint %s: it is not the one the trial started from", t.ID, missing)
+		return
+	}
+	c.setRestore(t, nil)
+	s.explicitPin, s.restartedSincePin = false, false
+	for _, o := range c.st {
+		if o.mgr.Has(missing) {
+			owner := o.mgr.byPath[missing].cp.TrialID
+			o.mgr.remove(missing)
+			c.record(&Record{Op: "ckdel", Trial: owner, Path: missing})
+			if ot := c.byID[owner]; ot != nil && ot.Checkpoint != nil && ot.Checkpoint.Path == missing {
+				ot.Checkpoint = o.mgr.Latest()
+			}
+			break
+		}
+	}
+	next := s.mgr.Latest()
+	c.logf("trial %s: checkpoint %s is missing (deleted?); restarting from %s", t.ID, missing, describe(next))
+	c.setRestore(t, next)
+	// Undo the start, then start again from next.
+	s.alive = false
+	c.live--
+	c.used = sub(c.used, t.Resources)
+	c.start(t)
 }
 
 // ---- the decision queue ----

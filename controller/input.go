@@ -20,6 +20,15 @@ const (
 	InTick        InputKind = "tick"      // time passed with no event
 	InInterrupt   InputKind = "interrupt" // stop gracefully, keeping state for resume
 	InResume      InputKind = "resume"    // the experiment resumes after a stop or crash
+	// InTrialFailed: the runner fails the trial for Err, which is not the
+	// trial's own doing (its files could not be written). Only a running
+	// trial fails; for any other the error is logged.
+	InTrialFailed InputKind = "trialfail"
+	// InCheckpointMissing: the checkpoint Checkpoint.Path, from which the
+	// trial was just started, does not exist (deleted by hand). The trial
+	// is started again from its newest other registered checkpoint, or
+	// from scratch, and the experiment log says so.
+	InCheckpointMissing InputKind = "ckmissing"
 )
 
 // CheckpointRef names a checkpoint the runner committed for an input.

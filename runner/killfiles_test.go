@@ -94,12 +94,13 @@ type killingFiles struct {
 	n int
 }
 
-func (k *killingFiles) FlushResults() {
-	k.TrialFiles.FlushResults()
+func (k *killingFiles) FlushResults(sync bool) error {
+	err := k.TrialFiles.FlushResults(sync)
 	if k.n--; k.n == 0 {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}
+	return err
 }
 
 const killChildEnv = "HONE_TEST_KILL_CHILD"

@@ -10,11 +10,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hone-tune/hone"
@@ -48,8 +50,10 @@ type Options struct {
 	// checkpoint and stop before the executor is closed. Default 30 s.
 	StopGrace time.Duration
 	// TruncateJournal lets Resume continue from the valid prefix of a
-	// journal with a corrupt record in the middle, cutting the rest;
-	// without it such a journal is an error naming the line.
+	// journal with a corrupt record in the middle, cutting the rest (kept,
+	// durably, in <journal>.corrupt-<n> beside it); without it such a
+	// journal is an error naming the line, and nothing is changed. A torn last line (a crash during a write) needs
+	// no option: Resume always cuts it off before appending.
 	TruncateJournal bool
 
 	// flushEvery overrides flushResultsEvery (tests).
@@ -93,17 +97,26 @@ func Run(ctx context.Context, exp *hone.Experiment, opts Options) (*Outcome, err
 // Resume continues the experiment in opts.Dir. exp must be built the way
 // the original was (same searcher, scheduler and seed): its state is
 // rebuilt by replaying the journal. Trials that were RUNNING restart from
-// their latest checkpoint; uncommitted and unregistered checkpoint
-// directories are removed.
+// their latest checkpoint (or, if it was deleted, the newest one that
+// exists, or scratch); uncommitted and unregistered checkpoint
+// directories are removed. A torn last journal line is cut off (durably)
+// before anything is appended, records of the last input that the journal
+// lost are written again, and the buffered callbacks (the per-trial files)
+// are made to hold exactly the journal's results.
 func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags controller.ResumeFlags) (*Outcome, error) {
 	r, err := newRunner(exp, opts)
 	if err != nil {
 		return nil, err
 	}
 	jp := filepath.Join(opts.Dir, journal.FileName)
-	j, err := journal.Read(jp)
+	j, err := journal.ReadPrefix(jp)
 	if err != nil {
 		return nil, fmt.Errorf("resume: %w", err)
+	}
+	if j.Corrupt != nil && !opts.TruncateJournal {
+		return nil, fmt.Errorf("resume: %w (%d complete lines before it); nothing was changed. "+
+			"To continue from those lines on purpose, resume with Options.TruncateJournal (hone resume --truncate-journal): "+
+			"the lines from %d on are then kept in %s%sN and cut", j.Corrupt, j.Corrupt.Line-1, j.Corrupt.Line, journal.FileName, journal.CorruptSuffix)
 	}
 	if j.Header.Seed != exp.Seed {
 		return nil, fmt.Errorf("resume: the experiment was run with seed %d, not %d; resume needs the same seed", j.Header.Seed, exp.Seed)
@@ -120,9 +133,12 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 	var from int
 	var seqs map[string]int // results so far of the trials in recover
 	var recover []recovered
+	counts := map[string]int{} // results of every trial in the journal
 	if len(r.buffered) > 0 {
 		from, seqs = resultsToRecover(j.Lines)
 	}
+	var missing []*controller.Record // the last input's records that a cut took
+	last := lastInput(j.Lines)
 	for i, l := range j.Lines {
 		if l.In == nil {
 			continue
@@ -132,7 +148,10 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 		if err := sameTrials(j.Lines[i+1:], acts, i+2); err != nil {
 			return nil, fmt.Errorf("resume: %s holds a different experiment: %w; resume it with the spec it was started with, or start a new experiment directory", opts.Dir, err)
 		}
-		if len(seqs) == 0 {
+		if i == last {
+			missing = missingRecords(j.Lines[i+1:], acts)
+		}
+		if len(r.buffered) == 0 {
 			continue
 		}
 		for k := range acts {
@@ -140,6 +159,7 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 			if a.Kind != controller.ActNotify || a.Note != controller.NoteResult {
 				continue
 			}
+			counts[a.Trial.ID]++
 			if n, ok := seqs[a.Trial.ID]; ok {
 				seqs[a.Trial.ID] = n + 1
 				if i >= from {
@@ -148,8 +168,14 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 			}
 		}
 	}
-	if j.Torn {
-		r.logf("journal had a torn last line from a crash; ignored it")
+	if j.Corrupt != nil {
+		kept, err := journal.Cut(jp, j.Size)
+		if err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
+		r.logf("%v: continuing from the %d lines before it as asked; the lines cut are kept in %s", j.Corrupt, j.Corrupt.Line-1, kept)
+	} else if j.Torn {
+		r.logf("journal had a torn last line from a crash; cut it off")
 	}
 	if err := r.cleanStorage(); err != nil {
 		return nil, fmt.Errorf("resume: %w", err)
@@ -158,19 +184,139 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 	if err != nil {
 		return nil, fmt.Errorf("resume: %w", err)
 	}
-	if len(recover) > 0 {
-		// Rows a kill kept from the per-trial files (or any buffered
-		// callback): the callbacks keep what they hold and take the rest.
-		for _, rc := range recover {
-			for _, cb := range r.buffered {
-				cb.RecoverResult(rc.t, rc.r, rc.seq)
-			}
-		}
-		if err := r.flushResults(); err != nil {
-			return nil, fmt.Errorf("resume: %w", err)
-		}
+	if err := r.rejournal(missing); err != nil {
+		return nil, fmt.Errorf("resume: %w", errors.Join(err, r.jw.Close()))
+	}
+	if err := r.recoverResults(counts, seqs, recover); err != nil {
+		return nil, fmt.Errorf("resume: %w", errors.Join(err, r.jw.Close()))
 	}
 	return r.loop(ctx, controller.Input{Kind: controller.InResume, Resume: &flags})
+}
+
+// rejournal appends, durably, the records of the journal's last input that
+// a cut took (missingRecords), so that readers of the journal and the next
+// resume see the trials and states this run continues from.
+func (r *runner) rejournal(missing []*controller.Record) error {
+	if len(missing) == 0 {
+		return nil
+	}
+	r.logf("journal ended inside the records of its last input; wrote the %d missing records again", len(missing))
+	for _, rec := range missing {
+		if err := r.jw.AppendRecord(rec); err != nil {
+			return err
+		}
+	}
+	return r.jw.Sync()
+}
+
+// recoverResults makes the buffered callbacks hold exactly the results of
+// the journal: each trial that may hold more (a journal cut short) drops
+// the rest, then the results journaled after the last safe point are
+// handed back (the callbacks keep what they hold and take the rest).
+// counts are every trial's results in the journal; after holds the trials
+// with results after the last safe point.
+func (r *runner) recoverResults(counts, after map[string]int, recover []recovered) error {
+	if len(r.buffered) == 0 {
+		return nil
+	}
+	var errs []error
+	for _, t := range r.ctl.Trials() {
+		// A TERMINATED trial never reports again, so the journal cannot
+		// have lost results of it past the last safe point; any other
+		// trial (unfinished, or ERROR and retried by a later resume) may.
+		if _, ok := after[t.ID]; t.Status == hone.StatusTerminated && !ok {
+			continue
+		}
+		for _, cb := range r.buffered {
+			if err := cb.KeepResults(t, counts[t.ID]); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	for _, rc := range recover {
+		for _, cb := range r.buffered {
+			cb.RecoverResult(rc.t, rc.r, rc.seq)
+		}
+	}
+	for _, cb := range r.fallible {
+		errs = append(errs, cb.TakeErrors()...)
+	}
+	for _, cb := range r.buffered {
+		if err := cb.FlushResults(true); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := r.recoveryErrors(errs); err != nil {
+		return err
+	}
+	if len(errs) == 0 {
+		return r.jw.AppendRecord(&controller.Record{Op: opResultsFlushed})
+	}
+	return nil
+}
+
+// recoveryErrors acts on the callbacks' errors while resume recovers
+// results, before any trial runs: a full disk (or an error that is no
+// trial's) is returned; a trial's error is logged (the trial fails when it
+// next runs and its files still cannot be written).
+func (r *runner) recoveryErrors(errs []error) error {
+	errs = flatten(errs)
+	if len(errs) == 0 {
+		return nil
+	}
+	r.flushFailed = true
+	var fatal []error
+	for _, err := range errs {
+		var te *hone.TrialError
+		if !isDiskFull(err) && errors.As(err, &te) {
+			r.logf("trial %s: recovering result rows: %v", te.TrialID, te.Err)
+			continue
+		}
+		fatal = append(fatal, err)
+	}
+	if len(fatal) > 0 {
+		return fmt.Errorf("recover result rows: %w", errors.Join(fatal...))
+	}
+	return nil
+}
+
+// lastInput returns the index of the last input line, or -1.
+func lastInput(lines []journal.Line) int {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if lines[i].In != nil {
+			return i
+		}
+	}
+	return -1
+}
+
+// missingRecords returns the records the replay of the journal's last input
+// produced that the journal does not hold: a journal cut short loses the
+// end of them. following are the journal lines after that input; the
+// records it holds are the first of acts' records (sameTrials has checked
+// the trials among them; the others may differ when a resume changed a
+// setting such as max_failures, and the replay's are then the ones this
+// run continues from).
+func missingRecords(following []journal.Line, acts []controller.Action) []*controller.Record {
+	held := 0
+	for _, l := range following {
+		if l.Rec != nil && l.Rec.Op != opResultsFlushed {
+			held++
+		}
+	}
+	var missing []*controller.Record
+	for i := range acts {
+		if acts[i].Kind != controller.ActRecord {
+			continue
+		}
+		if held > 0 {
+			held--
+			continue
+		}
+		rec := *acts[i].Record
+		missing = append(missing, &rec)
+	}
+	return missing
 }
 
 // sameTrials checks, while resume replays the journal, that the trials
@@ -248,11 +394,22 @@ type runner struct {
 
 	deferred []controller.Input
 	lastSync time.Time // wall time of the last journal fsync
+	lastMark time.Time // wall time of the last synced flush of results
 
 	// buffered are the callbacks that buffer results (hone.BufferedCallback);
 	// unbuffered counts the others.
 	buffered   []hone.BufferedCallback
 	unbuffered int
+	// fallible are the callbacks that report errors (hone.FallibleCallback).
+	fallible []hone.FallibleCallback
+	// unmarked: results were notified since the last opResultsFlushed.
+	unmarked bool
+	// flushFailed: a callback failed in this session, so no result is
+	// recorded safe any more (a resume takes every one it may lack).
+	flushFailed bool
+	// fresh holds the trials created in this session that have not started
+	// yet: a directory they find is not theirs (see start).
+	fresh map[string]bool
 	// filesDue is when buffered results must be flushed; zero when none is
 	// waiting.
 	filesDue time.Time
@@ -266,6 +423,12 @@ type runner struct {
 // needs, are batched.
 const syncEvery = time.Second
 
+// markEvery is how often the buffered callbacks' results are fsynced and
+// recorded safe (opResultsFlushed) while an experiment runs: a resume
+// recovers the results since, so this bounds its work, while the fsyncs
+// of every trial's files stay rare.
+const markEvery = 10 * time.Second
+
 // flushResultsEvery is how long a result may wait in a buffered callback
 // (the per-trial files) before the runner flushes it, so that a trial
 // reporting thousands of results a second costs a few writes, not one per
@@ -273,8 +436,8 @@ const syncEvery = time.Second
 const flushResultsEvery = 100 * time.Millisecond
 
 // opResultsFlushed is the journal record written after buffered callbacks
-// flushed every result journaled before it; resume recovers only the
-// results after the last one.
+// flushed and synced every result journaled before it, without an error
+// in the session; resume recovers only the results after the last one.
 const opResultsFlushed = "flushed"
 
 type wallClock struct{}
@@ -319,6 +482,9 @@ func newRunner(exp *hone.Experiment, opts Options) (*runner, error) {
 		} else {
 			r.unbuffered++
 		}
+		if f, ok := cb.(hone.FallibleCallback); ok {
+			r.fallible = append(r.fallible, f)
+		}
 	}
 	if r.clock == nil {
 		if c, ok := opts.Executor.(hone.Clocked); ok {
@@ -349,12 +515,15 @@ func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome
 	defer func() {
 		cerr := r.exec.Close()
 		var ferr error
-		if !r.filesDue.IsZero() {
-			ferr = r.flushResults()
+		if r.unmarked || !r.filesDue.IsZero() {
+			ferr = r.flushResults(true)
 		}
 		jerr := r.jw.Close()
 		if err == nil {
 			err = errors.Join(cerr, ferr, jerr)
+		}
+		if isDiskFull(err) {
+			r.logf("stopped: the disk is full (%v); the journal is intact and the experiment resumes where it stopped once there is space", err)
 		}
 		out = &Outcome{Trials: r.ctl.Trials(), Interrupted: r.ctl.Interrupted()}
 	}()
@@ -405,7 +574,10 @@ func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome
 			return nil, fmt.Errorf("experiment stuck: the executor has nothing running but the controller has %d live trials", r.ctl.Alive())
 		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
 			if !r.filesDue.IsZero() && !time.Now().Before(r.filesDue) {
-				if err := r.flushResults(); err != nil {
+				if err := r.flushResults(false); err != nil {
+					return nil, err
+				}
+				if err := r.drain(); err != nil {
 					return nil, err
 				}
 			}
@@ -418,7 +590,14 @@ func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome
 		case err != nil:
 			return nil, fmt.Errorf("executor: %w", err)
 		default:
-			if err := r.step(r.input(ev)); err != nil {
+			if err := trialDiskFull(ev); err != nil {
+				return nil, err
+			}
+			in, err := r.input(ev)
+			if err != nil {
+				return nil, err
+			}
+			if err := r.step(in); err != nil {
 				return nil, err
 			}
 		}
@@ -482,13 +661,19 @@ func (t *tickDeadline) stop() {
 }
 
 // input converts an executor event, committing its staged checkpoint first.
-func (r *runner) input(ev hone.Event) controller.Input {
+// A commit that fails because the disk is full stops the experiment (the
+// event is not journaled: resume continues from the checkpoint before);
+// any other commit failure fails the trial.
+func (r *runner) input(ev hone.Event) (controller.Input, error) {
 	var ref *controller.CheckpointRef
 	var commitErr error
 	if ev.CheckpointDir != "" {
 		idx, dest, err := r.ctl.NextCheckpointPath(ev.TrialID)
 		if err == nil {
 			err = r.store.Commit(ev.CheckpointDir, dest)
+		}
+		if isDiskFull(err) {
+			return controller.Input{}, fmt.Errorf("trial %s: commit checkpoint: %w", ev.TrialID, err)
 		}
 		if err != nil {
 			commitErr = fmt.Errorf("commit checkpoint: %w", err)
@@ -500,7 +685,7 @@ func (r *runner) input(ev hone.Event) controller.Input {
 	if commitErr != nil && in.Err == "" {
 		in.Err = commitErr.Error()
 	}
-	return in
+	return in, nil
 }
 
 // step journals one input, steps the controller and carries out its
@@ -508,6 +693,12 @@ func (r *runner) input(ev hone.Event) controller.Input {
 // follow in order.
 func (r *runner) step(in controller.Input) error {
 	r.deferred = append(r.deferred, in)
+	return r.drain()
+}
+
+// drain steps the deferred inputs, in order, then flushes results and
+// syncs the journal when they are due.
+func (r *runner) drain() error {
 	for len(r.deferred) > 0 {
 		in := r.deferred[0]
 		r.deferred = r.deferred[1:]
@@ -520,15 +711,25 @@ func (r *runner) step(in controller.Input) error {
 		}
 	}
 	now := time.Now()
-	if !r.filesDue.IsZero() && !now.Before(r.filesDue) {
-		if err := r.flushResults(); err != nil {
-			return err
+	sync := now.Sub(r.lastSync) >= syncEvery
+	mark := r.unmarked && now.Sub(r.lastMark) >= markEvery
+	if sync || mark || (!r.filesDue.IsZero() && !now.Before(r.filesDue)) {
+		if mark || !r.filesDue.IsZero() {
+			if mark {
+				r.lastMark = now
+			}
+			if err := r.flushResults(mark); err != nil {
+				return err
+			}
 		}
-	}
-	if now.Sub(r.lastSync) >= syncEvery {
-		r.lastSync = now
-		if err := r.jw.Sync(); err != nil {
-			return err
+		if sync {
+			r.lastSync = now
+			if err := r.jw.Sync(); err != nil {
+				return err
+			}
+		}
+		if len(r.deferred) > 0 { // trials whose files failed
+			return r.drain()
 		}
 	}
 	return nil
@@ -548,6 +749,12 @@ func (r *runner) apply(acts []controller.Action) error {
 		case controller.ActRecord:
 			if err := r.jw.AppendRecord(acts[i].Record); err != nil {
 				return err
+			}
+			if rec := acts[i].Record; rec.Op == "trial" {
+				if r.fresh == nil {
+					r.fresh = map[string]bool{}
+				}
+				r.fresh[rec.Trial] = true
 			}
 		case controller.ActDirect, controller.ActLog:
 		case controller.ActStart:
@@ -569,7 +776,10 @@ func (r *runner) apply(acts []controller.Action) error {
 		a := &acts[i]
 		switch a.Kind {
 		case controller.ActStart:
-			if err := r.start(a); err != nil {
+			if err := r.start(a); errors.Is(err, errCheckpointMissing) {
+				r.deferred = append(r.deferred, controller.Input{Kind: controller.InCheckpointMissing,
+					Trial: a.Trial.ID, Time: r.clock.Now().UnixNano(), Checkpoint: &controller.CheckpointRef{Index: a.Checkpoint.Index, Path: a.Checkpoint.Path}})
+			} else if err != nil {
 				r.deferred = append(r.deferred, controller.Input{Kind: controller.InStartFailed,
 					Trial: a.Trial.ID, Time: r.clock.Now().UnixNano(), Err: err.Error()})
 			}
@@ -595,6 +805,86 @@ func (r *runner) apply(acts []controller.Action) error {
 			}
 		}
 	}
+	return r.takeErrors()
+}
+
+// errCheckpointMissing is start's error for a restore checkpoint that does
+// not exist.
+var errCheckpointMissing = errors.New("checkpoint missing")
+
+// takeErrors takes the errors of the fallible callbacks and acts on them
+// (callbackErrors).
+func (r *runner) takeErrors() error {
+	var errs []error
+	for _, cb := range r.fallible {
+		errs = append(errs, cb.TakeErrors()...)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return r.callbackErrors(errs)
+}
+
+// callbackErrors acts on callback errors (hone.FallibleCallback): a full
+// disk, or an error that is no trial's, is returned and stops the
+// experiment; a trial's error fails that trial (an InTrialFailed input,
+// deferred). Either way no result is recorded safe for the rest of the
+// session.
+func (r *runner) callbackErrors(errs []error) error {
+	r.flushFailed = true
+	var fatal []error
+	for _, err := range flatten(errs) {
+		var te *hone.TrialError
+		switch {
+		case isDiskFull(err):
+			fatal = append(fatal, err)
+		case errors.As(err, &te):
+			r.deferred = append(r.deferred, controller.Input{Kind: controller.InTrialFailed,
+				Trial: te.TrialID, Time: r.clock.Now().UnixNano(), Err: te.Err.Error()})
+		default:
+			fatal = append(fatal, err)
+		}
+	}
+	if len(fatal) > 0 {
+		return fmt.Errorf("callback: %w", errors.Join(fatal...))
+	}
+	return nil
+}
+
+// flatten expands joined errors.
+func flatten(errs []error) []error {
+	var out []error
+	for _, err := range errs {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			out = append(out, flatten(j.Unwrap())...)
+		} else if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+// isDiskFull reports whether err says a file system is full (or a quota
+// is used up).
+func isDiskFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// trialDiskFull returns an error wrapping ENOSPC when ev is a trial that
+// failed because a disk is full: its error is ENOSPC or EDQUOT, or (from
+// another process) says "No space left on device" or "Disk quota
+// exceeded". Such a trial is not failed: the experiment stops, as when the
+// runner's own writes meet a full disk, and resumes from the trial's
+// latest checkpoint once there is space.
+func trialDiskFull(ev hone.Event) error {
+	if ev.Err == nil {
+		return nil
+	}
+	msg := ev.Err.Error()
+	low := strings.ToLower(msg)
+	if isDiskFull(ev.Err) || strings.Contains(low, "no space left on device") || strings.Contains(low, "disk quota exceeded") {
+		return fmt.Errorf("trial %s failed on a full disk: %w (%s)", ev.TrialID, syscall.ENOSPC, msg)
+	}
 	return nil
 }
 
@@ -603,9 +893,18 @@ func (r *runner) start(a *controller.Action) error {
 	// The executor creates the directory when it writes there: a simulated
 	// trial that never checkpoints costs no mkdir.
 	dir := filepath.Join(r.opts.Dir, filepath.FromSlash(t.Dir))
+	if r.fresh[t.ID] {
+		delete(r.fresh, t.ID)
+		if err := r.moveAside(t.ID, dir); err != nil {
+			return err
+		}
+	}
 	spec := hone.StartSpec{TrialID: t.ID, Config: t.Config, Dir: dir, Iteration: a.Iteration, Resources: t.Resources}
 	if a.Checkpoint != nil {
 		d, err := r.store.LocalDir(a.Checkpoint.Path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("restore from %s: %w", a.Checkpoint.Path, errCheckpointMissing)
+		}
 		if err != nil {
 			return fmt.Errorf("restore from %s: %w", a.Checkpoint.Path, err)
 		}
@@ -617,9 +916,34 @@ func (r *runner) start(a *controller.Action) error {
 	return nil
 }
 
+// moveAside renames dir, the directory of a trial created in this session,
+// out of the way if it exists: the journal holds no trial that owns it, so
+// it is what a run whose journal lost its end left (the same trial,
+// created again at the same second), and its files and checkpoints must
+// not mix with the new trial's.
+func (r *runner) moveAside(id, dir string) error {
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	for n := 1; ; n++ {
+		lost := fmt.Sprintf("%s.lost-%d", dir, n)
+		if _, err := os.Lstat(lost); err == nil {
+			continue
+		}
+		if err := os.Rename(dir, lost); err != nil {
+			return fmt.Errorf("move aside a directory no journaled trial owns: %w", err)
+		}
+		r.logf("trial %s: its directory %s existed, but no trial in the journal owns it (the journal lost its end?); moved it to %s", id, dir, lost)
+		return nil
+	}
+}
+
 func (r *runner) notify(a *controller.Action) {
-	if a.Note == controller.NoteResult && len(r.buffered) > 0 && r.filesDue.IsZero() {
-		r.filesDue = time.Now().Add(r.opts.flushEvery)
+	if a.Note == controller.NoteResult && len(r.buffered) > 0 {
+		r.unmarked = true
+		if r.filesDue.IsZero() {
+			r.filesDue = time.Now().Add(r.opts.flushEvery)
+		}
 	}
 	for _, cb := range r.exp.Callbacks {
 		switch a.Note {
@@ -640,15 +964,28 @@ func (r *runner) notify(a *controller.Action) {
 }
 
 // flushResults hands the journal to the operating system, then has every
-// buffered callback flush its results, then journals that it did.
-func (r *runner) flushResults() error {
+// buffered callback flush its results (and, with sync, make them durable).
+// After a synced flush without an error in the session it journals that
+// the results are safe. A callback's error fails its trial (deferred
+// inputs, for drain) or, for a full disk, is returned.
+func (r *runner) flushResults(sync bool) error {
 	r.filesDue = time.Time{}
 	if err := r.jw.Flush(); err != nil {
 		return err
 	}
+	var errs []error
 	for _, cb := range r.buffered {
-		cb.FlushResults()
+		if err := cb.FlushResults(sync); err != nil {
+			errs = append(errs, err)
+		}
 	}
+	if len(errs) > 0 {
+		return r.callbackErrors(errs)
+	}
+	if !sync || r.flushFailed || !r.unmarked {
+		return nil
+	}
+	r.unmarked = false
 	return r.jw.AppendRecord(&controller.Record{Op: opResultsFlushed})
 }
 

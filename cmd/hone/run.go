@@ -136,7 +136,7 @@ func checkNameFlag(name string) error {
 
 func (a *app) resumeCmd() *cobra.Command {
 	var specPath string
-	var flags struct{ errored, restart, noUnfinished bool }
+	var flags struct{ errored, restart, noUnfinished, truncate bool }
 	cmd := &cobra.Command{
 		Use:   "resume DIR",
 		Short: "Resume a stopped, interrupted or crashed experiment",
@@ -146,13 +146,19 @@ trials are not redone.
 
 --spec may change only settings that do not change hone's decisions: the
 command, env, working_dir, resources, gpus, custom_resources,
-max_concurrent_trials, checkpoint.num_to_keep, failure and stop_grace. A
+max_concurrent_trials, max_pending_trials, checkpoint.num_to_keep, failure,
+trial_timeout, report_timeout and stop_grace; they apply from the resume on. A
 change to anything else (metric, mode, seed, num_samples, the search
 space, the searcher, the scheduler and their parameters, stop, checkpoint
 scoring and timing, trainable) is refused, every one named at once, with
 exit code 2. The spec a resume used becomes the experiment's spec,
 DIR/spec.yaml, for every later resume; the ones before it are kept as
 DIR/spec.1.yaml, DIR/spec.2.yaml, ...
+
+A journal whose last line was torn by a crash is cut back to its last
+complete line. A corrupt line in the middle is an error naming the line;
+--truncate-journal continues from the lines before it on purpose, keeping
+the lines cut in experiment_state.jsonl.corrupt-N beside the journal.
 
 ` + exitCodesHelp,
 		Args: cobra.ExactArgs(1),
@@ -199,13 +205,14 @@ DIR/spec.1.yaml, DIR/spec.2.yaml, ...
 				Unfinished:     !flags.noUnfinished,
 				Errored:        flags.errored,
 				RestartErrored: flags.restart,
-			}))
+			}, func(o *runner.Options) { o.TruncateJournal = flags.truncate }))
 		},
 	}
 	cmd.Flags().StringVar(&specPath, "spec", "", "resume with this spec instead of DIR/spec.yaml")
 	cmd.Flags().BoolVar(&flags.errored, "resume-errored", false, "retry trials that ended in ERROR, from their latest checkpoint")
 	cmd.Flags().BoolVar(&flags.restart, "restart-errored", false, "restart trials that ended in ERROR from scratch, under new ids")
 	cmd.Flags().BoolVar(&flags.noUnfinished, "no-unfinished", false, "terminate unfinished (pending, running, paused) trials instead of resuming them")
+	cmd.Flags().BoolVar(&flags.truncate, "truncate-journal", false, "continue from the valid lines before a corrupt journal line, keeping the rest in a file beside the journal")
 	cmd.MarkFlagsMutuallyExclusive("resume-errored", "restart-errored")
 	return cmd
 }
@@ -300,8 +307,8 @@ func loadStoredSpecFrom(dir, base string) (*spec.Spec, error) {
 }
 
 // runExperiment runs (flags == nil) or resumes the experiment of s in dir and
-// maps the outcome to an exit code.
-func (a *app) runExperiment(ctx context.Context, s *spec.Spec, dir string, flags *controller.ResumeFlags) error {
+// maps the outcome to an exit code. opts adjust the runner's options.
+func (a *app) runExperiment(ctx context.Context, s *spec.Spec, dir string, flags *controller.ResumeFlags, opts ...func(*runner.Options)) error {
 	plan, err := spec.Build(s, dir, a.stdout)
 	if err != nil {
 		return a.specError(err)
@@ -312,6 +319,9 @@ func (a *app) runExperiment(ctx context.Context, s *spec.Spec, dir string, flags
 	}
 	plan.Options.Executor = exec
 	plan.Options.Log = a.stderr
+	for _, o := range opts {
+		o(&plan.Options)
+	}
 
 	ctx, stop := a.interruptible(ctx,
 		"\nhone: stopping: running trials are asked to save and stop; press Ctrl-C again to kill them and quit at once\n",

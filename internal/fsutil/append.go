@@ -2,6 +2,7 @@ package fsutil
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -11,11 +12,31 @@ import (
 // AppendFile is a line-oriented, append-only file with a write buffer.
 // Write and WriteString only fill the buffer; Flush hands the whole buffer
 // to the operating system in one write call (so a line written between two
-// flushes is never interleaved with another), and Sync also fsyncs. An
-// AppendFile is not safe for concurrent use.
+// flushes is never interleaved with another), and Sync also fsyncs. A
+// failed Flush (a full disk) leaves the file as it was before the call and
+// keeps the buffer, so nothing is half written and the next Flush tries
+// again. An AppendFile is not safe for concurrent use.
 type AppendFile struct {
-	f   *os.File
-	buf []byte
+	f      *os.File
+	buf    []byte
+	size   int64     // the file's length: where the next write lands
+	write  WriteFunc // f.Write, or a fault injected by a test
+	broken error     // a partial write that could not be cut off
+}
+
+// WriteFunc writes p to f, as (*os.File).Write does. Tests replace it to
+// inject faults (see SetWriteFunc).
+type WriteFunc func(f *os.File, p []byte) (int, error)
+
+func fileWrite(f *os.File, p []byte) (int, error) { return f.Write(p) }
+
+// SetWriteFunc makes a's flushes write with fn (a fault injected by a
+// test); nil restores the file's own Write.
+func (a *AppendFile) SetWriteFunc(fn WriteFunc) {
+	if fn == nil {
+		fn = fileWrite
+	}
+	a.write = fn
 }
 
 // OpenAppend opens path for appending, creating it with perm if needed. If
@@ -30,7 +51,12 @@ func OpenAppend(path string, perm fs.FileMode) (*AppendFile, error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("open append %s: %w", path, err)
 	}
-	return &AppendFile{f: f}, nil
+	info, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("open append: %w", err)
+	}
+	return &AppendFile{f: f, size: info.Size(), write: fileWrite}, nil
 }
 
 // trimPartialLine truncates f after its last newline when it does not end
@@ -83,17 +109,38 @@ func (a *AppendFile) WriteString(s string) (int, error) {
 }
 
 // Flush writes the buffer to the file in one write call, without fsync.
+// If the write fails, what it wrote of the buffer is cut off the file
+// again and the buffer is kept for the next Flush; the error is the
+// write's own ("write PATH: no space left on device"). If even the cut
+// fails, the file is marked broken and every later Flush fails.
 func (a *AppendFile) Flush() error {
+	if a.broken != nil {
+		return a.broken
+	}
 	if len(a.buf) == 0 {
 		return nil
 	}
-	_, err := a.f.Write(a.buf)
-	a.buf = a.buf[:0]
-	if err != nil {
-		return fmt.Errorf("append %s: %w", a.f.Name(), err)
+	n, err := a.write(a.f, a.buf)
+	if err == nil {
+		a.size += int64(n)
+		a.buf = a.buf[:0]
+		return nil
 	}
-	return nil
+	if n > 0 {
+		if terr := a.f.Truncate(a.size); terr != nil {
+			a.broken = fmt.Errorf("%s ends with a partial write that could not be cut off: %w", a.f.Name(), terr)
+			return errors.Join(err, a.broken)
+		}
+	}
+	return err
 }
+
+// Buffered returns the number of bytes waiting for Flush.
+func (a *AppendFile) Buffered() int { return len(a.buf) }
+
+// Discard drops the bytes waiting for Flush (after a Flush that failed,
+// before Close).
+func (a *AppendFile) Discard() { a.buf = a.buf[:0] }
 
 // Sync flushes the buffer and fsyncs the file.
 func (a *AppendFile) Sync() error {

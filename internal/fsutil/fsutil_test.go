@@ -258,3 +258,40 @@ func TestRandomSuffix(t *testing.T) {
 		t.Errorf("RandomSuffix() = %q, %q", a, b)
 	}
 }
+
+// TestAppendFileFailedFlush: a write that fails after writing part of the
+// buffer (a full disk) is undone, the buffer is kept, and the next Flush
+// writes it whole, once.
+func TestAppendFileFailedFlush(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "log")
+	a, err := OpenAppend(p, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.WriteString("one\n")
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	full := errors.New("no space left on device")
+	a.SetWriteFunc(func(f *os.File, b []byte) (int, error) {
+		n, _ := f.Write(b[:len(b)/2])
+		return n, full
+	})
+	a.WriteString("two\nthree\n")
+	if err := a.Flush(); !errors.Is(err, full) {
+		t.Fatalf("Flush = %v, want the write's error", err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "one\n" {
+		t.Fatalf("after the failed flush the file holds %q", b)
+	}
+	if a.Buffered() != len("two\nthree\n") {
+		t.Fatalf("%d bytes buffered, want the lines that failed", a.Buffered())
+	}
+	a.SetWriteFunc(nil)
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "one\ntwo\nthree\n" {
+		t.Fatalf("after the retried flush the file holds %q", b)
+	}
+}

@@ -14,10 +14,12 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/hone-tune/hone/controller"
+	"github.com/hone-tune/hone/internal/fsutil"
 )
 
 // FileName is the journal's name inside the experiment directory.
@@ -89,15 +91,32 @@ func Create(path string, h Header) (*Writer, error) {
 }
 
 // Append opens an existing journal for appending. size is the length of its
-// valid prefix (from Read): a torn last line beyond it is cut off first.
+// valid prefix (from Read): a torn last line beyond it is cut off first,
+// durably (truncate, then fsync), so that nothing is ever appended after
+// torn bytes.
 func Append(path string, size int64) (*Writer, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open journal: %w", err)
 	}
-	if err := f.Truncate(size); err != nil {
+	info, err := f.Stat()
+	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("truncate torn journal tail: %w", err)
+		return nil, fmt.Errorf("open journal: %w", err)
+	}
+	if info.Size() < size {
+		f.Close()
+		return nil, fmt.Errorf("open journal %s: it has %d bytes, shorter than the %d read before", path, info.Size(), size)
+	}
+	if info.Size() > size {
+		if err := f.Truncate(size); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("truncate torn journal tail: %w", err)
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("truncate torn journal tail: %w", err)
+		}
 	}
 	if _, err := f.Seek(size, io.SeekStart); err != nil {
 		f.Close()
@@ -249,6 +268,21 @@ type Contents struct {
 	Size int64
 	// Torn is true when a torn last line was ignored.
 	Torn bool
+	// Corrupt is set by ReadPrefix when the journal has a corrupt line that
+	// is not the last: the lines and Size stop before it.
+	Corrupt *CorruptError
+}
+
+// CorruptError is the error for a journal line that is not valid and is
+// not the last (a torn write can only be the last line).
+type CorruptError struct {
+	Path   string
+	Line   int   // 1-based
+	Offset int64 // where the line starts
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("read journal %s: line %d is corrupt", e.Path, e.Line)
 }
 
 // ErrNoJournal is returned by Read when the directory has no journal.
@@ -256,8 +290,22 @@ var ErrNoJournal = errors.New("no experiment journal")
 
 // Read reads a whole journal. A last line without a newline, or that is not
 // valid JSON, is a torn write from a crash and is ignored; an invalid line
-// anywhere else is corruption and an error naming the line.
+// anywhere else is corruption and an error naming the line (a
+// *CorruptError).
 func Read(path string) (*Contents, error) {
+	c, err := read(path)
+	if err == nil && c.Corrupt != nil {
+		return nil, c.Corrupt
+	}
+	return c, err
+}
+
+// ReadPrefix is Read that stops at a corrupt line instead of failing:
+// Contents holds the lines before it, Size is where it starts, and Corrupt
+// says which line it is. Cut then removes the rest.
+func ReadPrefix(path string) (*Contents, error) { return read(path) }
+
+func read(path string) (*Contents, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("read journal %s: %w", path, ErrNoJournal)
@@ -295,7 +343,8 @@ func Read(path string) (*Contents, error) {
 					c.Torn = true
 					break
 				}
-				return nil, fmt.Errorf("read journal %s: line %d is corrupt", path, lineNo)
+				c.Corrupt = &CorruptError{Path: path, Line: lineNo, Offset: int64(off)}
+				break
 			}
 			if l.In != nil && l.In.Metrics != nil && !fast {
 				l.In.Metrics = decodeNonFinite(l.In.Metrics).(map[string]any)
@@ -398,4 +447,64 @@ func decodeNonFinite(v any) any {
 		return x
 	}
 	return v
+}
+
+// CorruptSuffix starts the name of the file Cut keeps the cut bytes in,
+// beside the journal: <journal>.corrupt-<n>.
+const CorruptSuffix = ".corrupt-"
+
+// Cut ends the journal at path after its first size bytes. The bytes cut
+// off are first kept, durably, in a new file beside it,
+// <path>.corrupt-<n> (the first n from 1 that is free), so nothing is
+// lost; then the journal is truncated and fsynced. It returns the new
+// file's path, or "" when the journal was no longer than size.
+func Cut(path string, size int64) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("cut journal: %w", err)
+	}
+	if int64(len(data)) <= size {
+		return "", nil
+	}
+	var kept string
+	for n := 1; ; n++ {
+		kept = fmt.Sprintf("%s%s%d", path, CorruptSuffix, n)
+		f, err := os.OpenFile(kept, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("cut journal: %w", err)
+		}
+		_, err = f.Write(data[size:])
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			_ = os.Remove(kept)
+			return "", fmt.Errorf("cut journal: keep the cut lines: %w", err)
+		}
+		break
+	}
+	if err := fsutil.SyncDir(filepath.Dir(path)); err != nil {
+		return "", fmt.Errorf("cut journal: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return "", fmt.Errorf("cut journal: %w", err)
+	}
+	err = f.Truncate(size)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("cut journal: %w", err)
+	}
+	return kept, nil
 }

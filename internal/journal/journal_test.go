@@ -3,9 +3,11 @@ package journal
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -169,4 +171,73 @@ func BenchmarkAppendResult(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(base.Nanoseconds())/float64(b.N), "baseline-ns/op")
 	b.ReportMetric(float64(len(line)+1), "bytes/op")
+}
+
+// TestReadPrefixAndCut: ReadPrefix stops at a corrupt middle line (Read
+// refuses it), and Cut keeps the bytes from there on beside the journal,
+// numbered so that a second cut does not overwrite the first, before it
+// truncates the journal.
+func TestReadPrefixAndCut(t *testing.T) {
+	p := filepath.Join(t.TempDir(), FileName)
+	head := "{\"hone_journal\":1}\n{\"in\":{\"k\":\"tick\",\"ns\":1}}\n"
+	rest := "not json\n{\"in\":{\"k\":\"tick\",\"ns\":2}}\n"
+	if err := os.WriteFile(p, []byte(head+rest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ce *CorruptError
+	if _, err := Read(p); !errors.As(err, &ce) || ce.Line != 3 || ce.Offset != int64(len(head)) {
+		t.Fatalf("Read = %v, want a CorruptError for line 3 at %d", err, len(head))
+	}
+	c, err := ReadPrefix(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Corrupt == nil || c.Corrupt.Line != 3 || len(c.Lines) != 1 || c.Size != int64(len(head)) {
+		t.Fatalf("ReadPrefix = %+v (corrupt %+v)", c, c.Corrupt)
+	}
+	for n := 1; n <= 2; n++ {
+		kept, err := Cut(p, c.Size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := p + CorruptSuffix + strconv.Itoa(n); kept != want {
+			t.Fatalf("cut %d kept the bytes in %s, want %s", n, kept, want)
+		}
+		if b, _ := os.ReadFile(kept); string(b) != rest {
+			t.Fatalf("%s holds %q, want %q", kept, b, rest)
+		}
+		if b, _ := os.ReadFile(p); string(b) != head {
+			t.Fatalf("journal after the cut: %q", b)
+		}
+		os.WriteFile(p, []byte(head+rest), 0o644)
+	}
+	if kept, err := Cut(p, int64(len(head+rest))); err != nil || kept != "" {
+		t.Fatalf("Cut at the end = %q, %v; want nothing cut", kept, err)
+	}
+}
+
+// TestAppendCutsTornTailOnDisk: Append truncates a torn tail in the file
+// itself before anything is written (a reader sees no torn bytes even if
+// nothing is appended), and refuses a size longer than the file.
+func TestAppendCutsTornTailOnDisk(t *testing.T) {
+	p := filepath.Join(t.TempDir(), FileName)
+	head := "{\"hone_journal\":1}\n{\"in\":{\"k\":\"tick\",\"ns\":1}}\n"
+	if err := os.WriteFile(p, []byte(head+`{"in":{"k":"ti`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Read(p)
+	if err != nil || !c.Torn {
+		t.Fatalf("Read = %+v, %v", c, err)
+	}
+	w, err := Append(p, c.Size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != head {
+		t.Fatalf("after Append the file holds %q, want the complete lines only", b)
+	}
+	w.Close()
+	if _, err := Append(p, int64(len(head))+1); err == nil {
+		t.Fatal("Append with a size beyond the file succeeded")
+	}
 }

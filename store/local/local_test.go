@@ -384,3 +384,40 @@ func TestListTop(t *testing.T) {
 		t.Errorf("ListTop = %v", names)
 	}
 }
+
+// TestLocalDirOfDeletedCheckpoint: a committed checkpoint removed by hand
+// is fs.ErrNotExist for LocalDir (the runner then falls back to an older
+// one), and a commit onto a trial directory that is now a regular file
+// fails with ENOTDIR and leaves the staged directory in place.
+func TestLocalDirOfDeletedCheckpoint(t *testing.T) {
+	s := newStore(t)
+	staged := filepath.Join(s.Root(), "a", StagingDirName, "s")
+	write(t, staged, storetest.Tree{"f": "1"})
+	if err := s.Commit(staged, "a/checkpoint_000000"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LocalDir("a/checkpoint_000000"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(s.Root(), "a", "checkpoint_000000")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LocalDir("a/checkpoint_000000"); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "a/checkpoint_000000") {
+		t.Errorf("LocalDir of a deleted checkpoint = %v, want fs.ErrNotExist naming it", err)
+	}
+
+	outside := filepath.Join(s.Root(), ".outside")
+	write(t, outside, storetest.Tree{"f": "2"})
+	if err := os.RemoveAll(filepath.Join(s.Root(), "a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.Root(), "a"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(outside, "a/checkpoint_000001"); !errors.Is(err, syscall.ENOTDIR) {
+		t.Errorf("Commit into a trial directory that is a file = %v, want ENOTDIR", err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "f")); err != nil {
+		t.Errorf("the failed commit lost the staged directory: %v", err)
+	}
+}
