@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"syscall"
 	"sort"
 	"strconv"
 	"strings"
@@ -143,7 +144,9 @@ func (t *Trial) Results() ([]Row, error) {
 		return t.rows, nil
 	}
 	f, err := os.Open(filepath.Join(t.Dir, "result.json"))
-	if errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		// No file, or no trial directory: a trial whose directory was
+		// replaced by a file failed on it, as its journaled error says.
 		t.read = true
 		return nil, nil
 	}

@@ -118,6 +118,13 @@ command: [unused]
 			t.Errorf("healthy trial %s: %s %q", tr.ID, tr.Status, tr.Error)
 		}
 	}
+	// hone status and results still read the experiment, though one trial
+	// directory is a file.
+	for _, cmd := range []string{"status", "results"} {
+		if code, out, errOut := c.run(cmd, dir); code != exitOK || !strings.Contains(out, "ERROR") {
+			t.Errorf("%s: exit %d, want %d and the ERROR trial listed\n%s%s", cmd, code, exitOK, out, errOut)
+		}
+	}
 }
 
 // TestResumeTornJournal is the torn-journal report end to end: a journal
