@@ -13,10 +13,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"syscall"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/callback"
