@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/internal/journal"
 	"github.com/hone-tune/hone/progress"
 	"github.com/hone-tune/hone/results"
 	"github.com/hone-tune/hone/runner"
@@ -185,6 +187,10 @@ func openExperiment(dir string) (*results.Experiment, error) {
 		return nil, withCode(exitUsage, fmt.Errorf("%s holds no experiment (no journal)", dir))
 	}
 	e, err := results.Open(dir)
+	var corrupt *journal.CorruptError
+	if errors.As(err, &corrupt) {
+		return nil, withCode(exitFailed, fmt.Errorf("%w; hone resume --truncate-journal %s continues the experiment from the lines before it (the rest is kept beside the journal)", err, dir))
+	}
 	if err != nil {
 		return nil, withCode(exitFailed, err)
 	}

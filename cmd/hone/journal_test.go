@@ -43,6 +43,9 @@ func TestResumeTruncateJournal(t *testing.T) {
 	if code != exitFailed || !strings.Contains(errOut, "line 10 is corrupt") || !strings.Contains(errOut, "hone resume --truncate-journal") {
 		t.Errorf("resume of a corrupt journal: %d\n%s", code, errOut)
 	}
+	if code, _, errOut := c.run("status", dir); code != exitFailed || !strings.Contains(errOut, "line 10 is corrupt") || !strings.Contains(errOut, "hone resume --truncate-journal") {
+		t.Errorf("status of a corrupt journal: %d\n%s", code, errOut)
+	}
 	if now, _ := os.ReadFile(jp); !bytes.Equal(now, corrupt) {
 		t.Error("the refused resume changed the journal")
 	}
