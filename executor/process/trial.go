@@ -77,7 +77,8 @@ type proc struct {
 	stderrR   *os.File
 	stdoutLog *os.File
 	stderrLog *os.File
-	tail      tail // stderr's last lines; owned by readStderr until stderrDone
+	tail      tail  // stderr's last lines; owned by readStderr until stderrDone
+	lobby     lobby // connections to the socket that have not said hello
 
 	escalate   chan escalation // capacity 2: a stop and a violation at most
 	reaped     chan struct{}   // closed once the process has been waited for
@@ -360,6 +361,7 @@ loop:
 		}
 		p.stdoutR.Close()
 		p.stderrR.Close()
+		p.lobby.close()
 		e.mu.Lock()
 		p.drained = true
 		if p.conn != nil {
@@ -403,12 +405,12 @@ func (p *proc) serve() {
 	e := p.e
 	defer e.wg.Done()
 	defer close(p.sockDone)
-	conn, err := p.ln.Accept()
-	if err != nil {
+	a, ok := p.admit()
+	if !ok {
 		return // closed: the process ended without connecting
 	}
+	conn, r := a.conn, a.r
 	defer conn.Close()
-	p.ln.Close() // one connection per process
 	e.mu.Lock()
 	if p.drained {
 		e.mu.Unlock()
@@ -416,7 +418,9 @@ func (p *proc) serve() {
 	}
 	p.conn = conn
 	e.mu.Unlock()
-	r := wire.NewReader(conn)
+	if !p.handle(a.hello) {
+		return
+	}
 	for {
 		line, err := r.ReadLine()
 		if errors.Is(err, wire.ErrTooLong) {
