@@ -47,11 +47,11 @@ func (l *lobby) add(c net.Conn) bool {
 	return true
 }
 
-func (l *lobby) remove(c net.Conn) {
+// drop forgets c; the goroutine greeting it then calls l.wg.Done.
+func (l *lobby) drop(c net.Conn) {
 	l.mu.Lock()
 	delete(l.pending, c)
 	l.mu.Unlock()
-	l.wg.Done()
 }
 
 // close closes every connection still waiting to say hello, and refuses
@@ -87,8 +87,11 @@ func (p *proc) admit() (a admitted, ok bool) {
 				return
 			}
 			go func() {
-				defer p.lobby.remove(c)
+				defer p.lobby.wg.Done()
 				a, ok := p.greet(c)
+				// Out of the lobby before it is handed over: closing the
+				// lobby must not close the admitted connection.
+				p.lobby.drop(c)
 				if !ok {
 					c.Close()
 					return

@@ -123,9 +123,17 @@ type Executor struct {
 	gpuUsed []bool           // by index into gpuIDs
 	closed  bool
 
-	sockMu  sync.Mutex
-	sockDir string // private directory of the trials' sockets; "" until the first start
-	sockSeq uint64 // names the sockets in sockDir
+	sockMu   sync.Mutex
+	stateDir string // <experiment>/.hone once Prepare was called, else ""
+	sockDir  string // private directory of the trials' sockets; "" until the first start
+	sockSeq  uint64 // names the sockets in sockDir
+}
+
+// state returns the state directory ("" without Prepare).
+func (e *Executor) state() string {
+	e.sockMu.Lock()
+	defer e.sockMu.Unlock()
+	return e.stateDir
 }
 
 // New returns an executor that runs opts.Command for every trial. It
@@ -247,7 +255,7 @@ func (e *Executor) Start(spec hone.StartSpec) error {
 		e:          e,
 		spec:       spec,
 		gpus:       gpus,
-		escalate:   make(chan escalation, 2),
+		escalate:   make(chan escalation, 3),
 		reaped:     make(chan struct{}),
 		stdoutDone: make(chan struct{}),
 		stderrDone: make(chan struct{}),
@@ -359,9 +367,27 @@ func (e *Executor) dropQueuedLocked(p *proc) []string {
 	return e.queue.DropTrial(p.spec.TrialID)
 }
 
+// Interrupt sends SIGTERM to the process group of every running trial
+// at once, and SIGKILL to those still running Options.StopGrace later.
+// Nothing else changes: the trials may still report, and save and stop
+// when directed (hone's trial libraries save if they can and exit on
+// SIGTERM), and each start still ends with one EventExited, whose Err is
+// nil as for any end after hone signalled the process group. The runner
+// calls it when the experiment is interrupted (Ctrl-C): the trials are in
+// process groups of their own, so the terminal's signal does not reach
+// them. Calling it again signals only trials started since.
+func (e *Executor) Interrupt() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, p := range e.trials {
+		p.interruptLocked()
+	}
+}
+
 // Close kills the process group of every running trial with SIGKILL and
 // waits until their processes have ended and their goroutines returned;
-// then it removes the directory of the trials' sockets.
+// then it removes the directory of the trials' sockets and, after
+// Prepare, the executor's files in the experiment directory.
 // Close may be called more than once; Next must not be called after it.
 func (e *Executor) Close() error {
 	e.mu.Lock()
@@ -376,11 +402,10 @@ func (e *Executor) Close() error {
 	e.wg.Wait()
 	e.sockMu.Lock()
 	defer e.sockMu.Unlock()
-	if e.sockDir != "" {
-		if err := os.RemoveAll(e.sockDir); err != nil {
-			return fmt.Errorf("process executor: remove the socket directory: %w", err)
-		}
-		e.sockDir = ""
+	err := removeState(e.stateDir, e.sockDir)
+	e.sockDir = ""
+	if err != nil {
+		return fmt.Errorf("process executor: %w", err)
 	}
 	return nil
 }
