@@ -16,6 +16,10 @@ import (
 var scripted string
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(parentEnv); mode != "" {
+		// The test binary run by a test as the hone process it kills.
+		os.Exit(parentMain(mode))
+	}
 	os.Exit(run(m))
 }
 

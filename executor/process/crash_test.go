@@ -1,0 +1,372 @@
+package process_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/controller"
+	"github.com/hone-tune/hone/executor/process"
+	"github.com/hone-tune/hone/runner"
+	"github.com/hone-tune/hone/search/random"
+	"github.com/hone-tune/hone/space"
+	"github.com/hone-tune/hone/store/local"
+)
+
+// The test binary, run with parentEnv set, plays the hone process that a
+// test kills: parentMain runs instead of the tests.
+const (
+	parentEnv    = "HONE_TEST_PARENT" // "executor" or "runner"
+	parentDirEnv = "HONE_TEST_EXP"    // the experiment directory
+	parentCmdEnv = "HONE_TEST_CMD"    // the trial's sh script (executor mode)
+)
+
+// parentMain runs as a parent process: in executor mode, an executor
+// prepared for the experiment directory starting trial "a" with the
+// script of parentCmdEnv and answering its results until killed; in
+// runner mode, runner.Run of ckptExperiment.
+func parentMain(mode string) int {
+	dir := os.Getenv(parentDirEnv)
+	switch mode {
+	case "executor":
+		ex, err := process.New(process.Options{Command: []string{"sh", "-c", os.Getenv(parentCmdEnv)}})
+		if err == nil {
+			err = ex.Prepare(dir)
+		}
+		if err == nil {
+			err = ex.Start(hone.StartSpec{TrialID: "a", Dir: filepath.Join(dir, "a")})
+		}
+		for err == nil {
+			var ev hone.Event
+			if ev, err = ex.Next(context.Background()); err == nil && ev.Kind == hone.EventResult {
+				err = ex.Direct(ev.TrialID, hone.DirectContinue)
+			}
+		}
+		fmt.Fprintln(os.Stderr, "parent:", err)
+		return 1
+	case "runner":
+		exp, opts, err := ckptExperiment(dir)
+		if err == nil {
+			_, err = runner.Run(context.Background(), exp, opts)
+		}
+		fmt.Fprintln(os.Stderr, "parent: run ended:", err)
+		return 1
+	}
+	fmt.Fprintln(os.Stderr, "parent: unknown mode", mode)
+	return 1
+}
+
+// startParent starts the test binary as a parent process in mode.
+func startParent(t *testing.T, mode, dir string, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), append([]string{parentEnv + "=" + mode, parentDirEnv + "=" + dir}, env...)...)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return cmd
+}
+
+// waitFile waits until path exists and holds a line, and returns its
+// lines.
+func waitFile(t *testing.T, path string, parent *exec.Cmd) []string {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
+			return strings.Fields(string(b))
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not appear within a minute", path)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// alive reports whether process pid is running (not gone, not a zombie
+// waiting for init).
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || !strings.HasPrefix(string(b[i+1:]), " Z")
+}
+
+// waitDead waits until process pid is no longer running; an orphan killed
+// with SIGKILL may take a moment to be reaped.
+func waitDead(t *testing.T, pid int, what string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("%s (process %d) still running", what, pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func pids(t *testing.T, lines []string) []int {
+	t.Helper()
+	var out []int
+	for _, l := range lines {
+		n, err := strconv.Atoi(l)
+		if err != nil {
+			t.Fatalf("pid %q: %v", l, err)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// TestTrialDiesWithHone: when the hone process is killed with SIGKILL,
+// its trial process dies too.
+func TestTrialDiesWithHone(t *testing.T) {
+	dir := t.TempDir()
+	parent := startParent(t, "executor", dir, parentCmdEnv+`=echo $$ > "$HONE_TRIAL_DIR/pid"; exec sleep 300`)
+	pid := pids(t, waitFile(t, filepath.Join(dir, "a", "pid"), parent))[0]
+	if !alive(pid) {
+		t.Fatalf("trial process %d not running before the kill", pid)
+	}
+	if err := parent.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = parent.Wait()
+	waitDead(t, pid, "the trial of the killed hone")
+}
+
+// TestLeftoverReaped: a trial's child that outlives a killed hone (the
+// parent-death signal reaches only the trial's own process) is killed by
+// the next Prepare of the experiment directory, from the record of the
+// trial process; the records go.
+func TestLeftoverReaped(t *testing.T) {
+	dir := t.TempDir()
+	parent := startParent(t, "executor", dir,
+		parentCmdEnv+`=sleep 300 & echo $! > "$HONE_TRIAL_DIR/pid"; echo 'HONE_REPORT {}'; wait`)
+	child := pids(t, waitFile(t, filepath.Join(dir, "a", "pid"), parent))[0]
+	t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
+	records := filepath.Join(dir, process.StateDirName, "procs")
+	if entries, err := os.ReadDir(records); err != nil || len(entries) != 1 {
+		t.Fatalf("records of trial processes while the trial runs: %v, %v; want one", entries, err)
+	}
+	if err := parent.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = parent.Wait()
+	if !alive(child) {
+		t.Fatalf("the trial's child %d died with hone: nothing left to reap", child)
+	}
+	ex := newExecutor(t, shell("true"))
+	if err := ex.Prepare(dir); err != nil {
+		t.Fatal(err)
+	}
+	if alive(child) {
+		t.Fatalf("the trial's child %d still running after Prepare", child)
+	}
+	if entries, err := os.ReadDir(records); err != nil || len(entries) != 0 {
+		t.Errorf("records after Prepare: %v, %v; want none", entries, err)
+	}
+	if err := ex.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, process.StateDirName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s after Close: %v, want it removed", process.StateDirName, err)
+	}
+}
+
+// ckptTrial reports score = iteration on stdout with a checkpoint every
+// iteration, $LAST iterations from where its checkpoint left off, and
+// keeps a child running meanwhile (killed with its process group when it
+// exits); it appends its pid to pids and its child's to kids in the trial
+// directory.
+const ckptTrial = `
+i=0
+if [ -n "$HONE_RESTORE_DIR" ]; then i=$(cat "$HONE_RESTORE_DIR/iter"); fi
+echo $$ >> "$HONE_TRIAL_DIR/pids"
+sleep 300 &
+echo $! >> "$HONE_TRIAL_DIR/kids"
+while [ "$i" -lt 30 ]; do
+  i=$((i+1))
+  d="$HONE_STAGING_DIR/c$i"
+  mkdir -p "$d" && echo "$i" > "$d/iter"
+  done=false
+  if [ "$i" -ge 30 ]; then done=true; fi
+  echo "HONE_REPORT {\"metrics\":{\"score\":$i},\"checkpoint\":\"$d\",\"done\":$done}"
+  sleep 0.05
+done
+`
+
+// ckptExperiment is an experiment of two ckptTrial trials in dir.
+func ckptExperiment(dir string) (*hone.Experiment, runner.Options, error) {
+	sr, err := random.New(space.Space{"x": space.GridSearch(1, 2)}, 1, nil, 3)
+	if err != nil {
+		return nil, runner.Options{}, err
+	}
+	exp := &hone.Experiment{Name: "kill", Metric: "score", Mode: hone.Max, Searcher: sr, Seed: 3,
+		MaxConcurrentTrials: 2, Checkpoint: hone.CheckpointConfig{NumToKeep: 2}}
+	ex, err := process.New(process.Options{Command: []string{"sh", "-c", ckptTrial}, Env: testEnv()})
+	if err != nil {
+		return nil, runner.Options{}, err
+	}
+	st, err := local.New(dir)
+	if err != nil {
+		return nil, runner.Options{}, err
+	}
+	return exp, runner.Options{Dir: dir, Executor: ex, Store: st, Log: io.Discard}, nil
+}
+
+// hidden returns the files and directories in root whose name shows
+// hone's: its temporary directories, and its state directory.
+func hidden(t *testing.T, root string) []string {
+	t.Helper()
+	var found []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if n := d.Name(); strings.HasPrefix(n, "hone-") || n == process.StateDirName {
+			found = append(found, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
+// TestKilledRunResumes kills a run with SIGKILL while its trials run,
+// with the experiment directory at a short path (sockets under it) and at
+// one too long for a socket (sockets in TMPDIR), and resumes it: the
+// trials' processes die with hone; their children, left running, are
+// killed when resume starts, before any trial runs again; and after the
+// resumed run ends, neither TMPDIR nor the experiment directory holds a
+// temporary directory of hone's.
+func TestKilledRunResumes(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		subdir string
+		inTmp  bool // the socket directory is in TMPDIR
+	}{
+		{"ShortPath", "exp", false},
+		{"LongPath", filepath.Join(strings.Repeat("d", 60), strings.Repeat("e", 40), "exp"), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			tmp := filepath.Join(root, "tmp")
+			if err := os.Mkdir(tmp, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("TMPDIR", tmp)
+			dir := filepath.Join(root, c.subdir)
+			parent := startParent(t, "runner", dir)
+			var trialDirs []string
+			deadline := time.Now().Add(time.Minute)
+			for len(trialDirs) < 2 {
+				if time.Now().After(deadline) {
+					t.Fatalf("trials did not start within a minute: %v", trialDirs)
+				}
+				time.Sleep(20 * time.Millisecond)
+				trialDirs, _ = filepath.Glob(filepath.Join(dir, "*", "kids"))
+			}
+			// At least one checkpoint of each.
+			for _, k := range trialDirs {
+				for {
+					if m, _ := filepath.Glob(filepath.Join(filepath.Dir(k), "checkpoint_*")); len(m) > 0 {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("no checkpoint in %s within a minute", filepath.Dir(k))
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+			if err := parent.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			_ = parent.Wait()
+
+			var kids []int
+			for _, k := range trialDirs {
+				td := filepath.Dir(k)
+				for _, pid := range pids(t, waitFile(t, filepath.Join(td, "pids"), nil)) {
+					waitDead(t, pid, "a trial of the killed hone")
+				}
+				kids = append(kids, pids(t, waitFile(t, k, nil))...)
+			}
+			for _, pid := range kids {
+				t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+				if !alive(pid) {
+					t.Fatalf("the trial's child %d died with hone: nothing left to reap", pid)
+				}
+			}
+			if left := hidden(t, tmp); c.inTmp != (len(left) == 1) {
+				t.Fatalf("TMPDIR after the kill holds %v; want the socket directory there: %v", left, c.inTmp)
+			}
+
+			exp, opts, err := ckptExperiment(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Resume's first start is after the leftovers are gone.
+			opts.Executor = &checkStart{Executor: opts.Executor.(*process.Executor), t: t, kids: kids}
+			out, err := runner.Resume(context.Background(), exp, opts, controller.ResumeFlags{Unfinished: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tr := range out.Trials {
+				if tr.Status != hone.StatusTerminated || tr.LastResult == nil || tr.LastResult.TrainingIteration != 30 {
+					t.Errorf("trial %s: %s at %+v after resume, want TERMINATED at iteration 30", tr.ID, tr.Status, tr.LastResult)
+				}
+			}
+			for _, k := range trialDirs {
+				if n := len(waitFile(t, filepath.Join(filepath.Dir(k), "pids"), nil)); n != 2 {
+					t.Errorf("%s: %d starts, want 2 (a start after resume)", filepath.Dir(k), n)
+				}
+			}
+			if left := hidden(t, tmp); len(left) > 0 {
+				t.Errorf("TMPDIR after the resumed run: %v", left)
+			}
+			if left := hidden(t, dir); len(left) > 0 {
+				t.Errorf("experiment directory after the resumed run: %v", left)
+			}
+		})
+	}
+}
+
+// checkStart checks, at every start, that no leftover of the killed run
+// is running.
+type checkStart struct {
+	*process.Executor
+	t    *testing.T
+	kids []int
+}
+
+func (c *checkStart) Start(spec hone.StartSpec) error {
+	for _, pid := range c.kids {
+		if alive(pid) {
+			c.t.Errorf("trial %s starts while process %d of the killed run still runs", spec.TrialID, pid)
+		}
+	}
+	return c.Executor.Start(spec)
+}
