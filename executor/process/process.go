@@ -5,10 +5,13 @@
 //
 // Every start of a trial is one process, in a process group of its own
 // (so hone's signals reach its children and a Ctrl-C at hone's terminal
-// does not). Its environment is hone's, plus Options.Env, plus the HONE_*
-// variables and CUDA_VISIBLE_DEVICES of the protocol, plus OMP_NUM_THREADS
-// = ceil(Resources.CPU) when the trial needs CPUs and the user has not set
-// it. Its standard output and error are appended to stdout.log and
+// does not: Interrupt forwards it). On Linux the process also dies with
+// hone: the kernel kills it (SIGKILL) when hone's process ends, even by
+// kill -9. Its children do not get that signal; Prepare, at the next
+// resume, ends them (see below). Its environment is hone's, plus
+// Options.Env, plus the HONE_* variables and CUDA_VISIBLE_DEVICES of the
+// protocol, plus OMP_NUM_THREADS = ceil(Resources.CPU) when the trial
+// needs CPUs and the user has not set it. Its standard output and error are appended to stdout.log and
 // stderr.log in the trial directory; standard output is also scanned for
 // HONE_REPORT lines.
 //
@@ -34,11 +37,29 @@
 //     is nil for status 0 and for any end after hone signalled the process
 //     group; otherwise it is an *ExitError with the status and the last
 //     lines of stderr.
-//   - A protocol violation (bad JSON, a wrong token, a message out of
-//     turn or over wire.MaxMessageSize, a non-finite metric, a checkpoint
-//     outside the staging directory) fails that trial only: hone answers
+//   - A connection to a trial's socket whose first message is not a
+//     hello with the trial's HONE_TOKEN is answered {"type":"error"} and
+//     closed, and the socket waits on for the trial: another local process
+//     can neither take a trial's place nor fail it.
+//   - A protocol violation by the trial's connection (a wrong protocol
+//     version or trial id, bad JSON, a message out of turn or over
+//     wire.MaxMessageSize, a non-finite metric, a checkpoint outside the
+//     staging directory) fails that trial only: hone answers
 //     {"type":"error"}, kills its process group, and its EventExited
 //     carries a *ProtocolError.
+//   - Interrupt (the runner calls it on Ctrl-C) sends SIGTERM to every
+//     trial's process group at once and SIGKILL to those left after
+//     Options.StopGrace; the trials may still report, save and stop
+//     meanwhile.
+//
+// Prepare (the runner calls it with the experiment directory) keeps the
+// executor's files under <experiment>/.hone: a record of each running
+// trial process (its pid, start time and token) and the trials' sockets
+// (in a private directory of the system's temporary directory, recorded
+// there, when the experiment's path is too long for a socket). At the
+// next Prepare after a crash, every recorded process still running, its
+// process group and every process carrying its token are killed before
+// any trial starts, and the sockets are removed. Close removes all of it.
 //
 // Events carry the process id and the executor's host name.
 package process
