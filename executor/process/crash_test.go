@@ -166,8 +166,17 @@ func TestLeftoverReaped(t *testing.T) {
 	child := pids(t, waitFile(t, filepath.Join(dir, "a", "pid"), parent))[0]
 	t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
 	records := filepath.Join(dir, process.StateDirName, "procs")
-	if entries, err := os.ReadDir(records); err != nil || len(entries) != 1 {
-		t.Fatalf("records of trial processes while the trial runs: %v, %v; want one", entries, err)
+	// The trial may write its pid before hone has written the record.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		entries, err := os.ReadDir(records)
+		if err == nil && len(entries) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("records of trial processes while the trial runs: %v, %v; want one", entries, err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	if err := parent.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -183,7 +192,7 @@ func TestLeftoverReaped(t *testing.T) {
 	if alive(child) {
 		t.Fatalf("the trial's child %d still running after Prepare", child)
 	}
-	if entries, err := os.ReadDir(records); err != nil || len(entries) != 0 {
+	if entries, err := os.ReadDir(records); len(entries) != 0 || (err != nil && !errors.Is(err, os.ErrNotExist)) {
 		t.Errorf("records after Prepare: %v, %v; want none", entries, err)
 	}
 	if err := ex.Close(); err != nil {
@@ -369,4 +378,40 @@ func (c *checkStart) Start(spec hone.StartSpec) error {
 		}
 	}
 	return c.Executor.Start(spec)
+}
+
+// TestPrepareMakesNothing: Prepare of a directory without leftovers
+// creates nothing there; the first trial's files appear under .hone and
+// Close removes them.
+func TestPrepareMakesNothing(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	dir := filepath.Join(t.TempDir(), "exp")
+	ex := newExecutor(t, shell(`echo 'HONE_REPORT {}'; exec sleep 300`))
+	if err := ex.Prepare(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Prepare made %s: %v", dir, err)
+	}
+	start(t, ex, "a", filepath.Join(dir, "a"), hone.Resources{})
+	result(t, ex, "a")
+	if entries, err := os.ReadDir(filepath.Join(dir, process.StateDirName, "procs")); err != nil || len(entries) != 1 {
+		t.Errorf("records while the trial runs: %v, %v; want one", entries, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, process.StateDirName, "tmp")); err != nil {
+		t.Errorf("socket directory: %v", err)
+	}
+	direct(t, ex, "a", hone.DirectStop)
+	if err := exitErr(t, ex, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ex.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left := hidden(t, dir); len(left) > 0 {
+		t.Errorf("after Close: %v", left)
+	}
+	if left := hidden(t, os.Getenv("TMPDIR")); len(left) > 0 {
+		t.Errorf("TMPDIR after Close: %v", left)
+	}
 }

@@ -76,9 +76,7 @@ func (e *Executor) Prepare(dir string) error {
 	if err := removeSockDirs(state); err != nil {
 		return fmt.Errorf("process executor: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Join(state, procsDirName), 0o755); err != nil {
-		return fmt.Errorf("process executor: %w", err)
-	}
+	// The directories are made when there is something to put there.
 	e.stateDir = state
 	return nil
 }
@@ -203,6 +201,9 @@ func removeState(state, sockDir string) error {
 func recordProc(state string, rec procRecord) error {
 	b, err := json.Marshal(rec)
 	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(state, procsDirName), 0o755); err != nil {
 		return err
 	}
 	return os.WriteFile(procRecordPath(state, rec.PID), append(b, '\n'), 0o600)
