@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -413,5 +414,43 @@ func TestPrepareMakesNothing(t *testing.T) {
 	}
 	if left := hidden(t, os.Getenv("TMPDIR")); len(left) > 0 {
 		t.Errorf("TMPDIR after Close: %v", left)
+	}
+}
+
+// TestStartFromLockedThread: a trial started from a goroutine that locked
+// its thread and then returned (which ends the thread) keeps running: the
+// parent-death signal follows the thread that forked, and the executor
+// forks from a thread of its own.
+func TestStartFromLockedThread(t *testing.T) {
+	ex := newExecutor(t, shell(`sleep 0.3; echo 'HONE_REPORT {"n":1}'; exec sleep 300`))
+	dir := t.TempDir()
+	errc := make(chan error, 1)
+	startLocked := func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		errc <- ex.Start(hone.StartSpec{TrialID: "a", Dir: dir})
+	}
+	go func() {
+		runtime.LockOSThread()
+		if syscall.Gettid() != os.Getpid() {
+			startLocked()
+			return
+		}
+		// Go never ends the main thread: start from another one, which
+		// this goroutine keeps the main thread from being.
+		defer runtime.UnlockOSThread()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			startLocked()
+		}()
+		<-done
+	}()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	result(t, ex, "a")
+	direct(t, ex, "a", hone.DirectStop)
+	if err := exitErr(t, ex, "a"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -144,6 +144,8 @@ type Executor struct {
 	gpuUsed []bool           // by index into gpuIDs
 	closed  bool
 
+	forker forker // starts the trial processes
+
 	sockMu   sync.Mutex
 	stateDir string // <experiment>/.hone once Prepare was called, else ""
 	sockDir  string // private directory of the trials' sockets; "" until the first start
@@ -421,6 +423,7 @@ func (e *Executor) Close() error {
 	e.mu.Unlock()
 	discard(dropped)
 	e.wg.Wait()
+	e.forker.close()
 	e.sockMu.Lock()
 	defer e.sockMu.Unlock()
 	err := removeState(e.stateDir, e.sockDir)

@@ -170,8 +170,12 @@ func (p *proc) start() (err error) {
 	cmd.Stdout = stdoutW
 	cmd.Stderr = stderrW
 	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
+	var startErr error
+	if err := e.forker.do(func() { startErr = cmd.Start() }); err != nil {
 		return err
+	}
+	if startErr != nil {
+		return startErr
 	}
 	p.cmd = cmd
 	p.pid = cmd.Process.Pid
