@@ -454,3 +454,53 @@ func TestStartFromLockedThread(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestStartOnFullDisk: with the experiment directory on a full file
+// system, trials still start: the sockets go to TMPDIR, the trial goes
+// unrecorded (it still dies with hone), and Close leaves nothing behind.
+func TestStartOnFullDisk(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIPPED: mounting a small tmpfs needs root; the full-disk start is not tested")
+	}
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k,nr_inodes=3", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("SKIPPED: cannot mount a tmpfs (%v: %s); the full-disk start is not tested", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", mnt).Run() })
+	exp := filepath.Join(mnt, "exp")
+	if err := os.Mkdir(exp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fill, err := os.Create(filepath.Join(exp, "fill"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for err == nil {
+		_, err = fill.Write(make([]byte, 4096))
+	}
+	fill.Close()
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("filling the file system: %v, want ENOSPC", err)
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	ex := newExecutor(t, shell(`echo 'HONE_REPORT {"n":1}'`))
+	if err := ex.Prepare(exp); err != nil {
+		t.Fatal(err)
+	}
+	start(t, ex, "a", "", hone.Resources{})
+	result(t, ex, "a")
+	direct(t, ex, "a", hone.DirectContinue)
+	if err := exitErr(t, ex, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ex.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left := hidden(t, tmp); len(left) > 0 {
+		t.Errorf("TMPDIR after Close: %v", left)
+	}
+	if left := hidden(t, exp); len(left) > 0 {
+		t.Errorf("experiment directory after Close: %v", left)
+	}
+}

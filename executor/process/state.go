@@ -112,29 +112,15 @@ func removeSockDirs(state string) error {
 
 // makeSockDir makes the private directory of the trials' sockets: in the
 // state directory when there is one and its path is short enough, else
-// in the system's temporary directory (or /tmp), recording its path in
-// the state directory so that a later run removes it if this one is
-// killed.
+// (or when it cannot be made there: a full disk) in the system's
+// temporary directory (or /tmp), recording its path in the state
+// directory so that a later run removes it if this one is killed.
 func makeSockDir(state string) (string, error) {
 	if state != "" {
-		dir := filepath.Join(state, tmpDirName)
-		if sockPathFits(dir) {
-			if err := os.MkdirAll(state, 0o755); err != nil {
-				return "", err
+		if dir := filepath.Join(state, tmpDirName); sockPathFits(dir) {
+			if err := makePrivateDir(state, dir); err == nil {
+				return dir, nil
 			}
-			if err := os.Mkdir(dir, 0o700); errors.Is(err, fs.ErrExist) {
-				// Left over: it holds nothing of a live trial.
-				if err := os.RemoveAll(dir); err != nil {
-					return "", err
-				}
-				err = os.Mkdir(dir, 0o700)
-				if err != nil {
-					return "", err
-				}
-			} else if err != nil {
-				return "", err
-			}
-			return dir, nil
 		}
 	}
 	var firstErr error
@@ -150,14 +136,29 @@ func makeSockDir(state string) (string, error) {
 			continue
 		}
 		if state != "" {
-			if err := writeSockRecord(state, dir); err != nil {
-				os.Remove(dir)
-				return "", err
-			}
+			// Without the record (a full disk) only a kill of hone
+			// would leave the directory behind.
+			_ = writeSockRecord(state, dir)
 		}
 		return dir, nil
 	}
 	return "", firstErr
+}
+
+// makePrivateDir makes dir, mode 0700, in state, replacing a leftover
+// (which holds nothing of a live trial).
+func makePrivateDir(state, dir string) error {
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		return err
+	}
+	err := os.Mkdir(dir, 0o700)
+	if errors.Is(err, fs.ErrExist) {
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+		err = os.Mkdir(dir, 0o700)
+	}
+	return err
 }
 
 func writeSockRecord(state, dir string) error {

@@ -179,12 +179,9 @@ func (p *proc) start() (err error) {
 	}
 	p.cmd = cmd
 	p.pid = cmd.Process.Pid
-	if err := p.record(); err != nil {
-		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return fmt.Errorf("record the trial process: %w", err)
-	}
+	// Without its record (a full disk), the process still dies with
+	// hone; only children it starts could outlive a kill of hone.
+	p.record()
 	e.wg.Add(5)
 	go p.wait()
 	go p.supervise()
@@ -292,30 +289,30 @@ func (p *proc) wait() {
 }
 
 // record writes the process's record in the executor's state directory,
-// if it has one and the system tells start times.
-func (p *proc) record() error {
+// if it has one and the system tells start times. It reports whether the
+// record was written; a partial one is removed.
+func (p *proc) record() bool {
 	state := p.e.state()
 	if state == "" {
-		return nil
+		return false
 	}
 	start, err := startTime(p.pid)
-	if errors.Is(err, errors.ErrUnsupported) {
-		return nil
-	}
 	if err != nil {
-		return err
+		return false
 	}
 	self := os.Getpid()
 	selfStart, err := startTime(self)
 	if err != nil {
-		return err
+		return false
 	}
 	rec := procRecord{PID: p.pid, Start: start, Token: p.token, Owner: self, OwnerStart: selfStart}
+	path := procRecordPath(state, p.pid)
 	if err := recordProc(state, rec); err != nil {
-		return err
+		_ = os.Remove(path)
+		return false
 	}
-	p.recorded = procRecordPath(state, p.pid)
-	return nil
+	p.recorded = path
+	return true
 }
 
 // supervise carries out the delayed signals of a stop, and after the
