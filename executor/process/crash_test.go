@@ -1,10 +1,10 @@
+//go:build linux
+
 package process_test
 
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,85 +19,7 @@ import (
 	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/process"
 	"github.com/hone-tune/hone/runner"
-	"github.com/hone-tune/hone/search/random"
-	"github.com/hone-tune/hone/space"
-	"github.com/hone-tune/hone/store/local"
 )
-
-// The test binary, run with parentEnv set, plays the hone process that a
-// test kills: parentMain runs instead of the tests.
-const (
-	parentEnv    = "HONE_TEST_PARENT" // "executor" or "runner"
-	parentDirEnv = "HONE_TEST_EXP"    // the experiment directory
-	parentCmdEnv = "HONE_TEST_CMD"    // the trial's sh script (executor mode)
-)
-
-// parentMain runs as a parent process: in executor mode, an executor
-// prepared for the experiment directory starting trial "a" with the
-// script of parentCmdEnv and answering its results until killed; in
-// runner mode, runner.Run of ckptExperiment.
-func parentMain(mode string) int {
-	dir := os.Getenv(parentDirEnv)
-	switch mode {
-	case "executor":
-		ex, err := process.New(process.Options{Command: []string{"sh", "-c", os.Getenv(parentCmdEnv)}})
-		if err == nil {
-			err = ex.Prepare(dir)
-		}
-		if err == nil {
-			err = ex.Start(hone.StartSpec{TrialID: "a", Dir: filepath.Join(dir, "a")})
-		}
-		for err == nil {
-			var ev hone.Event
-			if ev, err = ex.Next(context.Background()); err == nil && ev.Kind == hone.EventResult {
-				err = ex.Direct(ev.TrialID, hone.DirectContinue)
-			}
-		}
-		fmt.Fprintln(os.Stderr, "parent:", err)
-		return 1
-	case "runner":
-		exp, opts, err := ckptExperiment(dir)
-		if err == nil {
-			_, err = runner.Run(context.Background(), exp, opts)
-		}
-		fmt.Fprintln(os.Stderr, "parent: run ended:", err)
-		return 1
-	}
-	fmt.Fprintln(os.Stderr, "parent: unknown mode", mode)
-	return 1
-}
-
-// startParent starts the test binary as a parent process in mode.
-func startParent(t *testing.T, mode, dir string, env ...string) *exec.Cmd {
-	t.Helper()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), append([]string{parentEnv + "=" + mode, parentDirEnv + "=" + dir}, env...)...)
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	return cmd
-}
-
-// waitFile waits until path exists and holds a line, and returns its
-// lines.
-func waitFile(t *testing.T, path string, parent *exec.Cmd) []string {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
-			return strings.Fields(string(b))
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not appear within a minute", path)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 // alive reports whether process pid is running (not gone, not a zombie
 // waiting for init).
@@ -145,7 +67,7 @@ func pids(t *testing.T, lines []string) []int {
 func TestTrialDiesWithHone(t *testing.T) {
 	dir := t.TempDir()
 	parent := startParent(t, "executor", dir, parentCmdEnv+`=echo $$ > "$HONE_TRIAL_DIR/pid"; exec sleep 300`)
-	pid := pids(t, waitFile(t, filepath.Join(dir, "a", "pid"), parent))[0]
+	pid := pids(t, waitFile(t, filepath.Join(dir, "a", "pid")))[0]
 	if !alive(pid) {
 		t.Fatalf("trial process %d not running before the kill", pid)
 	}
@@ -164,7 +86,7 @@ func TestLeftoverReaped(t *testing.T) {
 	dir := t.TempDir()
 	parent := startParent(t, "executor", dir,
 		parentCmdEnv+`=sleep 300 & echo $! > "$HONE_TRIAL_DIR/pid"; echo 'HONE_REPORT {}'; wait`)
-	child := pids(t, waitFile(t, filepath.Join(dir, "a", "pid"), parent))[0]
+	child := pids(t, waitFile(t, filepath.Join(dir, "a", "pid")))[0]
 	t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
 	records := filepath.Join(dir, process.StateDirName, "procs")
 	// The trial may write its pid before hone has written the record.
@@ -202,47 +124,6 @@ func TestLeftoverReaped(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, process.StateDirName)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s after Close: %v, want it removed", process.StateDirName, err)
 	}
-}
-
-// ckptTrial reports score = iteration on stdout with a checkpoint every
-// iteration, $LAST iterations from where its checkpoint left off, and
-// keeps a child running meanwhile (killed with its process group when it
-// exits); it appends its pid to pids and its child's to kids in the trial
-// directory.
-const ckptTrial = `
-i=0
-if [ -n "$HONE_RESTORE_DIR" ]; then i=$(cat "$HONE_RESTORE_DIR/iter"); fi
-echo $$ >> "$HONE_TRIAL_DIR/pids"
-sleep 300 &
-echo $! >> "$HONE_TRIAL_DIR/kids"
-while [ "$i" -lt 30 ]; do
-  i=$((i+1))
-  d="$HONE_STAGING_DIR/c$i"
-  mkdir -p "$d" && echo "$i" > "$d/iter"
-  done=false
-  if [ "$i" -ge 30 ]; then done=true; fi
-  echo "HONE_REPORT {\"metrics\":{\"score\":$i},\"checkpoint\":\"$d\",\"done\":$done}"
-  sleep 0.05
-done
-`
-
-// ckptExperiment is an experiment of two ckptTrial trials in dir.
-func ckptExperiment(dir string) (*hone.Experiment, runner.Options, error) {
-	sr, err := random.New(space.Space{"x": space.GridSearch(1, 2)}, 1, nil, 3)
-	if err != nil {
-		return nil, runner.Options{}, err
-	}
-	exp := &hone.Experiment{Name: "kill", Metric: "score", Mode: hone.Max, Searcher: sr, Seed: 3,
-		MaxConcurrentTrials: 2, Checkpoint: hone.CheckpointConfig{NumToKeep: 2}}
-	ex, err := process.New(process.Options{Command: []string{"sh", "-c", ckptTrial}, Env: testEnv()})
-	if err != nil {
-		return nil, runner.Options{}, err
-	}
-	st, err := local.New(dir)
-	if err != nil {
-		return nil, runner.Options{}, err
-	}
-	return exp, runner.Options{Dir: dir, Executor: ex, Store: st, Log: io.Discard}, nil
 }
 
 // hidden returns the files and directories in root whose name shows
@@ -319,10 +200,10 @@ func TestKilledRunResumes(t *testing.T) {
 			var kids []int
 			for _, k := range trialDirs {
 				td := filepath.Dir(k)
-				for _, pid := range pids(t, waitFile(t, filepath.Join(td, "pids"), nil)) {
+				for _, pid := range pids(t, waitFile(t, filepath.Join(td, "pids"))) {
 					waitDead(t, pid, "a trial of the killed hone")
 				}
-				kids = append(kids, pids(t, waitFile(t, k, nil))...)
+				kids = append(kids, pids(t, waitFile(t, k))...)
 			}
 			for _, pid := range kids {
 				t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
@@ -350,7 +231,7 @@ func TestKilledRunResumes(t *testing.T) {
 				}
 			}
 			for _, k := range trialDirs {
-				if n := len(waitFile(t, filepath.Join(filepath.Dir(k), "pids"), nil)); n != 2 {
+				if n := len(waitFile(t, filepath.Join(filepath.Dir(k), "pids"))); n != 2 {
 					t.Errorf("%s: %d starts, want 2 (a start after resume)", filepath.Dir(k), n)
 				}
 			}

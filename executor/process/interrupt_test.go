@@ -1,3 +1,5 @@
+//go:build linux
+
 package process_test
 
 import (
@@ -95,7 +97,7 @@ func TestInterruptSignalsTrials(t *testing.T) {
 		t.Fatalf("Run = %+v, %v; want an interrupted outcome", r.out, r.err)
 	}
 	for _, f := range pidFiles {
-		pid := pids(t, waitFile(t, f, nil))[0]
+		pid := pids(t, waitFile(t, f))[0]
 		waitDead(t, pid, "a trial of the interrupted run")
 	}
 	var polite []string

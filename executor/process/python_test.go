@@ -187,7 +187,7 @@ Count.run()
 	dir := start(t, ex, "py", "", hone.Resources{})
 	result(t, ex, "py")
 	direct(t, ex, "py", hone.DirectContinue)
-	waitFile(t, filepath.Join(dir, "in-step-2"), nil)
+	waitFile(t, filepath.Join(dir, "in-step-2"))
 	ex.Interrupt()
 	if ev := result(t, ex, "py"); ev.Metrics["n"] != 2.0 {
 		t.Fatalf("result after SIGTERM: %+v, want n=2", ev.Metrics)
