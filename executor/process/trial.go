@@ -275,9 +275,8 @@ func (p *proc) signal(sig syscall.Signal) {
 	}
 }
 
-// wait waits for the process to end. Before reaping it, it kills whatever
-// is left of its process group: until the process is reaped, its id (the
-// group's id) cannot be reused.
+// wait waits for the process to end and reaps it (waitEnd, which kills
+// what is left of its process group), then removes its record.
 func (p *proc) wait() {
 	defer p.e.wg.Done()
 	p.waitErr = p.waitEnd()
@@ -289,30 +288,29 @@ func (p *proc) wait() {
 }
 
 // record writes the process's record in the executor's state directory,
-// if it has one and the system tells start times. It reports whether the
-// record was written; a partial one is removed.
-func (p *proc) record() bool {
+// if it has one and the system tells start times. A record that cannot be
+// written (a full disk) is left out, and a partial one removed.
+func (p *proc) record() {
 	state := p.e.state()
 	if state == "" {
-		return false
+		return
 	}
 	start, err := startTime(p.pid)
 	if err != nil {
-		return false
+		return
 	}
 	self := os.Getpid()
 	selfStart, err := startTime(self)
 	if err != nil {
-		return false
+		return
 	}
 	rec := procRecord{PID: p.pid, Start: start, Token: p.token, Owner: self, OwnerStart: selfStart}
 	path := procRecordPath(state, p.pid)
 	if err := recordProc(state, rec); err != nil {
 		_ = os.Remove(path)
-		return false
+		return
 	}
 	p.recorded = path
-	return true
 }
 
 // supervise carries out the delayed signals of a stop, and after the
