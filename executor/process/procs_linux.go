@@ -60,6 +60,21 @@ func readStat(pid int) (procInfo, error) {
 	return procInfo{pid: pid, state: f[0][0], pgrp: pgrp, start: start}, nil
 }
 
+// bootID identifies this boot of the machine ("" if unknown).
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// local reports whether rec names a process of this machine since its
+// last boot; records without the fields count as local.
+func local(rec *procRecord, host, boot string) bool {
+	return (rec.Host == "" || rec.Host == host) && (rec.Boot == "" || boot == "" || rec.Boot == boot)
+}
+
 // startTime returns the start time of process pid.
 func startTime(pid int) (uint64, error) {
 	pi, err := readStat(pid)
@@ -156,6 +171,16 @@ func reapLeftovers(dir string) error {
 	if len(files) == 0 {
 		return nil
 	}
+	// Processes of another machine, or of an earlier boot, are not here.
+	host, _ := os.Hostname()
+	boot := bootID()
+	here := recs[:0]
+	for _, rec := range recs {
+		if local(rec, host, boot) {
+			here = append(here, rec)
+		}
+	}
+	recs = here
 	self := os.Getpid()
 	selfStart, _ := startTime(self)
 	for _, rec := range recs {
@@ -167,7 +192,7 @@ func reapLeftovers(dir string) error {
 		}
 	}
 	deadline := time.Now().Add(reapWait)
-	for {
+	for len(recs) > 0 {
 		left, err := leftovers(recs)
 		if err != nil {
 			return err

@@ -17,6 +17,9 @@ func sysProcAttr() *syscall.SysProcAttr {
 // startTime is unknown without /proc: trial processes are not recorded.
 func startTime(int) (uint64, error) { return 0, errors.ErrUnsupported }
 
+// bootID is unknown without /proc.
+func bootID() string { return "" }
+
 // reapLeftovers removes the records in dir; without /proc they cannot be
 // matched to processes safely.
 func reapLeftovers(dir string) error {

@@ -50,7 +50,7 @@ func writeRecord(t *testing.T, state string, rec procRecord) {
 	if err := os.MkdirAll(filepath.Join(state, procsDirName), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := recordProc(state, rec); err != nil {
+	if err := recordProc(state, here(rec)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -59,6 +59,17 @@ func writeRecord(t *testing.T, state string, rec procRecord) {
 // process has (beyond the kernel's maximum).
 func deadOwner(rec procRecord) procRecord {
 	rec.Owner, rec.OwnerStart = 1<<22+1, 1
+	return rec
+}
+
+// here fills in this machine and boot, unless rec names others.
+func here(rec procRecord) procRecord {
+	if rec.Host == "" {
+		rec.Host, _ = os.Hostname()
+	}
+	if rec.Boot == "" {
+		rec.Boot = bootID()
+	}
 	return rec
 }
 
@@ -115,5 +126,36 @@ func TestReapRefusesLiveOwner(t *testing.T) {
 	}
 	if err := syscall.Kill(trial.Process.Pid, 0); err != nil {
 		t.Errorf("the live owner's trial was killed: %v", err)
+	}
+}
+
+// TestReapOnlyHere: records written on another machine (a shared file
+// system) or before a reboot name no process here, even when a process
+// here has the same id and start time; they are removed, the process
+// left alone.
+func TestReapOnlyHere(t *testing.T) {
+	host, _ := os.Hostname()
+	for _, c := range []struct{ name, host, boot string }{
+		{"OtherHost", host + "-elsewhere", bootID()},
+		{"OtherBoot", host, "00000000-0000-0000-0000-000000000000"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			state := filepath.Join(t.TempDir(), StateDirName)
+			p := sleeper(t)
+			st, err := startTime(p.Process.Pid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeRecord(t, state, deadOwner(procRecord{PID: p.Process.Pid, Start: st, Host: c.host, Boot: c.boot}))
+			if err := reapLeftovers(filepath.Join(state, procsDirName)); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Kill(p.Process.Pid, 0); err != nil {
+				t.Errorf("the process was killed: %v", err)
+			}
+			if entries, _ := os.ReadDir(filepath.Join(state, procsDirName)); len(entries) != 0 {
+				t.Errorf("records left: %v", entries)
+			}
+		})
 	}
 }

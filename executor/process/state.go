@@ -37,6 +37,11 @@ type procRecord struct {
 	Token      string `json:"token"` // HONE_TOKEN of the trial and its children
 	Owner      int    `json:"owner"` // the pid of hone
 	OwnerStart uint64 `json:"owner_start"`
+	// Host and Boot say where the ids mean something: on another machine
+	// (a shared file system), or after a reboot, the process is not
+	// here to be ended.
+	Host string `json:"host"`
+	Boot string `json:"boot"`
 }
 
 // Prepare makes dir, the experiment directory, the home of the

@@ -304,7 +304,8 @@ func (p *proc) record() {
 	if err != nil {
 		return
 	}
-	rec := procRecord{PID: p.pid, Start: start, Token: p.token, Owner: self, OwnerStart: selfStart}
+	rec := procRecord{PID: p.pid, Start: start, Token: p.token, Owner: self, OwnerStart: selfStart,
+		Host: p.e.hostname, Boot: bootID()}
 	path := procRecordPath(state, p.pid)
 	if err := recordProc(state, rec); err != nil {
 		_ = os.Remove(path)
