@@ -493,7 +493,10 @@ func (c *Controller) onExited(t *hone.Trial, in Input) {
 			f.Resolve(s.mgr.Latest(), nil)
 		}
 	}
-	if s.exiting {
+	// A trial that exits by itself after an interrupt (the executor
+	// signalled it) stays RUNNING, as one stopped after its save does:
+	// resume restarts it from its latest checkpoint.
+	if s.exiting || s.interrupt {
 		s.exiting = false
 		if in.Err != "" && t.Status == hone.StatusRunning && !s.interrupt {
 			c.fail(t, in.Err)

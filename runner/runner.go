@@ -86,6 +86,9 @@ func Run(ctx context.Context, exp *hone.Experiment, opts Options) (*Outcome, err
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("run: create experiment directory: %w", err)
 	}
+	if err := r.prepareExecutor(); err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
 	settings := r.ctl.Settings()
 	r.jw, err = journal.Create(jp, journal.Header{Name: exp.Name, Seed: exp.Seed, Created: r.clock.Now().UnixNano(), Settings: &settings})
 	if err != nil {
@@ -107,6 +110,9 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 	r, err := newRunner(exp, opts)
 	if err != nil {
 		return nil, err
+	}
+	if err := r.prepareExecutor(); err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
 	}
 	jp := filepath.Join(opts.Dir, journal.FileName)
 	j, err := journal.ReadPrefix(jp)
@@ -539,6 +545,7 @@ func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome
 			if err := r.step(controller.Input{Kind: controller.InInterrupt, Time: r.clock.Now().UnixNano()}); err != nil {
 				return nil, err
 			}
+			r.interruptExecutor()
 			graceEnd = time.Now().Add(r.opts.StopGrace)
 			continue
 		}

@@ -52,9 +52,13 @@ func Main(fn Func) {
 // step's metrics and waiting for hone's directive. A step's
 // "should_checkpoint": true metric makes it save into a fresh staging
 // directory first and report that checkpoint; a checkpoint directive saves
-// into a fresh staging directory too. MainClass exits with status 0 after
-// a stop, after a result with "done": true, or, run by hand, when the
-// trainable reports done.
+// into a fresh staging directory too. On SIGTERM (hone sends it to every
+// trial when the experiment is interrupted) the context passed to Step is
+// cancelled and no further Step starts, but the exchange with hone goes
+// on: the metrics of a Step that returns are reported, and a checkpoint
+// directive is still answered with a save. MainClass exits with status 0
+// after a stop, after SIGTERM, after a result with "done": true, or, run
+// by hand, when the trainable reports done.
 func MainClass(factory func() Trainable) {
 	os.Exit(runMain(os.Getenv, os.Stdout, os.Stderr, func(ctx context.Context, c *client) error {
 		return classMain(ctx, factory, c)
@@ -85,7 +89,7 @@ func runMain(getenv func(string) string, stdout, stderr io.Writer, body func(con
 			fmt.Fprintf(stderr, "hone trial: %v\n", err)
 			return exitFailed
 		}
-		stopSignals := c.watchSignals()
+		stopSignals := c.watchSignals(canSave)
 		defer stopSignals()
 	}
 	err = body(ctx, c)
@@ -94,7 +98,7 @@ func runMain(getenv func(string) string, stdout, stderr io.Writer, body func(con
 	case errors.As(err, &pe):
 		fmt.Fprintf(stderr, "hone trial: %v\n", err)
 		return exitPanic
-	case err == nil, errors.Is(err, hone.ErrTrialStopped), c.isStopped():
+	case err == nil, errors.Is(err, hone.ErrTrialStopped), c.isStopped(), c.isTerminated():
 		if ferr := c.failure(); ferr != nil {
 			fmt.Fprintf(stderr, "hone trial: %v\n", ferr)
 			return exitFailed
@@ -123,8 +127,10 @@ type client struct {
 
 	mu      sync.Mutex // serialises exchanges with hone and stdout reports
 	stopped bool       // guarded by stateMu
-	fatal   error      // guarded by stateMu: the connection failed
-	stateMu sync.Mutex
+	// terminated: SIGTERM ended a class trainable; guarded by stateMu.
+	terminated bool
+	fatal      error // guarded by stateMu: the connection failed
+	stateMu    sync.Mutex
 }
 
 // newClient reads the environment and connects to hone if HONE_SOCKET is
@@ -213,10 +219,16 @@ func (c *client) handshake(canSave bool) error {
 	return nil
 }
 
-// watchSignals stops the trial on SIGTERM: the trainable's context is
-// cancelled, a pending Report returns hone.ErrTrialStopped, and a second
-// SIGTERM kills the process. The returned function stops watching.
-func (c *client) watchSignals() func() {
+// watchSignals ends the trial on SIGTERM, and a second SIGTERM kills the
+// process. The trainable's context is cancelled. A function trainable
+// (canSave false) stops at once: a pending Report returns
+// hone.ErrTrialStopped, and its latest reported checkpoint is where it
+// resumes. A class trainable saves if it can: the exchange with hone in
+// progress goes on (hone, which sends SIGTERM when the experiment is
+// interrupted, answers with a checkpoint directive and then a stop), a
+// Step that returns metrics still reports them, and no further Step
+// starts. The returned function stops watching.
+func (c *client) watchSignals(canSave bool) func() {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGTERM)
 	done := make(chan struct{})
@@ -225,6 +237,10 @@ func (c *client) watchSignals() func() {
 		select {
 		case <-ch:
 			signal.Reset(syscall.SIGTERM)
+			if canSave {
+				c.terminate()
+				return
+			}
 			c.stop()
 			// Wake a Report waiting for its directive.
 			_ = c.conn.SetReadDeadline(time.Now())
@@ -244,6 +260,21 @@ func (c *client) stop() {
 	c.stopped = true
 	c.stateMu.Unlock()
 	c.cancel()
+}
+
+// terminate marks the trial terminated by SIGTERM and cancels the
+// trainable's context; exchanges with hone go on.
+func (c *client) terminate() {
+	c.stateMu.Lock()
+	c.terminated = true
+	c.stateMu.Unlock()
+	c.cancel()
+}
+
+func (c *client) isTerminated() bool {
+	c.stateMu.Lock()
+	defer c.stateMu.Unlock()
+	return c.terminated
 }
 
 func (c *client) isStopped() bool {

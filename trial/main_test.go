@@ -60,6 +60,9 @@ func runChild(name string) {
 		})
 	case "class":
 		trial.MainClass(func() trial.Trainable { return &counter{} })
+	case "slowclass":
+		// Its second step computes until its context is cancelled.
+		trial.MainClass(func() trial.Trainable { return &slowCounter{} })
 	case "block":
 		// Reports once, then computes until stopped.
 		trial.Main(func(ctx context.Context, s trial.Session) error {
@@ -106,6 +109,18 @@ func (c *counter) Save(dir string) error {
 func (c *counter) Step(context.Context) (trial.Metrics, error) {
 	c.n++
 	return trial.Metrics{"n": c.n, "done": c.n >= 3, "should_checkpoint": c.n == 2}, nil
+}
+
+// slowCounter counts steps like counter; its second step returns only
+// when its context is cancelled.
+type slowCounter struct{ counter }
+
+func (c *slowCounter) Step(ctx context.Context) (trial.Metrics, error) {
+	if c.n == 1 {
+		<-ctx.Done()
+	}
+	c.n++
+	return trial.Metrics{"n": c.n}, nil
 }
 
 // child is a trial process of the test binary.
@@ -436,5 +451,68 @@ func TestMainByHand(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(c.stdout.String()), "\n")
 	if len(lines) != 3 || !strings.Contains(lines[1], `"checkpoint":"`+filepath.Join(dir, ".staging", "1")+`"`) || !strings.HasSuffix(lines[2], `"done":true}`) {
 		t.Errorf("class reports:\n%s", &c.stdout)
+	}
+}
+
+// expectSave sends a checkpoint directive and checks that the trial saves
+// a checkpoint holding n.
+func (h *honeSide) expectSave(n string) {
+	h.t.Helper()
+	h.directive(wire.ActionCheckpoint)
+	m := h.recv()
+	if m.Type != wire.TypeSaved || m.Error != "" || m.Checkpoint == "" {
+		h.t.Fatalf("answer to a checkpoint directive: %+v", m)
+	}
+	if b, err := os.ReadFile(filepath.Join(m.Checkpoint, "n")); err != nil || string(b) != n {
+		h.t.Errorf("saved checkpoint holds %q, %v; want %s", b, err, n)
+	}
+}
+
+// TestMainClassSIGTERMWhileWaiting: a class trainable that gets SIGTERM
+// while it waits for hone's directive still saves when hone asks, and
+// exits when told to stop.
+func TestMainClassSIGTERMWhileWaiting(t *testing.T) {
+	h := listen(t)
+	c := startChild(t, "class", h.env...)
+	h.accept(true)
+	h.send(welcome)
+	h.report()
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // the signal is handled meanwhile
+	h.expectSave("1")
+	h.directive(wire.ActionStop)
+	if code := c.wait(t); code != 0 || c.stderr.Len() != 0 {
+		t.Fatalf("exit status %d, stderr:\n%s", code, &c.stderr)
+	}
+}
+
+// TestMainClassSIGTERMWhileStepping: SIGTERM cancels the context of a
+// computing Step; the metrics it returns are reported, hone's checkpoint
+// directive is answered, and no further Step starts: after a continue the
+// trial exits.
+func TestMainClassSIGTERMWhileStepping(t *testing.T) {
+	for _, last := range []string{wire.ActionStop, wire.ActionContinue} {
+		t.Run(last, func(t *testing.T) {
+			h := listen(t)
+			c := startChild(t, "slowclass", h.env...)
+			h.accept(true)
+			h.send(welcome)
+			h.report()
+			h.directive(wire.ActionContinue)
+			time.Sleep(50 * time.Millisecond) // in its second step
+			if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			if m := h.report(); m.Metrics["n"] != 2.0 {
+				t.Errorf("report after SIGTERM: %+v, want n=2", m)
+			}
+			h.expectSave("2")
+			h.directive(last)
+			if code := c.wait(t); code != 0 || c.stderr.Len() != 0 {
+				t.Fatalf("exit status %d, stderr:\n%s", code, &c.stderr)
+			}
+		})
 	}
 }

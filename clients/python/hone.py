@@ -55,6 +55,7 @@ import numbers
 import os
 import secrets
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -505,6 +506,8 @@ class _Session:
         self.failure: Optional[HoneError] = None
         self.stop_reason: Optional[str] = None
         self.in_trainable = False
+        # SIGTERM arrived: the trainable starts no further step.
+        self.terminated = False
 
     def connect(self, can_save: bool) -> Optional[_Connection]:
         """Return the connection, opening it at the first call.
@@ -683,6 +686,12 @@ def _run_target(target: Any) -> None:
     except those of a save that hone asked for, which are sent to hone as a
     failed save (and printed to standard error).
 
+    On SIGTERM (hone sends it to every trial when the experiment is
+    interrupted) a trainable that overrides ``save`` finishes its step,
+    reports it, saves if hone asks, and returns without starting another
+    step; one that cannot save, and function-style scripts, end at once
+    (hone resumes them from their latest reported checkpoint).
+
     Outside hone the results are printed as ``HONE_REPORT`` lines and the
     loop runs until a step returns ``"done": True``.
     """
@@ -760,7 +769,8 @@ def _drive(t: Trainable) -> None:
 
     saver = save if can_save else None
     with session.lock:
-        session.connect(can_save)
+        conn = session.connect(can_save)
+    restore_handler = _watch_sigterm(session) if conn is not None and can_save else None
     session.in_trainable = True
     try:
         t.iteration = get_iteration()
@@ -783,10 +793,38 @@ def _drive(t: Trainable) -> None:
                 path = saver()
             done = metrics.get("done") is True
             action = session.report(metrics, path, done, saver, can_save)
-            if action == STOP or done:
+            if action == STOP or done or session.terminated:
                 return
     finally:
         session.in_trainable = False
+        if restore_handler is not None:
+            restore_handler()
+
+
+def _watch_sigterm(session: _Session) -> Optional[Callable[[], None]]:
+    """Make SIGTERM end a trainable that can save without losing its step.
+
+    hone sends SIGTERM to every trial when the experiment is interrupted,
+    then asks the trials to save and stop. On SIGTERM the step in progress
+    runs to its end, its result is reported and a checkpoint directive is
+    answered with a save, as usual; then the trial returns instead of
+    starting another step. A second SIGTERM ends the process at once.
+    Returns the function that puts the previous handler back, or None when
+    this is not the main thread (where Python cannot handle signals).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        session.terminated = True
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+    return restore
 
 
 def run(trainable: Union[Type[Trainable], Trainable]) -> None:

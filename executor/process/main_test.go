@@ -6,7 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -16,6 +18,10 @@ import (
 var scripted string
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(parentEnv); mode != "" {
+		// The test binary run by a test as the hone process it kills.
+		os.Exit(parentMain(mode))
+	}
 	os.Exit(run(m))
 }
 
@@ -67,4 +73,20 @@ func testEnv() []string {
 		return []string{"GORACE=atexit_sleep_ms=0"}
 	}
 	return nil
+}
+
+// waitFile waits until path exists and holds a line, and returns its
+// lines.
+func waitFile(t *testing.T, path string) []string {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
+			return strings.Fields(string(b))
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not appear within a minute", path)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -5,10 +5,13 @@
 //
 // Every start of a trial is one process, in a process group of its own
 // (so hone's signals reach its children and a Ctrl-C at hone's terminal
-// does not). Its environment is hone's, plus Options.Env, plus the HONE_*
-// variables and CUDA_VISIBLE_DEVICES of the protocol, plus OMP_NUM_THREADS
-// = ceil(Resources.CPU) when the trial needs CPUs and the user has not set
-// it. Its standard output and error are appended to stdout.log and
+// does not: Interrupt forwards it). On Linux the process also dies with
+// hone: the kernel kills it (SIGKILL) when hone's process ends, even by
+// kill -9. Its children do not get that signal; Prepare, at the next
+// resume, ends them (see below). Its environment is hone's, plus
+// Options.Env, plus the HONE_* variables and CUDA_VISIBLE_DEVICES of the
+// protocol, plus OMP_NUM_THREADS = ceil(Resources.CPU) when the trial
+// needs CPUs and the user has not set it. Its standard output and error are appended to stdout.log and
 // stderr.log in the trial directory; standard output is also scanned for
 // HONE_REPORT lines.
 //
@@ -34,11 +37,29 @@
 //     is nil for status 0 and for any end after hone signalled the process
 //     group; otherwise it is an *ExitError with the status and the last
 //     lines of stderr.
-//   - A protocol violation (bad JSON, a wrong token, a message out of
-//     turn or over wire.MaxMessageSize, a non-finite metric, a checkpoint
-//     outside the staging directory) fails that trial only: hone answers
+//   - A connection to a trial's socket whose first message is not a
+//     hello with the trial's HONE_TOKEN is answered {"type":"error"} and
+//     closed, and the socket waits on for the trial: another local process
+//     can neither take a trial's place nor fail it.
+//   - A protocol violation by the trial's connection (a wrong protocol
+//     version or trial id, bad JSON, a message out of turn or over
+//     wire.MaxMessageSize, a non-finite metric, a checkpoint outside the
+//     staging directory) fails that trial only: hone answers
 //     {"type":"error"}, kills its process group, and its EventExited
 //     carries a *ProtocolError.
+//   - Interrupt (the runner calls it on Ctrl-C) sends SIGTERM to every
+//     trial's process group at once and SIGKILL to those left after
+//     Options.StopGrace; the trials may still report, save and stop
+//     meanwhile.
+//
+// Prepare (the runner calls it with the experiment directory) keeps the
+// executor's files under <experiment>/.hone: a record of each running
+// trial process (its pid, start time and token) and the trials' sockets
+// (in a private directory of the system's temporary directory, recorded
+// there, when the experiment's path is too long for a socket). At the
+// next Prepare after a crash, every recorded process still running, its
+// process group and every process carrying its token are killed before
+// any trial starts, and the sockets are removed. Close removes all of it.
 //
 // Events carry the process id and the executor's host name.
 package process
@@ -123,9 +144,19 @@ type Executor struct {
 	gpuUsed []bool           // by index into gpuIDs
 	closed  bool
 
-	sockMu  sync.Mutex
-	sockDir string // private directory of the trials' sockets; "" until the first start
-	sockSeq uint64 // names the sockets in sockDir
+	forker forker // starts the trial processes
+
+	sockMu   sync.Mutex
+	stateDir string // <experiment>/.hone once Prepare was called, else ""
+	sockDir  string // private directory of the trials' sockets; "" until the first start
+	sockSeq  uint64 // names the sockets in sockDir
+}
+
+// state returns the state directory ("" without Prepare).
+func (e *Executor) state() string {
+	e.sockMu.Lock()
+	defer e.sockMu.Unlock()
+	return e.stateDir
 }
 
 // New returns an executor that runs opts.Command for every trial. It
@@ -247,7 +278,7 @@ func (e *Executor) Start(spec hone.StartSpec) error {
 		e:          e,
 		spec:       spec,
 		gpus:       gpus,
-		escalate:   make(chan escalation, 2),
+		escalate:   make(chan escalation, 3),
 		reaped:     make(chan struct{}),
 		stdoutDone: make(chan struct{}),
 		stderrDone: make(chan struct{}),
@@ -359,9 +390,27 @@ func (e *Executor) dropQueuedLocked(p *proc) []string {
 	return e.queue.DropTrial(p.spec.TrialID)
 }
 
+// Interrupt sends SIGTERM to the process group of every running trial
+// at once, and SIGKILL to those still running Options.StopGrace later.
+// Nothing else changes: the trials may still report, and save and stop
+// when directed (hone's trial libraries save if they can and exit on
+// SIGTERM), and each start still ends with one EventExited, whose Err is
+// nil as for any end after hone signalled the process group. The runner
+// calls it when the experiment is interrupted (Ctrl-C): the trials are in
+// process groups of their own, so the terminal's signal does not reach
+// them. Calling it again signals only trials started since.
+func (e *Executor) Interrupt() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, p := range e.trials {
+		p.interruptLocked()
+	}
+}
+
 // Close kills the process group of every running trial with SIGKILL and
 // waits until their processes have ended and their goroutines returned;
-// then it removes the directory of the trials' sockets.
+// then it removes the directory of the trials' sockets and, after
+// Prepare, the executor's files in the experiment directory.
 // Close may be called more than once; Next must not be called after it.
 func (e *Executor) Close() error {
 	e.mu.Lock()
@@ -374,13 +423,13 @@ func (e *Executor) Close() error {
 	e.mu.Unlock()
 	discard(dropped)
 	e.wg.Wait()
+	e.forker.close()
 	e.sockMu.Lock()
 	defer e.sockMu.Unlock()
-	if e.sockDir != "" {
-		if err := os.RemoveAll(e.sockDir); err != nil {
-			return fmt.Errorf("process executor: remove the socket directory: %w", err)
-		}
-		e.sockDir = ""
+	err := removeState(e.stateDir, e.sockDir)
+	e.sockDir = ""
+	if err != nil {
+		return fmt.Errorf("process executor: %w", err)
 	}
 	return nil
 }

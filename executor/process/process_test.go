@@ -323,14 +323,10 @@ func TestProtocolViolations(t *testing.T) {
 		lines []string
 		want  string // the error, after "protocol error: "
 	}{
-		{"WrongToken", []string{`{"type":"hello","v":1,"token":"0123","trial_id":"{trial_id}"}`},
-			"hello: wrong token (use HONE_TOKEN as it is)"},
 		{"WrongTrial", []string{`{"type":"hello","v":1,"token":"{token}","trial_id":"zz"}`},
 			`hello: trial id "zz", but this is trial "a"`},
 		{"WrongVersion", []string{`{"type":"hello","v":2,"token":"{token}","trial_id":"{trial_id}"}`},
 			"hello: protocol version 2 is not supported (hone speaks 1)"},
-		{"ReportBeforeHello", []string{`{"type":"report","metrics":{}}`},
-			"report out of turn: the first message must be hello"},
 		{"HelloTwice", []string{hello, "<read>", hello},
 			"hello out of turn: the trial already said hello"},
 		{"Directive", []string{hello, "<read>", `{"type":"directive","action":"stop"}`},
@@ -864,5 +860,42 @@ func TestSocketDirectoryRemade(t *testing.T) {
 	}
 	if dirs[0] == dirs[1] {
 		t.Errorf("the second trial's socket is in the removed directory %s", dirs[0])
+	}
+}
+
+// TestRefusedConnection: a connection to a trial's socket whose first
+// message is not a hello with the trial's token is told why and closed;
+// the socket keeps waiting, and the trial, connecting after it, runs to
+// its end.
+func TestRefusedConnection(t *testing.T) {
+	for _, c := range []struct {
+		name, first, why string
+	}{
+		{"WrongToken", `{"type":"hello","v":1,"token":"0123","trial_id":"{trial_id}"}`,
+			"hello: wrong token (use HONE_TOKEN as it is)"},
+		{"ReportBeforeHello", `{"type":"report","metrics":{}}`,
+			"report out of turn: the first message must be hello"},
+		{"NotJSON", "hello", "message is not JSON: invalid character 'h' looking for beginning of value (at byte 1)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ex := newExecutor(t, raw(t, c.first, "<read>", "<reconnect>", hello, "<read>",
+				`{"type":"report","metrics":{"n":1},"done":true}`, "<read>"))
+			dir := start(t, ex, "a", "", hone.Resources{})
+			ev := result(t, ex, "a")
+			if n, _ := hone.Number(ev.Metrics["n"]); n != 1 || !ev.Done {
+				t.Errorf("result %v (done %v), want n=1, done", ev.Metrics, ev.Done)
+			}
+			direct(t, ex, "a", hone.DirectContinue)
+			if err := exitErr(t, ex, "a"); err != nil {
+				t.Fatalf("exit error %v, want a normal end", err)
+			}
+			want := `GOT {"type":"error","message":` + jsonString(c.why) + "}\n" +
+				`GOT {"type":"welcome","v":1}` + "\n" +
+				`GOT {"type":"directive","action":"continue"}` + "\n"
+			if out := readFile(t, filepath.Join(dir, process.StdoutLog)); out != want {
+				t.Errorf("the trial heard:\n%s\nwant:\n%s", out, want)
+			}
+		})
 	}
 }

@@ -158,3 +158,50 @@ raise RuntimeError("diverged")
 		t.Fatalf("exit error:\n%v", err)
 	}
 }
+
+// TestPythonClassSIGTERM: a Python class trainable that can save, sent
+// SIGTERM by Interrupt during a step, finishes the step, reports it,
+// saves when asked and exits when told to stop.
+func TestPythonClassSIGTERM(t *testing.T) {
+	ex := newExecutor(t, pythonTrial(t, `
+import os, time, hone
+
+class Count(hone.Trainable):
+    def setup(self, config):
+        self.n = 0
+    def step(self):
+        self.n += 1
+        if self.n == 2:
+            with open(os.path.join(hone.trial_dir(), "in-step-2"), "w") as f:
+                f.write("2\n")
+            time.sleep(0.5)
+        return {"n": self.n}
+    def save(self, d):
+        with open(os.path.join(d, "n"), "w") as f:
+            f.write(str(self.n))
+    def load(self, d):
+        pass
+
+Count.run()
+`))
+	dir := start(t, ex, "py", "", hone.Resources{})
+	result(t, ex, "py")
+	direct(t, ex, "py", hone.DirectContinue)
+	waitFile(t, filepath.Join(dir, "in-step-2"))
+	ex.Interrupt()
+	if ev := result(t, ex, "py"); ev.Metrics["n"] != 2.0 {
+		t.Fatalf("result after SIGTERM: %+v, want n=2", ev.Metrics)
+	}
+	direct(t, ex, "py", hone.DirectSave)
+	ev := next(t, ex)
+	if ev.Kind != hone.EventSaved || ev.Err != nil || ev.CheckpointDir == "" {
+		t.Fatalf("save after SIGTERM: %v %q %v", ev.Kind, ev.CheckpointDir, ev.Err)
+	}
+	if n := readFile(t, filepath.Join(ev.CheckpointDir, "n")); n != "2" {
+		t.Errorf("checkpoint holds n=%s, want 2", n)
+	}
+	direct(t, ex, "py", hone.DirectStop)
+	if err := exitErr(t, ex, "py"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -19,8 +19,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/trial"
 	"github.com/hone-tune/hone/wire"
@@ -73,13 +71,15 @@ type proc struct {
 	ln        *net.UnixListener // in the executor's socket directory; Close removes the socket
 	cmd       *exec.Cmd
 	pid       int
+	recorded  string // the path of the process's record, or ""
 	stdoutR   *os.File
 	stderrR   *os.File
 	stdoutLog *os.File
 	stderrLog *os.File
-	tail      tail // stderr's last lines; owned by readStderr until stderrDone
+	tail      tail  // stderr's last lines; owned by readStderr until stderrDone
+	lobby     lobby // connections to the socket that have not said hello
 
-	escalate   chan escalation // capacity 2: a stop and a violation at most
+	escalate   chan escalation // capacity 3: a stop, a violation and an interrupt at most
 	reaped     chan struct{}   // closed once the process has been waited for
 	waitErr    error           // cmd.Wait's result, set before reaped is closed
 	stdoutDone chan struct{}
@@ -102,6 +102,7 @@ type proc struct {
 	waitSrc     source // where that event came from
 	saving      bool   // the runner awaits the trial's answer to DirectSave
 	stopping    bool
+	interrupted bool // Interrupt signalled the process group
 	violation   error
 	drained     bool // output and socket are done with (or abandoned)
 	finished    bool // the process ended and drained; exitErr is set
@@ -168,12 +169,19 @@ func (p *proc) start() (err error) {
 	cmd.Env = p.environ(string(cfgJSON))
 	cmd.Stdout = stdoutW
 	cmd.Stderr = stderrW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	cmd.SysProcAttr = sysProcAttr()
+	var startErr error
+	if err := e.forker.do(func() { startErr = cmd.Start() }); err != nil {
 		return err
+	}
+	if startErr != nil {
+		return startErr
 	}
 	p.cmd = cmd
 	p.pid = cmd.Process.Pid
+	// Without its record (a full disk), the process still dies with
+	// hone; only children it starts could outlive a kill of hone.
+	p.record()
 	e.wg.Add(5)
 	go p.wait()
 	go p.supervise()
@@ -219,7 +227,7 @@ func (e *Executor) listen() (*net.UnixListener, error) {
 	var firstErr error
 	for attempt := 0; attempt < 2; attempt++ {
 		if e.sockDir == "" {
-			dir, err := sockDir()
+			dir, err := makeSockDir(e.stateDir)
 			if err != nil {
 				return nil, fmt.Errorf("trial socket: %w", err)
 			}
@@ -240,27 +248,6 @@ func (e *Executor) listen() (*net.UnixListener, error) {
 		e.sockDir = ""
 	}
 	return nil, fmt.Errorf("trial socket: %w", firstErr)
-}
-
-// sockDir makes the private directory of an executor's trial sockets, in
-// the temporary directory or, if its path is too long for a socket, /tmp.
-func sockDir() (string, error) {
-	var firstErr error
-	for _, base := range []string{os.TempDir(), "/tmp"} {
-		dir, err := os.MkdirTemp(base, "hone-")
-		if err != nil {
-			firstErr = cmp(firstErr, err)
-			continue
-		}
-		// Sequence numbers in base 36 stay within 13 characters.
-		if longest := filepath.Join(dir, strings.Repeat("z", 13)); len(longest) > maxSocketPath {
-			os.Remove(dir)
-			firstErr = cmp(firstErr, fmt.Errorf("socket path %s is over %d bytes", longest, maxSocketPath))
-			continue
-		}
-		return dir, nil
-	}
-	return "", firstErr
 }
 
 // cmp returns the first non-nil error.
@@ -288,24 +275,43 @@ func (p *proc) signal(sig syscall.Signal) {
 	}
 }
 
-// wait waits for the process to end. Before reaping it, it kills whatever
-// is left of its process group: until the process is reaped, its id (the
-// group's id) cannot be reused.
+// wait waits for the process to end and reaps it (waitEnd, which kills
+// what is left of its process group), then removes its record.
 func (p *proc) wait() {
 	defer p.e.wg.Done()
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
+	p.waitErr = p.waitEnd()
+	if p.recorded != "" {
+		// Failures are harmless: a later run finds the process gone.
+		_ = os.Remove(p.recorded)
 	}
-	p.sigMu.Lock()
-	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
-	p.gone = true
-	p.sigMu.Unlock()
-	p.waitErr = p.cmd.Wait()
 	close(p.reaped)
+}
+
+// record writes the process's record in the executor's state directory,
+// if it has one and the system tells start times. A record that cannot be
+// written (a full disk) is left out, and a partial one removed.
+func (p *proc) record() {
+	state := p.e.state()
+	if state == "" {
+		return
+	}
+	start, err := startTime(p.pid)
+	if err != nil {
+		return
+	}
+	self := os.Getpid()
+	selfStart, err := startTime(self)
+	if err != nil {
+		return
+	}
+	rec := procRecord{PID: p.pid, Start: start, Token: p.token, Owner: self, OwnerStart: selfStart,
+		Host: p.e.hostname, Boot: bootID()}
+	path := procRecordPath(state, p.pid)
+	if err := recordProc(state, rec); err != nil {
+		_ = os.Remove(path)
+		return
+	}
+	p.recorded = path
 }
 
 // supervise carries out the delayed signals of a stop, and after the
@@ -314,39 +320,55 @@ func (p *proc) wait() {
 func (p *proc) supervise() {
 	e := p.e
 	defer e.wg.Done()
-	var timer *time.Timer
-	var timerC <-chan time.Time
-	var next syscall.Signal
-	var due time.Time // when the timer fires
+	// The earliest signal of each kind wins, and a SIGKILL follows every
+	// SIGTERM within StopGrace: a later request never postpones a kill.
+	var termAt, killAt time.Time // zero: none due
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	earlier := func(t *time.Time, at time.Time) {
+		if t.IsZero() || at.Before(*t) {
+			*t = at
+		}
+	}
+	rearm := func() {
+		next := termAt
+		if next.IsZero() || (!killAt.IsZero() && killAt.Before(next)) {
+			next = killAt
+		}
+		if next.IsZero() {
+			timer.Stop()
+			return
+		}
+		timer.Reset(time.Until(next))
+	}
 loop:
 	for {
 		select {
 		case <-p.reaped:
 			break loop
 		case esc := <-p.escalate:
-			// The earliest signal wins; SIGKILL always follows a SIGTERM.
 			at := time.Now().Add(esc.after)
-			if timerC != nil && !at.Before(due) {
-				continue
-			}
-			if timer != nil {
-				timer.Stop()
-			}
-			timer = time.NewTimer(esc.after)
-			timerC, next, due = timer.C, esc.sig, at
-		case <-timerC:
-			p.signal(next)
-			if next == syscall.SIGTERM {
-				timer.Reset(e.opts.StopGrace)
-				next, due = syscall.SIGKILL, time.Now().Add(e.opts.StopGrace)
+			if esc.sig == syscall.SIGKILL {
+				earlier(&killAt, at)
 			} else {
-				timerC = nil
+				earlier(&termAt, at)
 			}
+			rearm()
+		case <-timer.C:
+			now := time.Now()
+			switch {
+			case !killAt.IsZero() && !now.Before(killAt):
+				p.signal(syscall.SIGKILL)
+				termAt, killAt = time.Time{}, time.Time{}
+			case !termAt.IsZero() && !now.Before(termAt):
+				p.signal(syscall.SIGTERM)
+				termAt = time.Time{}
+				earlier(&killAt, now.Add(e.opts.StopGrace))
+			}
+			rearm()
 		}
 	}
-	if timer != nil {
-		timer.Stop()
-	}
+	timer.Stop()
 
 	// Read what the process wrote to the end; give up on output that
 	// a process outside the group keeps open.
@@ -360,6 +382,7 @@ loop:
 		}
 		p.stdoutR.Close()
 		p.stderrR.Close()
+		p.lobby.close()
 		e.mu.Lock()
 		p.drained = true
 		if p.conn != nil {
@@ -403,12 +426,12 @@ func (p *proc) serve() {
 	e := p.e
 	defer e.wg.Done()
 	defer close(p.sockDone)
-	conn, err := p.ln.Accept()
-	if err != nil {
+	a, ok := p.admit()
+	if !ok {
 		return // closed: the process ended without connecting
 	}
+	conn, r := a.conn, a.r
 	defer conn.Close()
-	p.ln.Close() // one connection per process
 	e.mu.Lock()
 	if p.drained {
 		e.mu.Unlock()
@@ -416,7 +439,9 @@ func (p *proc) serve() {
 	}
 	p.conn = conn
 	e.mu.Unlock()
-	r := wire.NewReader(conn)
+	if !p.handle(a.hello) {
+		return
+	}
 	for {
 		line, err := r.ReadLine()
 		if errors.Is(err, wire.ErrTooLong) {
@@ -732,8 +757,19 @@ func (p *proc) stopLocked() []string {
 func (p *proc) escalateLocked(esc escalation) {
 	select {
 	case p.escalate <- esc:
-	default: // cannot happen: at most one stop and one violation
+	default: // cannot happen: at most one stop, one violation and one interrupt
 	}
+}
+
+// interruptLocked sends SIGTERM to the process group at once and SIGKILL
+// StopGrace later (Interrupt), once.
+func (p *proc) interruptLocked() {
+	if p.interrupted || p.finished {
+		return
+	}
+	p.interrupted = true
+	p.signal(syscall.SIGTERM)
+	p.escalateLocked(escalation{after: p.e.opts.StopGrace, sig: syscall.SIGKILL})
 }
 
 // killLocked kills the process group at once (Close).

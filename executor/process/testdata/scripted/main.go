@@ -16,6 +16,7 @@
 //	<sleep>       sleep until killed
 //	<mkdir DIR>   create DIR (after the replacements)
 //	<exit N>      exit with status N
+//	<reconnect>   close the connection and connect again
 //
 // At the end of the list it exits with status 0.
 package main
@@ -97,6 +98,13 @@ func raw() {
 			l = strings.Repeat("x", wire.MaxMessageSize+10)
 		case l == "<ignoreterm>":
 			signal.Ignore(syscall.SIGTERM)
+			continue
+		case l == "<reconnect>":
+			conn.Close()
+			if conn, err = net.Dial("unix", os.Getenv(wire.EnvSocket)); err != nil {
+				fail(err.Error())
+			}
+			r = bufio.NewReader(conn)
 			continue
 		case l == "<sleep>":
 			time.Sleep(time.Hour)
