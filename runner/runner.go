@@ -67,6 +67,10 @@ type Outcome struct {
 	// Interrupted is true when ctx was cancelled: running trials were asked
 	// to checkpoint and stop, and Resume continues the experiment.
 	Interrupted bool
+	// Stopped says why an experiment-wide stop (a time budget, a stopper,
+	// fail_fast, a full disk) ended the experiment before its trials did,
+	// or is empty. Unfinished trials are left resumable either way.
+	Stopped string
 }
 
 // Run starts a new experiment in opts.Dir and runs it to the end, or until
@@ -532,6 +536,9 @@ func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome
 			r.logf("stopped: the disk is full (%v); the journal is intact and the experiment resumes where it stopped once there is space", err)
 		}
 		out = &Outcome{Trials: r.ctl.Trials(), Interrupted: r.ctl.Interrupted()}
+		if !out.Interrupted {
+			out.Stopped = r.ctl.StopReason()
+		}
 	}()
 	first.Time = r.clock.Now().UnixNano()
 	if err := r.step(first); err != nil {
@@ -551,7 +558,9 @@ func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome
 		}
 		if graceEnd.IsZero() && r.ctl.Stopping() {
 			// fail_fast, the time budget, a stopper: trials save and stop
-			// as on an interrupt, within the same grace.
+			// as on an interrupt, signalled the same way, within the same
+			// grace.
+			r.interruptExecutor()
 			graceEnd = time.Now().Add(r.opts.StopGrace)
 		}
 		if !graceEnd.IsZero() && time.Now().After(graceEnd) {

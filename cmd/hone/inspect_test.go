@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/internal/journal"
@@ -223,5 +224,28 @@ func TestStatusTornJournal(t *testing.T) {
 		if code, out, errOut := c.run("results", dir, "--csv", "--not-started"); code != exitOK || strings.Count(out, "\n") != 1+len(order) {
 			t.Fatalf("cut at %d: results --csv exit %d, %d lines, want %d\n%s%s", cut, code, strings.Count(out, "\n"), 1+len(order), out, errOut)
 		}
+	}
+}
+
+// TestBudgetStopSaysHowToContinue: a run that its time budget ends while
+// trials still run exits 0 and says it stopped, why, and how to continue
+// the unfinished trials, instead of "done".
+func TestBudgetStopSaysHowToContinue(t *testing.T) {
+	c := cli{t: t, exec: goTrainer(func(trial.Session, int) { time.Sleep(5 * time.Millisecond) })}
+	path, dir := writeSpec(t, "budget", `metric: score
+mode: max
+num_samples: 2
+search_space:
+  x: {uniform: [1, 2]}
+time_budget_s: 0.3
+command: [unused]
+`)
+	code, _, errOut := c.run("run", path)
+	if code != exitOK {
+		t.Fatalf("run: exit %d\n%s", code, errOut)
+	}
+	if !strings.Contains(errOut, "hone: stopped (time budget of 300ms used) with 2 trials unfinished") ||
+		!strings.Contains(errOut, "hone resume "+dir) || strings.Contains(errOut, "hone: done") {
+		t.Errorf("the end of a budget-stopped run does not say how to continue it:\n%s", errOut)
 	}
 }

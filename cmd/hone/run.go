@@ -358,6 +358,22 @@ func (a *app) runExperiment(ctx context.Context, s *spec.Spec, dir string, flags
 			len(failed), len(out.Trials), dir, dir)
 		return exitWith(exitTrialErrors)
 	}
+	if unfinished := countUnfinished(out.Trials); out.Stopped != "" && unfinished > 0 {
+		fmt.Fprintf(a.stderr, "hone: stopped (%s) with %s unfinished; see hone results %s, or continue with:\n  hone resume %s\n",
+			out.Stopped, plural(unfinished, "trial"), dir, dir)
+		return nil
+	}
 	fmt.Fprintf(a.stderr, "hone: done; see hone results %s\n", dir)
 	return nil
+}
+
+// countUnfinished counts the trials that are not TERMINATED or ERROR.
+func countUnfinished(ts []*hone.Trial) int {
+	n := 0
+	for _, t := range ts {
+		if !t.Status.Finished() {
+			n++
+		}
+	}
+	return n
 }
