@@ -96,6 +96,15 @@ type bracket struct {
 	ready     map[string]bool
 	totalWork float64
 	progress  float64
+	plan      []Rung   // n and milestone at each halving level
+	members   []string // every trial ever added, in order
+}
+
+// Rung is one level of a bracket's successive halving: N trials are kept
+// to run to milestone R.
+type Rung struct {
+	N int
+	R float64
 }
 
 type member struct {
@@ -172,6 +181,7 @@ func (s *Scheduler) newBracket(b int) *bracket {
 	// total work, for ChooseTrialToRun's completion order
 	n, r := br.n0, br.r
 	for i := 0; i <= b; i++ {
+		br.plan = append(br.plan, Rung{N: n, R: r})
 		br.totalWork += float64(n) * r
 		n, r = s.nextN(n), s.nextR(r)
 	}
@@ -210,6 +220,7 @@ func (s *Scheduler) OnTrialAdd(c hone.Control, t *hone.Trial) {
 	}
 	m := &member{id: t.ID, score: math.NaN()}
 	s.current.added++
+	s.current.members = append(s.current.members, t.ID)
 	s.current.live = append(s.current.live, m)
 	s.current.byID[t.ID] = m
 	s.of[t.ID] = s.current
@@ -529,9 +540,13 @@ func (s *Scheduler) Brackets() [][]BracketInfo {
 				out[i] = append(out[i], BracketInfo{Skipped: true})
 				continue
 			}
-			info := BracketInfo{S: b.s, Capacity: b.n0, Milestone: b.cumulR}
+			info := BracketInfo{S: b.s, Capacity: b.n0, Milestone: b.cumulR, Complete: !b.filling(),
+				Rungs: append([]Rung(nil), b.plan...), Members: append([]string(nil), b.members...)}
 			for _, m := range b.live {
 				info.Live = append(info.Live, m.id)
+				if m.time >= b.cumulR {
+					info.Reached++
+				}
 			}
 			out[i] = append(out[i], info)
 		}
@@ -543,7 +558,16 @@ func (s *Scheduler) Brackets() [][]BracketInfo {
 type BracketInfo struct {
 	Skipped   bool // its first milestone would be 0
 	S         int
-	Capacity  int
-	Milestone float64
+	Capacity  int     // n0, the trials it takes
+	Milestone float64 // the current milestone
 	Live      []string
+	// Reached counts the live trials at or past the current milestone.
+	Reached int
+	// Complete reports whether it has taken all its trials.
+	Complete bool
+	// Rungs is its successive halving: Rungs[k].N trials run to
+	// Rungs[k].R, for k = 0 … S.
+	Rungs []Rung
+	// Members are the trials it ever took, in order.
+	Members []string
 }
