@@ -286,8 +286,9 @@ func (s *Scheduler) objective(c hone.Control) (string, hone.Mode) {
 
 // OnResult updates t's time and score; below the milestone it continues;
 // at the milestone it pauses, or processes the bracket when t is the last
-// live trial to get there (HyperBand for BOHB: when the bracket is full
-// and every other live trial is paused).
+// live trial to get there, whatever the others' status (HyperBand for
+// BOHB: once the bracket has taken all its trials). Every PAUSE it returns
+// for HyperBand for BOHB is told to the pauser.
 func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone.Decision {
 	b := s.of[t.ID]
 	if b == nil {
@@ -384,8 +385,7 @@ func (s *Scheduler) processBracket(c hone.Control, b *bracket, cur *hone.Trial) 
 				continue
 			}
 			// Mark it ready whether it is PAUSED already or still RUNNING
-			// with its pause waiting for a save (Ray skips the latter, and
-			// that trial is then never resumed). A trial that keeps running
+			// with its pause waiting for a save. A trial that keeps running
 			// drops the mark at its next result.
 			b.ready[m.id] = true
 			if s.pauser != nil {
