@@ -2,7 +2,9 @@ package hyperband_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -36,10 +38,47 @@ type run struct {
 	budget        time.Duration // 0: none
 	unequalSteps  bool          // step times differ between trials
 	checkpointing int           // checkpoint every n results (0: saves on demand only)
+	failEvery     int           // about one trial in failEvery fails (0: none), for good
+	failAt        int           // at this iteration
+}
+
+// flaky is a trainable that fails at iteration at when fail is set.
+type flaky struct {
+	sim.Trainable
+	fail     bool
+	at, iter int
+}
+
+func (f *flaky) Step() (sim.Step, error) {
+	f.iter++
+	if f.fail && f.iter == f.at {
+		return sim.Step{Duration: time.Second}, errFlaky // failing takes time too
+	}
+	return f.Trainable.Step()
+}
+
+var errFlaky = errors.New("injected trial failure")
+
+// model is r's sim model: the learning curve, with r's failures.
+func (r run) model() sim.Model {
+	curve := sim.Curve{Noise: 0.02, CheckpointEvery: r.checkpointing}.New
+	if r.failEvery == 0 {
+		return curve
+	}
+	return func(cfg hone.Config, id string) (sim.Trainable, error) {
+		tr, err := curve(cfg, id)
+		if err != nil {
+			return nil, err
+		}
+		h := fnv.New32a()
+		h.Write([]byte(id))
+		return &flaky{Trainable: tr, fail: h.Sum32()%uint32(r.failEvery) == 0, at: r.failAt}, nil
+	}
 }
 
 func (r run) String() string {
-	return fmt.Sprintf("bohb=%v max_t=%v η=%v concurrency=%d samples=%d budget=%v unequal=%v", r.bohb, r.maxT, r.eta, r.concurrency, r.samples, r.budget, r.unequalSteps)
+	return fmt.Sprintf("bohb=%v max_t=%v η=%v concurrency=%d samples=%d budget=%v unequal=%v fail_every=%d fail_at=%d",
+		r.bohb, r.maxT, r.eta, r.concurrency, r.samples, r.budget, r.unequalSteps, r.failEvery, r.failAt)
 }
 
 // pauseLog is the Pauser between HyperBand for BOHB and the BOHB searcher:
@@ -163,7 +202,7 @@ func execute(t tb, r run) ([]*hone.Trial, *decisions) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	ex := sim.New(sim.Curve{Noise: 0.02, CheckpointEvery: r.checkpointing}.New)
+	ex := sim.New(r.model())
 	st, err := local.New(filepath.Join(dir, "hb"), local.NoSync())
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +223,9 @@ func execute(t tb, r run) ([]*hone.Trial, *decisions) {
 // past max_t; and with BOHB the searcher heard of every pause.
 func checkBrackets(t tb, r run, trials []*hone.Trial, d *decisions) {
 	iter := map[string]int{}
+	status := map[string]hone.Status{}
 	for _, tr := range trials {
+		status[tr.ID] = tr.Status
 		if tr.LastResult != nil {
 			iter[tr.ID] = tr.LastResult.TrainingIteration
 		}
@@ -214,10 +255,10 @@ func checkBrackets(t tb, r run, trials []*hone.Trial, d *decisions) {
 			}
 			cut := false
 			for _, id := range b.Members {
-				cut = cut || d.cut(id, r.budget)
+				cut = cut || d.cut(id, r.budget) || status[id] == hone.StatusError
 			}
 			if cut {
-				continue // some trials were ended by the stop at the time budget
+				continue // some trials failed, or were ended by the stop at the time budget
 			}
 			for k, rung := range b.Rungs {
 				n := 0
@@ -267,8 +308,9 @@ func TestBOHBSearcherHearsEveryPause(t *testing.T) {
 
 // TestNoBracketLeftPaused is the property over the sim executor: for
 // HyperBand and HyperBand for BOHB, equal and unequal step times,
-// concurrency 1–16, a grid of max_t and η, and num_samples up to 300 (2000
-// with HONE_LONG=1) or -1 with a time budget, checkBrackets holds.
+// concurrency 1–16, a grid of max_t and η, num_samples up to 300 (2000
+// with HONE_LONG=1) or -1 with a time budget, and some runs where trials
+// fail for good, checkBrackets holds.
 func TestNoBracketLeftPaused(t *testing.T) {
 	maxSamples := 300
 	if long() {
@@ -282,6 +324,10 @@ func TestNoBracketLeftPaused(t *testing.T) {
 			concurrency:   rapid.IntRange(1, 16).Draw(rt, "concurrency"),
 			unequalSteps:  rapid.Bool().Draw(rt, "unequal_steps"),
 			checkpointing: rapid.IntRange(0, 2).Draw(rt, "checkpoint_every"),
+		}
+		if rapid.IntRange(0, 3).Draw(rt, "failing") == 0 {
+			r.failEvery = rapid.IntRange(1, 6).Draw(rt, "fail_every")
+			r.failAt = rapid.IntRange(1, int(r.maxT)).Draw(rt, "fail_at")
 		}
 		if rapid.IntRange(0, 3).Draw(rt, "budgeted") == 0 {
 			r.samples = -1
