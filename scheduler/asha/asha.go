@@ -12,6 +12,7 @@ import (
 	"sort"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/internal/pyfloat"
 	"github.com/hone-tune/hone/scheduler/fifo"
 )
 
@@ -118,14 +119,24 @@ func New(cfg Config) (*Scheduler, error) {
 }
 
 // newBracket makes bracket s: milestones grace·η^(k+s) for
-// k < floor(log(max_t/grace)/log(η) − s + 1), highest first.
+// k < int(log(max_t/grace)/log(η) − s + 1), highest first, computed in
+// float64 as Ray Tune computes them (truncation, a correctly rounded log
+// and power, no epsilon): with max_t 1000, grace 1 and η 10 the count is
+// int(2.9999999999999996 + 1) = 3, milestones 1, 10 and 100.
 func newBracket(cfg Config, s int) *bracket {
-	n := int(math.Floor(math.Log(cfg.MaxT/cfg.GracePeriod)/math.Log(cfg.ReductionFactor) - float64(s) + 1 + 1e-9))
+	n := RungCount(cfg.MaxT, cfg.GracePeriod, cfg.ReductionFactor, s)
 	b := &bracket{}
 	for k := n - 1; k >= 0; k-- {
-		b.rungs = append(b.rungs, &rung{milestone: cfg.GracePeriod * math.Pow(cfg.ReductionFactor, float64(k+s)), recorded: map[string]float64{}})
+		b.rungs = append(b.rungs, &rung{milestone: cfg.GracePeriod * pyfloat.Pow(cfg.ReductionFactor, k+s), recorded: map[string]float64{}})
 	}
 	return b
+}
+
+// RungCount returns the number of rungs of bracket s of ASHA with max_t,
+// grace period and reduction factor rf: int(log(max_t/grace)/log(rf) − s
+// + 1), truncated toward zero, and 0 when that is negative.
+func RungCount(maxT, grace, rf float64, s int) int {
+	return max(0, int(pyfloat.Int(pyfloat.Log(maxT/grace)/pyfloat.Log(rf)-float64(s)+1)))
 }
 
 // Milestones returns bracket b's milestones, lowest first (for tests and

@@ -41,7 +41,7 @@ func TestScenarios(t *testing.T) {
 }
 
 // TestMilestones pins bracket s's rungs: grace·η^(k+s) for
-// k < floor(log(max_t/grace)/log(η) − s + 1).
+// k < int(log(max_t/grace)/log(η) − s + 1) (see also TestRayRungs).
 func TestMilestones(t *testing.T) {
 	cases := []struct {
 		maxT, grace, rf float64

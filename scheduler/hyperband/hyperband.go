@@ -13,6 +13,7 @@ import (
 	"sort"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/internal/pyfloat"
 )
 
 // BudgetKey is the result field HyperBand for BOHB sets when a trial
@@ -72,6 +73,11 @@ type Scheduler struct {
 	bands   [][]*bracket // nil entries: brackets skipped because r0 = 0
 	current *bracket     // the bracket being filled
 	of      map[string]*bracket
+	// pausing holds the trials told to PAUSE that may still be RUNNING
+	// (their save in flight): they count as paused, not running, for the
+	// fallback of ChooseTrialToRun. A mark goes when the trial reports
+	// again, ends, or is chosen to run (it is PAUSED then).
+	pausing map[string]bool
 	warned  bool
 	busy    bool // inside processBracket: removals only clean up
 }
@@ -90,6 +96,15 @@ type bracket struct {
 	ready     map[string]bool
 	totalWork float64
 	progress  float64
+	plan      []Rung   // n and milestone at each halving level
+	members   []string // every trial ever added, in order
+}
+
+// Rung is one level of a bracket's successive halving: N trials are kept
+// to run to milestone R.
+type Rung struct {
+	N int
+	R float64
 }
 
 type member struct {
@@ -124,30 +139,51 @@ func newScheduler(cfg Config, bohb bool, p Pauser) (*Scheduler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Scheduler{cfg: cfg, bohb: bohb, pauser: p, of: map[string]*bracket{}, bands: [][]*bracket{nil}}
-	s.sMax1 = int(math.Round(math.Log(cfg.MaxT)/math.Log(cfg.ReductionFactor))) + 1
+	s := &Scheduler{cfg: cfg, bohb: bohb, pauser: p, of: map[string]*bracket{}, pausing: map[string]bool{}, bands: [][]*bracket{nil}}
+	s.sMax1 = BracketCount(cfg.MaxT, cfg.ReductionFactor)
 	return s, nil
+}
+
+// The schedule is Ray Tune's, computed as Ray computes it in float64:
+// round half to even (NumPy's round), truncation (Python's int()), a
+// correctly rounded log and power, and no epsilon. So (max_t 32, η 4) has
+// round(2.5) + 1 = 3 brackets, and (max_t 729, η 3) skips bracket s = 6,
+// whose first milestone int(729 · 3^-6) = int(0.9999999999999999) is 0.
+
+// BracketCount returns the number of brackets per band of HyperBand with
+// max_t and reduction factor eta: round(log(max_t)/log(η)) + 1, rounding
+// half to even.
+func BracketCount(maxT, eta float64) int {
+	return int(pyfloat.RoundHalfEven(pyfloat.Log(maxT)/pyfloat.Log(eta))) + 1
 }
 
 // n0 is bracket s's capacity: ceil((s_max+1)/(s+1) · η^s).
 func (s *Scheduler) n0(b int) int {
-	return int(math.Ceil(float64(s.sMax1) / float64(b+1) * math.Pow(s.cfg.ReductionFactor, float64(b)) * (1 - 1e-12)))
+	return int(math.Ceil(float64(s.sMax1) / float64(b+1) * pyfloat.Pow(s.cfg.ReductionFactor, b)))
 }
 
-// r0 is bracket s's first milestone: floor(max_t · η^-s).
+// r0 is bracket s's first milestone: int(max_t · η^-s), truncated.
 func (s *Scheduler) r0(b int) float64 {
-	return math.Floor(s.cfg.MaxT*math.Pow(s.cfg.ReductionFactor, -float64(b)) + 1e-9)
+	return pyfloat.Int(s.cfg.MaxT * pyfloat.Pow(s.cfg.ReductionFactor, -b))
+}
+
+// nextN is the number of trials a bracket keeps at a halving: ceil(n/η).
+func (s *Scheduler) nextN(n int) int { return int(math.Ceil(float64(n) / s.cfg.ReductionFactor)) }
+
+// nextR is the milestone after r: int(min(r·η, max_t)), truncated.
+func (s *Scheduler) nextR(r float64) float64 {
+	return pyfloat.Int(math.Min(r*s.cfg.ReductionFactor, s.cfg.MaxT))
 }
 
 func (s *Scheduler) newBracket(b int) *bracket {
 	br := &bracket{s: b, n: s.n0(b), n0: s.n0(b), r: s.r0(b), cumulR: s.r0(b), halves: b,
 		byID: map[string]*member{}, ready: map[string]bool{}}
 	// total work, for ChooseTrialToRun's completion order
-	n, r := float64(br.n0), br.r
+	n, r := br.n0, br.r
 	for i := 0; i <= b; i++ {
-		br.totalWork += n * r
-		n = math.Ceil(n / s.cfg.ReductionFactor)
-		r = math.Min(r*s.cfg.ReductionFactor, s.cfg.MaxT)
+		br.plan = append(br.plan, Rung{N: n, R: r})
+		br.totalWork += float64(n) * r
+		n, r = s.nextN(n), s.nextR(r)
 	}
 	return br
 }
@@ -184,14 +220,15 @@ func (s *Scheduler) OnTrialAdd(c hone.Control, t *hone.Trial) {
 	}
 	m := &member{id: t.ID, score: math.NaN()}
 	s.current.added++
+	s.current.members = append(s.current.members, t.ID)
 	s.current.live = append(s.current.live, m)
 	s.current.byID[t.ID] = m
 	s.of[t.ID] = s.current
 }
 
-// filled reports whether b holds as many live trials as it keeps at its
-// current milestone (its capacity before the first halving).
-func (b *bracket) filled() bool { return len(b.live) >= b.n }
+// filling reports whether b may still take new trials: it has not yet
+// been given its capacity (trials that ended count, see OnTrialAdd).
+func (b *bracket) filling() bool { return b.added < b.n0 }
 
 // iterDone reports whether every live trial reached the milestone.
 func (b *bracket) iterDone() bool {
@@ -249,8 +286,9 @@ func (s *Scheduler) objective(c hone.Control) (string, hone.Mode) {
 
 // OnResult updates t's time and score; below the milestone it continues;
 // at the milestone it pauses, or processes the bracket when t is the last
-// live trial to get there (HyperBand for BOHB: when the bracket is full
-// and every other live trial is paused).
+// live trial to get there, whatever the others' status (HyperBand for
+// BOHB: once the bracket has taken all its trials). Every PAUSE it returns
+// for HyperBand for BOHB is told to the pauser.
 func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone.Decision {
 	b := s.of[t.ID]
 	if b == nil {
@@ -258,6 +296,7 @@ func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone
 	}
 	m := b.byID[t.ID]
 	delete(b.ready, t.ID) // it runs again
+	delete(s.pausing, t.ID)
 	metric, mode := s.objective(c)
 	tv, ok1 := r.Value(s.cfg.TimeAttr)
 	mv, ok2 := r.Value(metric)
@@ -275,33 +314,31 @@ func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone
 	if b.continueTrial(m, s.cfg.StopLastTrials) {
 		return hone.Continue
 	}
+	dec := hone.Pause
 	if s.bohb {
 		if r.Metrics == nil {
 			r.Metrics = map[string]any{}
 		}
 		r.Metrics[BudgetKey] = map[string]any{"budget": b.cumulR}
-		if !b.filled() || s.othersRunning(c, b, t) {
-			if s.pauser != nil {
-				s.pauser.OnPause(t.ID)
-			}
-			return hone.Pause
+	}
+	// HyperBand for BOHB waits while the bracket may still take trials.
+	// Once it has taken them all, the bracket is processed as soon as every
+	// live trial has reached the milestone, whatever their status: a trial
+	// told to pause whose save is still in flight is still RUNNING, but it
+	// is at the milestone and counts as paused (Ray processes the bracket
+	// only when every other trial is PAUSED, and falls back to processing
+	// it when no trial at all is running, which never happens while new
+	// trials keep coming).
+	if !s.bohb || !b.filling() {
+		dec = s.processBracket(c, b, t)
+	}
+	if dec == hone.Pause {
+		s.pausing[t.ID] = true
+		if s.bohb && s.pauser != nil {
+			s.pauser.OnPause(t.ID)
 		}
 	}
-	return s.processBracket(c, b, t)
-}
-
-// othersRunning reports whether a live trial of b other than t is not
-// PAUSED.
-func (s *Scheduler) othersRunning(c hone.Control, b *bracket, t *hone.Trial) bool {
-	for _, m := range b.live {
-		if m.id == t.ID {
-			continue
-		}
-		if x := c.Trial(m.id); x != nil && x.Status != hone.StatusPaused {
-			return true
-		}
-	}
-	return false
+	return dec
 }
 
 // processBracket halves b while every live trial has reached its milestone
@@ -321,8 +358,7 @@ func (s *Scheduler) processBracket(c hone.Control, b *bracket, cur *hone.Trial) 
 				if cur != nil && m.id == cur.ID {
 					continue
 				}
-				b.remove(m.id)
-				delete(s.of, m.id)
+				s.forget(b, m.id)
 				if t := c.Trial(m.id); t != nil {
 					c.StopTrial(t)
 				}
@@ -331,8 +367,7 @@ func (s *Scheduler) processBracket(c hone.Control, b *bracket, cur *hone.Trial) 
 		}
 		good, bad := s.halve(b)
 		for _, m := range bad {
-			b.remove(m.id)
-			delete(s.of, m.id)
+			s.forget(b, m.id)
 			if cur != nil && m.id == cur.ID {
 				action = hone.Stop
 				continue
@@ -350,8 +385,7 @@ func (s *Scheduler) processBracket(c hone.Control, b *bracket, cur *hone.Trial) 
 				continue
 			}
 			// Mark it ready whether it is PAUSED already or still RUNNING
-			// with its pause waiting for a save (Ray skips the latter, and
-			// that trial is then never resumed). A trial that keeps running
+			// with its pause waiting for a save. A trial that keeps running
 			// drops the mark at its next result.
 			b.ready[m.id] = true
 			if s.pauser != nil {
@@ -365,6 +399,13 @@ func (s *Scheduler) processBracket(c hone.Control, b *bracket, cur *hone.Trial) 
 	return action
 }
 
+// forget removes trial id from bracket b and from the scheduler.
+func (s *Scheduler) forget(b *bracket, id string) {
+	b.remove(id)
+	delete(s.of, id)
+	delete(s.pausing, id)
+}
+
 // halve moves b to its next milestone and splits its live trials into the
 // best ceil(n/η) and the rest. With stop_last_trials off, a bracket past
 // its last halving keeps everyone.
@@ -373,8 +414,8 @@ func (s *Scheduler) halve(b *bracket) (good, bad []*member) {
 		return b.live, nil
 	}
 	b.halves--
-	b.n = int(math.Ceil(float64(b.n) / s.cfg.ReductionFactor * (1 - 1e-12)))
-	b.r = math.Min(b.r*s.cfg.ReductionFactor, s.cfg.MaxT)
+	b.n = s.nextN(b.n)
+	b.r = s.nextR(b.r)
 	b.cumulR = b.r
 	sorted := append([]*member(nil), b.live...)
 	sort.SliceStable(sorted, func(i, j int) bool { return better(sorted[i].score, sorted[j].score) })
@@ -408,8 +449,7 @@ func (s *Scheduler) OnTrialRemove(c hone.Control, t *hone.Trial) {
 	if b == nil {
 		return
 	}
-	b.remove(t.ID)
-	delete(s.of, t.ID)
+	s.forget(b, t.ID)
 	if s.busy || len(b.live) == 0 {
 		return
 	}
@@ -421,8 +461,10 @@ func (s *Scheduler) OnTrialRemove(c hone.Control, t *hone.Trial) {
 
 // ChooseTrialToRun returns, bands in order and brackets by least progress
 // first, a PENDING trial or a PAUSED trial in its bracket's ready set. For
-// BOHB, when nothing is runnable and nothing is running, it processes every
-// bracket with paused trials and tries once more.
+// BOHB, when nothing is runnable and nothing is running (a trial told to
+// pause counts as paused), it processes every bracket with paused trials
+// and tries once more: a bracket the searcher never filled is processed
+// with the trials it has.
 func (s *Scheduler) ChooseTrialToRun(c hone.Control) *hone.Trial {
 	if t := s.choose(c); t != nil {
 		return t
@@ -431,7 +473,7 @@ func (s *Scheduler) ChooseTrialToRun(c hone.Control) *hone.Trial {
 		return nil
 	}
 	for _, t := range c.Trials() {
-		if t.Status == hone.StatusRunning {
+		if t.Status == hone.StatusRunning && !s.pausing[t.ID] {
 			return nil
 		}
 	}
@@ -447,7 +489,7 @@ func (s *Scheduler) ChooseTrialToRun(c hone.Control) *hone.Trial {
 
 func (s *Scheduler) hasPaused(c hone.Control, b *bracket) bool {
 	for _, m := range b.live {
-		if t := c.Trial(m.id); t != nil && t.Status == hone.StatusPaused {
+		if t := c.Trial(m.id); t != nil && (t.Status == hone.StatusPaused || s.pausing[m.id]) {
 			return true
 		}
 	}
@@ -475,6 +517,7 @@ func (s *Scheduler) choose(c hone.Control) *hone.Trial {
 				// controller may not start a chosen trial at once (e.g. no
 				// resources free yet) and will ask again.
 				if t.Status == hone.StatusPending || (t.Status == hone.StatusPaused && b.ready[m.id]) {
+					delete(s.pausing, m.id) // PAUSED now: the status says it
 					return t
 				}
 			}
@@ -497,9 +540,13 @@ func (s *Scheduler) Brackets() [][]BracketInfo {
 				out[i] = append(out[i], BracketInfo{Skipped: true})
 				continue
 			}
-			info := BracketInfo{S: b.s, Capacity: b.n0, Milestone: b.cumulR}
+			info := BracketInfo{S: b.s, Capacity: b.n0, Milestone: b.cumulR, Complete: !b.filling(),
+				Rungs: append([]Rung(nil), b.plan...), Members: append([]string(nil), b.members...)}
 			for _, m := range b.live {
 				info.Live = append(info.Live, m.id)
+				if m.time >= b.cumulR {
+					info.Reached++
+				}
 			}
 			out[i] = append(out[i], info)
 		}
@@ -511,7 +558,16 @@ func (s *Scheduler) Brackets() [][]BracketInfo {
 type BracketInfo struct {
 	Skipped   bool // its first milestone would be 0
 	S         int
-	Capacity  int
-	Milestone float64
+	Capacity  int     // n0, the trials it takes
+	Milestone float64 // the current milestone
 	Live      []string
+	// Reached counts the live trials at or past the current milestone.
+	Reached int
+	// Complete reports whether it has taken all its trials.
+	Complete bool
+	// Rungs is its successive halving: Rungs[k].N trials run to
+	// Rungs[k].R, for k = 0 … S.
+	Rungs []Rung
+	// Members are the trials it ever took, in order.
+	Members []string
 }

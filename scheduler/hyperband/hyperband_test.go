@@ -35,8 +35,9 @@ func TestScenarios(t *testing.T) {
 }
 
 // TestBracketSizes pins the bands of SEMANTICS §4: s_max+1 =
-// round(log(max_t)/log(η)) + 1 brackets, bracket s with n0 = ceil((s_max+1)/
-// (s+1)·η^s) trials and first milestone floor(max_t·η^-s), skipped when 0;
+// round(log(max_t)/log(η)) + 1 brackets (half to even), bracket s with
+// n0 = ceil((s_max+1)/(s+1)·η^s) trials and first milestone
+// int(max_t·η^-s), skipped when 0 (see also TestRaySchedules);
 // Ray fills s = 0 first, BOHB the most aggressive bracket first.
 func TestBracketSizes(t *testing.T) {
 	type bk struct {
