@@ -77,8 +77,8 @@ func (r run) model() sim.Model {
 }
 
 func (r run) String() string {
-	return fmt.Sprintf("bohb=%v max_t=%v η=%v concurrency=%d samples=%d budget=%v unequal=%v fail_every=%d fail_at=%d",
-		r.bohb, r.maxT, r.eta, r.concurrency, r.samples, r.budget, r.unequalSteps, r.failEvery, r.failAt)
+	return fmt.Sprintf("bohb=%v max_t=%v η=%v concurrency=%d samples=%d budget=%v unequal=%v checkpoint_every=%d fail_every=%d fail_at=%d",
+		r.bohb, r.maxT, r.eta, r.concurrency, r.samples, r.budget, r.unequalSteps, r.checkpointing, r.failEvery, r.failAt)
 }
 
 // pauseLog is the Pauser between HyperBand for BOHB and the BOHB searcher:
@@ -221,7 +221,9 @@ func execute(t tb, r run) ([]*hone.Trial, *decisions) {
 // max_t or Ray's truncation of it); no bracket that took all its trials
 // has every live trial waiting at the milestone (stalled); no trial ran
 // past max_t; and with BOHB the searcher heard of every pause.
-func checkBrackets(t tb, r run, trials []*hone.Trial, d *decisions) {
+//
+// It returns how many brackets it saw run to their end.
+func checkBrackets(t tb, r run, trials []*hone.Trial, d *decisions) (ended int) {
 	iter := map[string]int{}
 	status := map[string]hone.Status{}
 	for _, tr := range trials {
@@ -271,8 +273,10 @@ func checkBrackets(t tb, r run, trials []*hone.Trial, d *decisions) {
 					t.Fatalf("%v: band %d bracket s=%d: %d trials reached milestone %v (level %d), want %d (rungs %v)", r, bi, b.S, n, rung.R, k, rung.N, b.Rungs)
 				}
 			}
+			ended++
 		}
 	}
+	return ended
 }
 
 // TestBOHBBracketsDoNotStall is the regression test for brackets of
@@ -288,7 +292,9 @@ func TestBOHBBracketsDoNotStall(t *testing.T) {
 		{bohb: false, maxT: 81, eta: 3, concurrency: 4, samples: -1, budget: 3000 * time.Second},
 	} {
 		trials, d := execute(t, r)
-		checkBrackets(t, r, trials, d)
+		if n := checkBrackets(t, r, trials, d); n < 10 {
+			t.Fatalf("%v: only %d brackets ran to their end", r, n)
+		}
 	}
 }
 
