@@ -24,7 +24,7 @@ func (c *Checkpoint) Name() string { return CheckpointDirName(c.Index) }
 func CheckpointDirName(i int) string { return fmt.Sprintf("checkpoint_%06d", i) }
 
 // CheckpointConfig is the retention policy of a trial's checkpoints
-// (SEMANTICS §2).
+// (docs/SEMANTICS.md §2).
 type CheckpointConfig struct {
 	// NumToKeep is how many checkpoints to keep; 0 keeps all. Negative is
 	// invalid. The latest checkpoint and pinned checkpoints are never
@@ -55,7 +55,7 @@ func (c CheckpointConfig) Validate() error {
 	return nil
 }
 
-// SaveFuture is a pending save of one trial (SEMANTICS §1 "Saves"). There is
+// SaveFuture is a pending save of one trial (docs/SEMANTICS.md §1 "Saves"). There is
 // at most one in flight per trial: asking for a save while one is in flight
 // returns the same future. It resolves exactly once, to a checkpoint, to
 // "no checkpoint" (nil, nil), or to an error.

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// FailureConfig says what happens when a trial fails (SEMANTICS §3).
+// FailureConfig says what happens when a trial fails (docs/SEMANTICS.md §3).
 type FailureConfig struct {
 	// MaxFailures is how many times a trial is retried: 0 never, -1 without
 	// limit.

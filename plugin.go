@@ -9,7 +9,7 @@ import (
 // Decision is a scheduler's verdict on a trial after one of its results.
 type Decision int
 
-// The decisions of SEMANTICS §1. In the per-trial decision queue STOP beats
+// The decisions of docs/SEMANTICS.md §1. In the per-trial decision queue STOP beats
 // PAUSE beats CONTINUE.
 const (
 	Continue Decision = iota // keep training

@@ -6,7 +6,7 @@ import (
 )
 
 // Result is one report from a trial: the user's metrics plus the fields
-// hone fills in (SEMANTICS §2). The controller fills the auto fields; the
+// hone fills in (docs/SEMANTICS.md §2). The controller fills the auto fields; the
 // Metrics map belongs to the Result once reported and must not be modified.
 type Result struct {
 	TrialID string

@@ -9,7 +9,7 @@ import (
 // Status is the lifecycle state of a trial. Only the controller changes it.
 type Status string
 
-// The trial statuses of SEMANTICS §1.
+// The trial statuses of docs/SEMANTICS.md §1.
 const (
 	StatusPending    Status = "PENDING"
 	StatusRunning    Status = "RUNNING"

@@ -1,5 +1,5 @@
 // Package callback holds hone.Callback implementations that keep the
-// per-trial files of SEMANTICS §2.
+// per-trial files of docs/SEMANTICS.md §2.
 package callback
 
 import (

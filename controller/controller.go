@@ -724,7 +724,7 @@ func (c *Controller) pause(t *hone.Trial) {
 	c.setStatus(t, hone.StatusPaused)
 }
 
-// fail is the failure path of SEMANTICS §3: retry from the latest
+// fail is the failure path of docs/SEMANTICS.md §3: retry from the latest
 // checkpoint while retries are left, else ERROR.
 func (c *Controller) fail(t *hone.Trial, msg string) {
 	s := c.st[t.ID]

@@ -14,7 +14,7 @@ func step(t *testing.T, c *Controller, in Input) []Action {
 	return c.Ready()
 }
 
-// TestAutoFields pins SEMANTICS §2's auto-filled result fields, including
+// TestAutoFields pins docs/SEMANTICS.md §2's auto-filled result fields, including
 // time and iteration counting across a restore from a checkpoint.
 func TestAutoFields(t *testing.T) {
 	exp := &hone.Experiment{Searcher: &listSearcher{n: 1}, Metric: "loss", Failure: hone.FailureConfig{MaxFailures: 1}}
@@ -65,7 +65,7 @@ func TestAutoFields(t *testing.T) {
 	}
 }
 
-// TestTrialDirName pins the trial directory layout of SEMANTICS §2.
+// TestTrialDirName pins the trial directory layout of docs/SEMANTICS.md §2.
 func TestTrialDirName(t *testing.T) {
 	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	got := trialDirName("my trainable!", "0a1b2c3d", 3, "3_lr=0.01,model/act=relu", at)
@@ -181,7 +181,7 @@ type fixedSearcher struct {
 
 func (s *fixedSearcher) MaxPending() int { return s.limit }
 
-// TestPendingBound pins SEMANTICS §3's bound on PENDING trials: for a
+// TestPendingBound pins docs/SEMANTICS.md §3's bound on PENDING trials: for a
 // searcher that does not learn, max(16, ceil(1.1 × the trials that can run
 // at once)), the slots counted from the pool, each trial's resources and
 // MaxConcurrentTrials; a searcher's own positive limit; 1 for the others;

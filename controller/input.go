@@ -37,7 +37,7 @@ type CheckpointRef struct {
 	Path  string `json:"p"`
 }
 
-// ResumeFlags are the options of a resume (SEMANTICS §3).
+// ResumeFlags are the options of a resume (docs/SEMANTICS.md §3).
 type ResumeFlags struct {
 	// Unfinished resumes PENDING, RUNNING and PAUSED trials; when false they
 	// are terminated. Default true in the runner.

@@ -9,6 +9,6 @@ import (
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of the scenario scripts in testdata/")
 
-// TestScenarios runs the scripts in testdata/, one per rule of SEMANTICS
-// §1–§3 (see each file's header).
+// TestScenarios runs the scripts in testdata/, one per rule of
+// docs/SEMANTICS.md §1–§3 (see each file's header).
 func TestScenarios(t *testing.T) { scenario.Run(t, "testdata/*.txt", *rewrite, nil) }

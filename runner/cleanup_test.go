@@ -14,7 +14,7 @@ import (
 	"github.com/hone-tune/hone/trial"
 )
 
-// TestResumeCleansLeftovers pins SEMANTICS §2/§3: what a crash leaves
+// TestResumeCleansLeftovers pins docs/SEMANTICS.md §2/§3: what a crash leaves
 // behind — a staging directory, a half-made temporary directory, and a
 // checkpoint that was committed but never registered in the journal — is
 // removed on resume and never registered; the registered checkpoint stays

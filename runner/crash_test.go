@@ -102,7 +102,7 @@ func finals(trials []*hone.Trial) map[string]final {
 	return out
 }
 
-// TestCrashAtAnyEventThenResume is the SEMANTICS §3 property: a crash at a
+// TestCrashAtAnyEventThenResume is the docs/SEMANTICS.md §3 property: a crash at a
 // random event followed by a resume ends with the same completed results as
 // an uninterrupted run, and leaves no unregistered checkpoint behind.
 func TestCrashAtAnyEventThenResume(t *testing.T) {

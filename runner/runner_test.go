@@ -122,7 +122,7 @@ func TestRunEndToEnd(t *testing.T) {
 }
 
 // TestRetryFromCheckpoint: a trial that fails after its second checkpoint
-// restarts from it (SEMANTICS §3) and finishes.
+// restarts from it (docs/SEMANTICS.md §3) and finishes.
 func TestRetryFromCheckpoint(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "retry")
 	fn := func(ctx context.Context, s trial.Session) error {

@@ -128,7 +128,7 @@ func wantRows(t *testing.T, rows map[string][]int, id string, n int) {
 	}
 }
 
-// TestFailFastLeavesOthersResumable pins SEMANTICS §3's fail_fast with real
+// TestFailFastLeavesOthersResumable pins docs/SEMANTICS.md §3's fail_fast with real
 // in-process trials: the first failure stops the experiment, the trials
 // still training are saved and stopped but not TERMINATED, a plain resume
 // continues them to their end and ends without error, the failed trial

@@ -1,5 +1,5 @@
 // Package asha is the asynchronous successive-halving scheduler (ASHA, Li
-// et al. 2018), with Ray Tune's semantics (SEMANTICS §4): trials are
+// et al. 2018), with Ray Tune's semantics (docs/SEMANTICS.md §4): trials are
 // assigned a bracket at random, weighted by a softmax of each bracket's
 // number of rungs, and stopped at a rung when their score is below the
 // (1 − 1/η) percentile of the scores recorded there. It never pauses.

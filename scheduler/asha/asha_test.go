@@ -35,7 +35,7 @@ func factory(args map[string]string) (hone.Scheduler, error) {
 	return New(cfg)
 }
 
-// TestScenarios pins SEMANTICS §4 ASHA with scripts in testdata/.
+// TestScenarios pins docs/SEMANTICS.md §4 ASHA with scripts in testdata/.
 func TestScenarios(t *testing.T) {
 	scenario.Run(t, "testdata/*.txt", *rewrite, map[string]scenario.SchedulerFactory{"asha": factory})
 }

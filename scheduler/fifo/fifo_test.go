@@ -34,7 +34,7 @@ func (view) Pin(*hone.Checkpoint)                       {}
 func (view) Unpin(*hone.Checkpoint)                     {}
 func (view) CopyFile(string, string)                    {}
 
-// TestChooseTrialToRun pins SEMANTICS §4 FIFO: oldest PENDING first, then
+// TestChooseTrialToRun pins docs/SEMANTICS.md §4 FIFO: oldest PENDING first, then
 // oldest PAUSED, else nothing; every result continues.
 func TestChooseTrialToRun(t *testing.T) {
 	mk := func(id string, s hone.Status) *hone.Trial { return &hone.Trial{ID: id, Status: s} }

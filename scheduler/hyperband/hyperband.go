@@ -1,5 +1,5 @@
 // Package hyperband is synchronous HyperBand (Li et al. 2017) and its
-// variant for BOHB, with Ray Tune's post-refactor semantics (SEMANTICS §4):
+// variant for BOHB, with Ray Tune's post-refactor semantics (docs/SEMANTICS.md §4):
 // trials fill brackets of bands; at a bracket's milestone a trial is
 // PAUSED; when every live trial of the bracket reached it, the bracket keeps
 // the best ceil(n/η) and stops the rest; kept paused trials go to the

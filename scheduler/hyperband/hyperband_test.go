@@ -25,7 +25,7 @@ func config(args map[string]string) Config {
 	return cfg
 }
 
-// TestScenarios pins SEMANTICS §4 HyperBand and HyperBand for BOHB with
+// TestScenarios pins docs/SEMANTICS.md §4 HyperBand and HyperBand for BOHB with
 // scripts in testdata/.
 func TestScenarios(t *testing.T) {
 	scenario.Run(t, "testdata/*.txt", *rewrite, map[string]scenario.SchedulerFactory{
@@ -34,7 +34,7 @@ func TestScenarios(t *testing.T) {
 	})
 }
 
-// TestBracketSizes pins the bands of SEMANTICS §4: s_max+1 =
+// TestBracketSizes pins the bands of docs/SEMANTICS.md §4: s_max+1 =
 // round(log(max_t)/log(η)) + 1 brackets (half to even), bracket s with
 // n0 = ceil((s_max+1)/(s+1)·η^s) trials and first milestone
 // int(max_t·η^-s), skipped when 0 (see also TestRaySchedules);

@@ -17,7 +17,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// TestNoDeadlock is SEMANTICS §4's no-deadlock property on the sim
+// TestNoDeadlock is docs/SEMANTICS.md §4's no-deadlock property on the sim
 // executor: for random max_t ∈ [1, 1000], η ∈ {2,3,4,5}, num_samples ∈
 // [1, 200], concurrency ∈ [1, 32] and random trial failures, both HyperBand
 // and HyperBand for BOHB end with every trial TERMINATED or ERROR, and no

@@ -1,5 +1,5 @@
 // Package median is the median stopping rule (Golovin et al. 2017, Google
-// Vizier) with Ray Tune's semantics (SEMANTICS §4): from the grace period
+// Vizier) with Ray Tune's semantics (docs/SEMANTICS.md §4): from the grace period
 // on (a result at exactly the grace period is judged), a trial whose best
 // result is worse than the median, over the other trials that have reached
 // the same time, of their running means is stopped (or paused, without

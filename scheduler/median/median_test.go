@@ -30,7 +30,7 @@ func factory(args map[string]string) (hone.Scheduler, error) {
 	return New(cfg)
 }
 
-// TestScenarios pins SEMANTICS §4's median stopping rule.
+// TestScenarios pins docs/SEMANTICS.md §4's median stopping rule.
 func TestScenarios(t *testing.T) {
 	scenario.Run(t, "testdata/*.txt", *rewrite, map[string]scenario.SchedulerFactory{"median": factory})
 }

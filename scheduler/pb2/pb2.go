@@ -1,6 +1,6 @@
 // Package pb2 is Population Based Bandits (Parker-Holder et al. 2020,
 // "Provably efficient online hyperparameter optimization with
-// population-based bandits") with Ray Tune's semantics (SEMANTICS §4
+// population-based bandits") with Ray Tune's semantics (docs/SEMANTICS.md §4
 // "PB2"): PBT whose explore step is a GP bandit instead of random
 // mutations.
 //

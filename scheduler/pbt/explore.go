@@ -41,7 +41,7 @@ func (s *Scheduler) newConfig(r *rand.Rand, t, donor *hone.Trial) hone.Config {
 	return out
 }
 
-// explore returns a perturbed copy of cfg (SEMANTICS §4 "Explore"): per
+// explore returns a perturbed copy of cfg (docs/SEMANTICS.md §4 "Explore"): per
 // mutated key, with probability resample_probability — or when a list's
 // current value is not in the list — draw afresh; else a list moves to a
 // neighbouring index (clamped) and a number is multiplied by a random

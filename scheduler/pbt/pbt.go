@@ -1,5 +1,5 @@
 // Package pbt is Population Based Training (Jaderberg et al. 2017) on
-// persistent checkpoints, with Ray Tune's semantics (SEMANTICS §4): at each
+// persistent checkpoints, with Ray Tune's semantics (docs/SEMANTICS.md §4): at each
 // perturbation interval, trials in the upper quantile save a checkpoint and
 // trials in the lower quantile clone a random upper-quantile donor — its
 // checkpoint (pinned until restored) and its explored configuration.

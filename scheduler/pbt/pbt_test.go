@@ -44,7 +44,7 @@ func factory(args map[string]string) (hone.Scheduler, error) {
 	return New(cfg)
 }
 
-// TestScenarios pins SEMANTICS §4 PBT with scripts in testdata/.
+// TestScenarios pins docs/SEMANTICS.md §4 PBT with scripts in testdata/.
 func TestScenarios(t *testing.T) {
 	scenario.Run(t, "testdata/*.txt", *rewrite, map[string]scenario.SchedulerFactory{
 		"pbt":    factory,
@@ -125,7 +125,7 @@ type uniform struct{ lo, hi float64 }
 
 func (u uniform) Sample(r *rand.Rand) any { return u.lo + r.Float64()*(u.hi-u.lo) }
 
-// TestExplore pins SEMANTICS §4 explore for each kind of mutation.
+// TestExplore pins docs/SEMANTICS.md §4 explore for each kind of mutation.
 func TestExplore(t *testing.T) {
 	muts := map[string]any{
 		"list":   []any{1, 2, 3, 4},

@@ -57,7 +57,7 @@ func (c *checkingExecutor) Start(spec hone.StartSpec) error {
 
 func (c *checkingExecutor) Clock() hone.Clock { return c.Executor.(hone.Clocked).Clock() }
 
-// TestNumToKeepOneNeverLosesARestorePoint is SEMANTICS §2's pinning
+// TestNumToKeepOneNeverLosesARestorePoint is docs/SEMANTICS.md §2's pinning
 // property under PBT: with num_to_keep = 1, a 16-trial population on the
 // sim executor, random seeds, step times, save durations and concurrency,
 // no trial ever restores a checkpoint that retention deleted (nor fails).

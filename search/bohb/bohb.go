@@ -1,7 +1,7 @@
 // Package bohb is the searcher half of BOHB (Falkner et al. 2018): the
 // kernel-density model of HpBandSter's BOHB config generator, with Ray
 // Tune's TuneBOHB interface. It is meant to run with the HyperBandForBOHB
-// scheduler (SEMANTICS §4), which pauses trials at milestones and marks the
+// scheduler (docs/SEMANTICS.md §4), which pauses trials at milestones and marks the
 // milestone result with hyperband_info.budget.
 //
 // # Observations
