@@ -39,8 +39,8 @@ const (
 //     file atomically (a cost paid only when the set of keys grows);
 //   - error.txt: on each trial error, a timestamp line and the error text.
 //
-// Non-finite floats are written as the strings NaN, PosInf and NegInf
-// (JSON cannot hold them), in every file.
+// Non-finite floats are written as the strings "NaN", "Infinity" and
+// "-Infinity" (JSON cannot hold them; see NaN, PosInf, NegInf), in every file.
 //
 // A live trial's result.json and progress.csv stay open. Rows are
 // buffered and handed to the operating system by FlushResults, one write
