@@ -75,6 +75,7 @@ type Summary struct {
 	Seed     uint64
 	Kinds    map[string]*KindStats
 	Failures []Failure
+	Checked  map[string]int // evaluations by invariant
 	Elapsed  time.Duration
 }
 
@@ -110,7 +111,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		cfg: cfg,
 		rng: rand.New(rand.NewPCG(cfg.Seed, 0xc4a05)),
 		tmp: filepath.Join(cfg.Work, "t"),
-		sum: &Summary{Seed: cfg.Seed, Kinds: map[string]*KindStats{}},
+		sum: &Summary{Seed: cfg.Seed, Kinds: map[string]*KindStats{}, Checked: map[string]int{}},
 	}
 	for _, k := range kinds {
 		h.sum.Kinds[k] = &KindStats{Kills: map[string]int{}, Faults: map[string]int{}}
@@ -242,6 +243,7 @@ type exp struct {
 	log      *os.File // hone's output, every run
 	disk     *smallDisk
 	lastErr  string // the last lines of the last run's stderr
+	cuts     int    // journal cuts so far
 	failed   bool
 }
 
@@ -256,6 +258,7 @@ func (e *exp) fail(invariant, format string, args ...any) {
 // check counts one evaluated invariant and fails it when ok is false.
 func (e *exp) check(ok bool, invariant, format string, args ...any) bool {
 	e.stats.Checks++
+	e.h.sum.Checked[invariant]++
 	if !ok {
 		e.fail(invariant, format, args...)
 	}
@@ -406,6 +409,10 @@ func (e *exp) drive(ctx context.Context, p plan, mark string) bool {
 		var injected *fault
 		if next < len(p.faults) {
 			delay := time.Duration(200+e.h.rng.IntN(3300)) * time.Millisecond
+			if resumeSpec {
+				// Past the start, so that hone has taken the new spec.
+				delay += 1500 * time.Millisecond
+			}
 			if !r.exited(delay) {
 				injected = &p.faults[next]
 				next++
@@ -418,7 +425,7 @@ func (e *exp) drive(ctx context.Context, p plan, mark string) bool {
 			e.fail("exit", "hone ran for 3 minutes without ending; killed it")
 		}
 		e.lastErr = r.describe() + ": " + r.tail()
-		if resumeSpec {
+		if resumeSpec && strings.Contains(r.stderr.String(), "resuming the experiment") {
 			e.checkAdopted(args[3])
 		}
 		code, sig := r.status()
@@ -504,14 +511,15 @@ func (e *exp) inject(r *run, f fault, mark string) {
 	}
 	left := waitGone(mark, 2*time.Second)
 	e.check(len(left) == 0, "no-trial-left", "%d trial processes still run after hone stopped on %s: %v", len(left), name, left)
-	if code == 3 && e.kind != KindPBT {
+	if code == 3 {
 		e.checkProgressKept(name)
 	}
 }
 
 // checkProgressKept checks, after a graceful stop, that every unfinished
 // trial's latest checkpoint holds its last reported iteration (it was
-// asked to save before it stopped).
+// asked to save before it stopped), unless an exploit assigned it another
+// trial's checkpoint.
 func (e *exp) checkProgressKept(signal string) {
 	st, err := readState(e.dir)
 	if !e.check(err == nil, "journal", "after %s: %v", signal, err) {
@@ -519,16 +527,11 @@ func (e *exp) checkProgressKept(signal string) {
 	}
 	var lost []string
 	for _, t := range st.trials {
-		if t.status.Finished() || len(t.results) == 0 {
+		if t.replayStatus.Finished() || len(t.results) == 0 || t.donor {
 			continue
 		}
-		last := t.results[len(t.results)-1].iter
-		best := 0
-		for _, it := range t.ckpts {
-			best = max(best, it)
-		}
-		if best < last {
-			lost = append(lost, fmt.Sprintf("%s (%s) reported iteration %d, latest checkpoint %d", t.id, t.status, last, best))
+		if t.savedIter < t.lastIter {
+			lost = append(lost, fmt.Sprintf("%s (%s) reported iteration %d, latest checkpoint at %d", t.id, t.replayStatus, t.lastIter, t.savedIter))
 		}
 	}
 	e.check(len(lost) == 0, "graceful-progress", "after %s, trials stopped without saving their progress: %s", signal, strings.Join(lost, "; "))
@@ -594,8 +597,6 @@ func (e *exp) fillDisk(r *run, mark string) {
 	code, sig := r.status()
 	if sig == 0 {
 		e.check(said, "disk-full-reported", "hone ended (exit %d) on a full disk without saying so in its log or an error.txt: %s", code, r.tail())
-	} else {
-		e.stats.Checks++ // killed before it wrote: nothing to say yet
 	}
 }
 
@@ -630,6 +631,7 @@ func (e *exp) cutJournal() {
 		return
 	}
 	e.stats.Faults["journal cut mid-record"]++
+	e.cuts++
 	e.h.logf("  journal cut at byte %d of %d (inside line %d of %d)", off, len(data), k+2, len(starts)+1)
 }
 
@@ -757,6 +759,7 @@ func (e *exp) finalChecks(ended bool, mark string) {
 		return
 	}
 	e.checkStates(st, ended)
+	e.checkRecords(st)
 	e.checkRows(st)
 	e.checkCheckpoints(st)
 	e.checkStatus(st)
@@ -777,7 +780,7 @@ func (e *exp) checkStates(st *state, ended bool) {
 			n := len(t.results)
 			switch {
 			case t.endedBy != "":
-				bad = append(bad, fmt.Sprintf("%s TERMINATED at iteration %s by a %s, not by a stopper, the scheduler or the trial", t.id, lastIter(t), t.endedBy))
+				bad = append(bad, fmt.Sprintf("%s TERMINATED at iteration %s by the %s, not by a stopper, the scheduler or the trial", t.id, lastIter(t), t.endedBy))
 			case n == 0:
 				bad = append(bad, t.id+" TERMINATED without a result")
 			case !t.results[n-1].done && (e.kind == KindPBT || e.kind == KindFailFast):
@@ -793,6 +796,30 @@ func (e *exp) checkStates(st *state, ended bool) {
 	e.check(len(bad) == 0, "trial-state", "%s", strings.Join(bad, "; "))
 }
 
+// checkRecords: the journal's records (what hone status and the results
+// package read) agree with a replay of its inputs (what hone resume
+// rebuilds): statuses and registered checkpoints.
+func (e *exp) checkRecords(st *state) {
+	var bad []string
+	for _, t := range st.trials {
+		if t.status != t.replayStatus {
+			bad = append(bad, fmt.Sprintf("%s is %s in the records, %s in the replay", t.id, t.status, t.replayStatus))
+		}
+		for _, p := range t.unregistered {
+			bad = append(bad, fmt.Sprintf("%s: the records name checkpoint %s, the replay does not hold it", t.id, p))
+		}
+	}
+	e.check(len(bad) == 0, "records-match-replay", "%s%s", strings.Join(bad, "; "), e.cutNote())
+}
+
+// cutNote is said with a failure that a journal cut may explain.
+func (e *exp) cutNote() string {
+	if e.stats.Faults["journal cut mid-record"] > 0 && e.cuts > 0 {
+		return fmt.Sprintf(" (the journal of this experiment was cut %d time(s): a cut removes records of things hone had already done)", e.cuts)
+	}
+	return ""
+}
+
 // checkRows: each trial's result.json and progress.csv hold exactly the
 // results the journal holds, once each, in order; hone's
 // training_iteration is the trainer's own count, and where it goes back
@@ -801,7 +828,7 @@ func (e *exp) checkRows(st *state) {
 	for _, t := range st.trials {
 		got, err := readResultFile(filepath.Join(t.dir, "result.json"))
 		if e.check(err == nil, "rows-exactly-once", "trial %s result.json: %v", t.id, err) {
-			if d := compareRows(t.results, got); !e.check(d == "", "rows-exactly-once", "trial %s result.json: %s", t.id, d) {
+			if d := compareRows(t.results, got); !e.check(d == "", "rows-exactly-once", "trial %s result.json: %s%s", t.id, d, e.cutNote()) {
 				continue
 			}
 		}
@@ -836,7 +863,7 @@ func (e *exp) checkCheckpoints(st *state) {
 			}
 		}
 	}
-	e.check(len(missing) == 0, "checkpoints", "checkpoints the journal names are missing: %s", strings.Join(missing, ", "))
+	e.check(len(missing) == 0, "checkpoints", "checkpoints the journal names are missing: %s%s", strings.Join(missing, ", "), e.cutNote())
 }
 
 // checkStatus: hone status reads the journal and shows every trial.

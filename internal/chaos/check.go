@@ -45,6 +45,15 @@ type trialState struct {
 	// when that input cannot be a stopper, the scheduler or the trial
 	// ending it (another trial's exit, an interrupt, a tick); "" otherwise.
 	endedBy string
+
+	// What the replayed controller holds for the trial.
+	replayStatus hone.Status
+	lastIter     int  // training_iteration of its latest result
+	savedIter    int  // iteration of its latest registered checkpoint, -1 if none
+	donor        bool // its next start restores another trial's checkpoint (PBT)
+	// unregistered lists the checkpoints the records name that the
+	// replayed controller does not hold.
+	unregistered []string
 }
 
 // state is an experiment as its journal describes it: the records read
@@ -144,6 +153,28 @@ func readState(dir string) (st *state, err error) {
 				done: a.Result.Done,
 			})
 		}
+	}
+	for _, t := range st.trials {
+		rt := ctl.Trial(t.id)
+		if rt == nil {
+			t.replayStatus = "(absent)"
+			continue
+		}
+		t.replayStatus = rt.Status
+		if rt.LastResult != nil {
+			t.lastIter = rt.LastResult.TrainingIteration
+		}
+		t.savedIter = -1
+		if rt.Checkpoint != nil {
+			t.savedIter = rt.Checkpoint.Iteration
+		}
+		t.donor = rt.RestoreFrom != nil && rt.RestoreFrom.TrialID != t.id
+		for p := range t.ckpts {
+			if !ctl.Registered(p) {
+				t.unregistered = append(t.unregistered, p)
+			}
+		}
+		sort.Strings(t.unregistered)
 	}
 	return st, nil
 }

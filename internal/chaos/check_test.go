@@ -91,8 +91,8 @@ func TestStateOfARealExperiment(t *testing.T) {
 	}
 	var longest *trialState
 	for _, tr := range st.trials {
-		if tr.status != hone.StatusTerminated || tr.endedBy != "" {
-			t.Errorf("trial %s: %s (ended by %q)", tr.id, tr.status, tr.endedBy)
+		if tr.status != hone.StatusTerminated || tr.endedBy != "" || tr.replayStatus != tr.status || len(tr.unregistered) > 0 {
+			t.Errorf("trial %s: %s, replayed %s (ended by %q), unregistered %v", tr.id, tr.status, tr.replayStatus, tr.endedBy, tr.unregistered)
 		}
 		got, err := readResultFile(filepath.Join(tr.dir, "result.json"))
 		if err != nil {

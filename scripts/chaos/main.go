@@ -146,6 +146,7 @@ func printSummary(s *chaos.Summary) {
 		}
 	}
 	fmt.Printf("%-9s %5s %-42d %7d  %-60s %6d %5d\n", "total", "", tk, tr, "", tc, tf)
+	fmt.Printf("\ninvariants checked: %s\n", counts(s.Checked))
 	if len(s.Failures) > 0 {
 		byInv := map[string]int{}
 		for _, f := range s.Failures {
