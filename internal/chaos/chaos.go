@@ -383,7 +383,7 @@ func (h *harness) experiment(ctx context.Context, kind string, round int) error 
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	e.check(ended, "ends", "the experiment did not end within %d runs of hone beyond its planned faults; last run: %s", maxRuns, e.lastErr)
+	e.check(ended, "ends", "the experiment did not end within %d runs of hone beyond its planned faults; last run: %s%s", maxRuns, e.lastErr, e.cutNote())
 	e.finalChecks(ended, mark)
 	if !e.failed {
 		h.logf("  ok")
@@ -448,11 +448,11 @@ func (e *exp) drive(ctx context.Context, p plan, mark string) bool {
 			fails++
 			e.checkFailFastStop(code)
 		case code == 2:
-			e.fail("exit", "hone refused to resume (exit 2): %s", r.tail())
+			e.fail("exit", "hone refused to resume (exit 2): %s%s", r.tail(), e.cutNote())
 			return false
 		default:
 			fails++
-			e.fail("exit", "hone ended with %s without a fault: %s", r.describe(), r.tail())
+			e.fail("exit", "hone ended with %s without a fault: %s%s", r.describe(), r.tail(), e.cutNote())
 			if fails > 3 {
 				return false
 			}

@@ -136,6 +136,9 @@ func readState(dir string) (st *state, err error) {
 					t.endedBy = ""
 					if !stopsTrials(l.In, a.Record.Trial) {
 						t.endedBy = fmt.Sprintf("%s input of trial %q", l.In.Kind, l.In.Trial)
+						if l.In.Err != "" {
+							t.endedBy += fmt.Sprintf(" (it failed: %.100s)", l.In.Err)
+						}
 					}
 				}
 			}
@@ -181,13 +184,14 @@ func readState(dir string) (st *state, err error) {
 
 // stopsTrials reports whether a step on in may end trial id legitimately:
 // results (stoppers, schedulers, a trial's done), a save resolving a
-// cached stop, and the trial's own exit (after it was told to stop).
+// cached stop, and a clean exit of any trial (a paused trial's exit lets
+// HyperBand process its bracket); a failure ends only the failed trial.
 func stopsTrials(in *controller.Input, id string) bool {
 	switch in.Kind {
 	case controller.InResult, controller.InSaved:
 		return true
 	case controller.InExited:
-		return in.Trial == id
+		return in.Err == "" || in.Trial == id
 	}
 	return false
 }

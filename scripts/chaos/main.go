@@ -7,7 +7,7 @@
 //
 // From the repository root:
 //
-//	go run ./scripts/chaos              # short mode: about 13 kills
+//	go run ./scripts/chaos              # short mode: one round, 10 to 13 kills
 //	go run ./scripts/chaos -kills 100   # long mode
 //	go run ./scripts/chaos -seed 42     # repeat a run's choices
 //
@@ -38,7 +38,7 @@ func main() {
 }
 
 func run() int {
-	kills := flag.Int("kills", 12, "least number of kills over all experiments (rounds of each kind run until it is reached)")
+	kills := flag.Int("kills", 10, "least number of kills over all experiments (rounds of each kind run until it is reached)")
 	seed := flag.Uint64("seed", 0, "seed of the harness's choices (default: from the clock; printed)")
 	keep := flag.Bool("keep", false, "keep the work directory (experiments, logs) even when every check passed")
 	quiet := flag.Bool("q", false, "print only failures and the summary")
