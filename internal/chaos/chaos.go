@@ -244,11 +244,19 @@ type exp struct {
 	disk     *smallDisk
 	lastErr  string // the last lines of the last run's stderr
 	cuts     int    // journal cuts so far
+	seen     map[Failure]bool
 	failed   bool
 }
 
 func (e *exp) fail(invariant, format string, args ...any) {
 	f := Failure{Experiment: e.name, Invariant: invariant, Detail: fmt.Sprintf(format, args...)}
+	if e.seen[f] {
+		return // the same again (a resume that fails the same way): said once
+	}
+	if e.seen == nil {
+		e.seen = map[Failure]bool{}
+	}
+	e.seen[f] = true
 	e.h.sum.Failures = append(e.h.sum.Failures, f)
 	e.stats.Failures++
 	e.failed = true
@@ -505,6 +513,12 @@ func (e *exp) inject(r *run, f fault, mark string) {
 		return
 	}
 	code, sig := r.status()
+	if e.kind == KindFailFast && sig == 0 && code == 1 && strings.Contains(r.stderr.String(), "fail_fast") {
+		// The deliberate failure came first: fail_fast stopped hone.
+		e.stats.Checks++
+		e.checkFailFastStop(code)
+		return
+	}
 	if !e.check(sig == 0 && (code == 3 || code == 0 || code == 4), "graceful-stop",
 		"after %s hone ended with %s, not exit 3 (interrupted, resumable): %s", name, r.describe(), r.tail()) {
 		return
@@ -570,8 +584,9 @@ func lastIter(t *trialState) string {
 // hone to notice (or kills it), and makes room again.
 func (e *exp) fillDisk(r *run, mark string) {
 	e.stats.Faults["disk full"]++
-	filler, n, err := e.disk.fill()
-	e.h.logf("  disk full (%s, filler %d bytes)", e.disk.Kind, n)
+	slack := int64(4<<10) * int64(1+e.h.rng.IntN(32))
+	filler, n, err := e.disk.fill(slack)
+	e.h.logf("  disk full (%s, filler %d bytes, %d bytes left)", e.disk.Kind, n, slack)
 	if err != nil {
 		e.fail("disk-full", "%v", err)
 	}

@@ -137,7 +137,8 @@ func readState(dir string) (st *state, err error) {
 					if !stopsTrials(l.In, a.Record.Trial) {
 						t.endedBy = fmt.Sprintf("%s input of trial %q", l.In.Kind, l.In.Trial)
 						if l.In.Err != "" {
-							t.endedBy += fmt.Sprintf(" (it failed: %.100s)", l.In.Err)
+							first, _, _ := strings.Cut(l.In.Err, "\n")
+							t.endedBy += fmt.Sprintf(" (it failed: %.100s)", first)
 						}
 					}
 				}

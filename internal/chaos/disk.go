@@ -57,9 +57,10 @@ func mountSmallDisk(dir string) (*smallDisk, error) {
 	return nil, errors.New(strings.Join(why, "; "))
 }
 
-// fill writes a filler file until the filesystem is full and returns its
-// path and size.
-func (d *smallDisk) fill() (string, int64, error) {
+// fill writes a filler file until the filesystem is full, then gives back
+// slack bytes (so that the next few writes succeed and a later one fails,
+// as on a disk filling up), and returns its path and size.
+func (d *smallDisk) fill(slack int64) (string, int64, error) {
 	p := filepath.Join(d.Dir, "chaos_filler")
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
@@ -78,6 +79,10 @@ func (d *smallDisk) fill() (string, int64, error) {
 			}
 			return p, n, fmt.Errorf("write filler: %w", err)
 		}
+	}
+	n = max(n-slack, 0)
+	if err := f.Truncate(n); err != nil {
+		return p, n, fmt.Errorf("truncate filler: %w", err)
 	}
 	_ = f.Sync()
 	return p, n, nil
