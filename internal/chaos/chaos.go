@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -90,10 +91,16 @@ func (s *Summary) TotalKills() int {
 	return n
 }
 
+// fnv64 hashes s (FNV-1a).
+func fnv64(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}
+
 // harness holds what every experiment shares.
 type harness struct {
 	cfg     Config
-	rng     *rand.Rand
 	trainer string
 	tmp     string // TMPDIR of every hone process
 	sum     *Summary
@@ -109,7 +116,6 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	}
 	h := &harness{
 		cfg: cfg,
-		rng: rand.New(rand.NewPCG(cfg.Seed, 0xc4a05)),
 		tmp: filepath.Join(cfg.Work, "t"),
 		sum: &Summary{Seed: cfg.Seed, Kinds: map[string]*KindStats{}, Checked: map[string]int{}},
 	}
@@ -187,8 +193,8 @@ type plan struct {
 }
 
 // randomSignal draws SIGKILL mostly, else one of the graceful ones.
-func (h *harness) randomSignal() syscall.Signal {
-	switch x := h.rng.IntN(100); {
+func randomSignal(rng *rand.Rand) syscall.Signal {
+	switch x := rng.IntN(100); {
 	case x < 64:
 		return syscall.SIGKILL
 	case x < 76:
@@ -200,14 +206,14 @@ func (h *harness) randomSignal() syscall.Signal {
 	}
 }
 
-func (h *harness) makePlan(kind string) plan {
+func makePlan(kind string, rng *rand.Rand) plan {
 	p := plan{tornAt: map[int]bool{}}
 	n := 3
 	if kind == KindFailFast || kind == KindDiskFull {
 		n = 2
 	}
 	for i := 0; i < n; i++ {
-		p.faults = append(p.faults, fault{sig: h.randomSignal()})
+		p.faults = append(p.faults, fault{sig: randomSignal(rng)})
 	}
 	// Every round sends each graceful signal at least once.
 	switch kind {
@@ -215,11 +221,11 @@ func (h *harness) makePlan(kind string) plan {
 		p.faults[2].sig = syscall.SIGTERM
 		p.allowedAt = 1
 		p.concAt = 2
-		p.tornAt[2+h.rng.IntN(2)] = true
+		p.tornAt[2+rng.IntN(2)] = true
 	case KindBOHB:
 		p.faults[1].sig = syscall.SIGINT
 		p.refuseAt = 1
-		p.tornAt[1+2*h.rng.IntN(2)] = true
+		p.tornAt[1+2*rng.IntN(2)] = true
 	case KindPBT:
 		p.faults[0].sig = syscall.SIGHUP
 		p.tornAt[2] = true
@@ -245,6 +251,7 @@ type exp struct {
 	lastErr  string // the last lines of the last run's stderr
 	cuts     int    // journal cuts so far
 	seen     map[Failure]bool
+	rng      *rand.Rand
 	failed   bool
 }
 
@@ -342,6 +349,9 @@ const maxRuns = 8
 func (h *harness) experiment(ctx context.Context, kind string, round int) error {
 	stats := h.sum.Kinds[kind]
 	e := &exp{h: h, kind: kind, name: fmt.Sprintf("%s-%d", kind, round), stats: stats}
+	// Each experiment draws from its own stream, so that its choices do not
+	// depend on how many draws the timing of earlier ones took.
+	e.rng = rand.New(rand.NewPCG(h.cfg.Seed, fnv64(e.name)))
 	storage := filepath.Join(h.cfg.Work, "x")
 	if kind == KindDiskFull {
 		d, err := mountSmallDisk(filepath.Join(h.cfg.Work, fmt.Sprintf("disk%d", round)))
@@ -366,7 +376,7 @@ func (h *harness) experiment(ctx context.Context, kind string, round int) error 
 	e.dir = filepath.Join(storage, e.name)
 	mark := fmt.Sprintf("%x-%s", h.cfg.Seed, e.name)
 	e.params = specParams{
-		kind: kind, name: e.name, storage: storage, seed: h.rng.Uint64() % 1000000,
+		kind: kind, name: e.name, storage: storage, seed: e.rng.Uint64() % 1000000,
 		python: h.cfg.Python, trainer: h.trainer, mark: mark, mode: "max", grace: "10s", maxConc: 2,
 		setupSecs: 1.2, stepSecs: 0.1,
 	}
@@ -383,7 +393,7 @@ func (h *harness) experiment(ctx context.Context, kind string, round int) error 
 	}
 	defer lf.Close()
 	e.log = lf
-	p := h.makePlan(kind)
+	p := makePlan(kind, e.rng)
 	h.logf("%s: %d faults planned, experiment in %s (hone output: %s)", e.name, len(p.faults), e.dir, lf.Name())
 
 	defer killMarked(mark)
@@ -416,7 +426,7 @@ func (e *exp) drive(ctx context.Context, p plan, mark string) bool {
 		resumeSpec := len(args) > 3 && args[2] == "--spec"
 		var injected *fault
 		if next < len(p.faults) {
-			delay := time.Duration(200+e.h.rng.IntN(3300)) * time.Millisecond
+			delay := time.Duration(200+e.rng.IntN(3300)) * time.Millisecond
 			if resumeSpec {
 				// Past the start, so that hone has taken the new spec.
 				delay += 1500 * time.Millisecond
@@ -584,7 +594,7 @@ func lastIter(t *trialState) string {
 // hone to notice (or kills it), and makes room again.
 func (e *exp) fillDisk(r *run, mark string) {
 	e.stats.Faults["disk full"]++
-	slack := int64(4<<10) * int64(1+e.h.rng.IntN(16))
+	slack := int64(4<<10) * int64(1+e.rng.IntN(16))
 	filler, n, err := e.disk.fill(slack)
 	e.h.logf("  disk full (%s, filler %d bytes, %d bytes left)", e.disk.Kind, n, slack)
 	if err != nil {
@@ -632,7 +642,7 @@ func (e *exp) cutJournal() {
 	if len(starts) < 2 {
 		return
 	}
-	k := len(starts) - 1 - e.h.rng.IntN(min(8, len(starts)-1))
+	k := len(starts) - 1 - e.rng.IntN(min(8, len(starts)-1))
 	end := len(data) - 1
 	if k+1 < len(starts) {
 		end = starts[k+1] - 1
@@ -640,7 +650,7 @@ func (e *exp) cutJournal() {
 	if end-starts[k] < 2 {
 		return
 	}
-	off := starts[k] + 1 + e.h.rng.IntN(end-starts[k]-1)
+	off := starts[k] + 1 + e.rng.IntN(end-starts[k]-1)
 	if err := os.Truncate(jp, int64(off)); err != nil {
 		e.fail("torn-journal", "truncate: %v", err)
 		return
