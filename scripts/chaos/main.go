@@ -42,6 +42,7 @@ func run() int {
 	seed := flag.Uint64("seed", 0, "seed of the harness's choices (default: from the clock; printed)")
 	keep := flag.Bool("keep", false, "keep the work directory (experiments, logs) even when every check passed")
 	quiet := flag.Bool("q", false, "print only failures and the summary")
+	prebuilt := flag.String("hone", "", "run this hone binary instead of building ./cmd/hone")
 	flag.Parse()
 	if *seed == 0 {
 		*seed = uint64(time.Now().UnixNano()) % 1_000_000_000
@@ -57,10 +58,16 @@ func run() int {
 		return harnessError(err)
 	}
 	bin := filepath.Join(work, "bin", "hone")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/hone")
-	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return harnessError(fmt.Errorf("build hone: %w", err))
+	if *prebuilt != "" {
+		if bin, err = filepath.Abs(*prebuilt); err != nil {
+			return harnessError(err)
+		}
+	} else {
+		build := exec.Command("go", "build", "-o", bin, "./cmd/hone")
+		build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return harnessError(fmt.Errorf("build hone: %w", err))
+		}
 	}
 	python := "/usr/bin/python3"
 	if _, err := os.Stat(python); err != nil {
