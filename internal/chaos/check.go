@@ -125,16 +125,19 @@ func readState(dir string) (st *state, err error) {
 			err = fmt.Errorf("replaying the journal panicked: %v", p)
 		}
 	}()
+	was := map[string]hone.Status{} // statuses as the replay recorded them
 	for _, l := range j.Lines {
 		if l.In == nil {
 			continue
 		}
 		ctl.Step(*l.In)
 		for _, a := range ctl.Ready() {
-			if a.Kind == controller.ActRecord && a.Record.Op == "status" && a.Record.Status == hone.StatusTerminated {
-				if t := st.byID[a.Record.Trial]; t != nil {
+			if a.Kind == controller.ActRecord && a.Record.Op == "status" {
+				prev := was[a.Record.Trial]
+				was[a.Record.Trial] = a.Record.Status
+				if t := st.byID[a.Record.Trial]; t != nil && a.Record.Status == hone.StatusTerminated {
 					t.endedBy = ""
-					if !stopsTrials(l.In, a.Record.Trial) {
+					if !stopsTrials(l.In, a.Record.Trial, prev) {
 						t.endedBy = fmt.Sprintf("%s input of trial %q", l.In.Kind, l.In.Trial)
 						if l.In.Err != "" {
 							first, _, _ := strings.Cut(l.In.Err, "\n")
@@ -183,16 +186,20 @@ func readState(dir string) (st *state, err error) {
 	return st, nil
 }
 
-// stopsTrials reports whether a step on in may end trial id legitimately:
-// results (stoppers, schedulers, a trial's done), a save resolving a
-// cached stop, and a clean exit of any trial (a paused trial's exit lets
-// HyperBand process its bracket); a failure ends only the failed trial.
-func stopsTrials(in *controller.Input, id string) bool {
+// stopsTrials reports whether a step on in may end trial id, whose status
+// was prev, legitimately: results (stoppers, schedulers, a trial's done),
+// a save resolving a cached stop, a clean exit of any trial (a paused
+// trial's exit lets HyperBand process its bracket), a resume ending a
+// paused trial (the scheduler processes the brackets the interrupted run
+// left); a failure ends only the failed trial.
+func stopsTrials(in *controller.Input, id string, prev hone.Status) bool {
 	switch in.Kind {
 	case controller.InResult, controller.InSaved:
 		return true
 	case controller.InExited:
 		return in.Err == "" || in.Trial == id
+	case controller.InResume:
+		return prev == hone.StatusPaused
 	}
 	return false
 }
