@@ -42,7 +42,7 @@ func run() int {
 	seed := flag.Uint64("seed", 0, "seed of the harness's choices (default: from the clock; printed)")
 	keep := flag.Bool("keep", false, "keep the work directory (experiments, logs) even when every check passed")
 	quiet := flag.Bool("q", false, "print only failures and the summary")
-	prebuilt := flag.String("hone", "", "run this hone binary instead of building ./cmd/hone")
+	prebuilt := flag.String("hone", "", "run this hone binary instead of building ./cmd/hone (it must be built from this tree: the checks replay its journals with this tree's controller)")
 	flag.Parse()
 	if *seed == 0 {
 		*seed = uint64(time.Now().UnixNano()) % 1_000_000_000
