@@ -195,11 +195,11 @@ type plan struct {
 // randomSignal draws SIGKILL mostly, else one of the graceful ones.
 func randomSignal(rng *rand.Rand) syscall.Signal {
 	switch x := rng.IntN(100); {
-	case x < 64:
-		return syscall.SIGKILL
 	case x < 76:
+		return syscall.SIGKILL
+	case x < 84:
 		return syscall.SIGTERM
-	case x < 88:
+	case x < 92:
 		return syscall.SIGINT
 	default:
 		return syscall.SIGHUP
