@@ -126,9 +126,16 @@ func readState(dir string) (st *state, err error) {
 		}
 	}()
 	was := map[string]hone.Status{} // statuses as the replay recorded them
-	for _, l := range j.Lines {
+	interruptAt, resultAt := -1, map[string]int{}
+	for i, l := range j.Lines {
 		if l.In == nil {
 			continue
+		}
+		switch l.In.Kind {
+		case controller.InInterrupt:
+			interruptAt = i
+		case controller.InResult:
+			resultAt[l.In.Trial] = i
 		}
 		ctl.Step(*l.In)
 		for _, a := range ctl.Ready() {
@@ -137,7 +144,9 @@ func readState(dir string) (st *state, err error) {
 				was[a.Record.Trial] = a.Record.Status
 				if t := st.byID[a.Record.Trial]; t != nil && a.Record.Status == hone.StatusTerminated {
 					t.endedBy = ""
-					if !stopsTrials(l.In, a.Record.Trial, prev) {
+					r, ok := resultAt[a.Record.Trial]
+					undecided := ok && r > interruptAt && interruptAt >= 0
+					if !stopsTrials(l.In, a.Record.Trial, prev, undecided) {
 						t.endedBy = fmt.Sprintf("%s input of trial %q", l.In.Kind, l.In.Trial)
 						if l.In.Err != "" {
 							first, _, _ := strings.Cut(l.In.Err, "\n")
@@ -190,16 +199,17 @@ func readState(dir string) (st *state, err error) {
 // was prev, legitimately: results (stoppers, schedulers, a trial's done),
 // a save resolving a cached stop, a clean exit of any trial (a paused
 // trial's exit lets HyperBand process its bracket), a resume ending a
-// paused trial (the scheduler processes the brackets the interrupted run
-// left); a failure ends only the failed trial.
-func stopsTrials(in *controller.Input, id string, prev hone.Status) bool {
+// paused trial or one whose last result came in while the previous run
+// was stopping (the scheduler decides what the interrupted run left
+// undecided); a failure ends only the failed trial.
+func stopsTrials(in *controller.Input, id string, prev hone.Status, undecided bool) bool {
 	switch in.Kind {
 	case controller.InResult, controller.InSaved:
 		return true
 	case controller.InExited:
 		return in.Err == "" || in.Trial == id
 	case controller.InResume:
-		return prev == hone.StatusPaused
+		return prev == hone.StatusPaused || undecided
 	}
 	return false
 }
