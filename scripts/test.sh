@@ -32,6 +32,9 @@ echo "== python client"
 command -v python3 >/dev/null || { echo "test.sh: python3 not found" >&2; exit 1; }
 PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s clients/python
 
+echo "== chaos (short): real experiments killed and resumed; docs/RELIABILITY.md"
+go run ./scripts/chaos -q
+
 echo "== fuzz (short)"
 go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 30000x ./space/
 go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 30000x ./wire/
