@@ -81,6 +81,9 @@ func (a *app) checkResumeSpec(dir, path string, s *spec.Spec) error {
 		}
 		return withCode(exitUsage, fmt.Errorf("cannot compare %s with the experiment's spec %s, which is not valid any more:\n%s\nfix %s, or resume without --spec", path, stored, msg, stored))
 	}
+	// Where the experiment lives is its directory, whatever either spec
+	// says (a stored spec is named after its file, spec.yaml).
+	old.Storage, old.Name = s.Storage, s.Name
 	refused, allowed := spec.Compare(old, s)
 	if len(refused) > 0 {
 		return withCode(exitUsage, fmt.Errorf("%s changes %s that the experiment's decisions depend on (%s has the spec it ran with):\n  %s\nresuming with it would mix two experiments; change these back, or start a new experiment with hone run",

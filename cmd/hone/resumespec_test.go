@@ -243,6 +243,9 @@ func TestResumeSpecKeys(t *testing.T) {
 		if code != exitOK || !strings.Contains(errOut, "do not change decisions:") || !strings.Contains(errOut, "\n  "+tc.key) {
 			t.Errorf("%s changed: exit %d, want 0 and a note naming %s:\n%s", tc.key, code, tc.key, errOut)
 		}
+		if strings.Contains(errOut, "\n  name:") || strings.Contains(errOut, "\n  storage:") {
+			t.Errorf("%s changed: the note names the experiment's location, which a resume does not change:\n%s", tc.key, errOut)
+		}
 	}
 	// Defaults written out are no change.
 	code, _, errOut := c.run("resume", dir, "--spec", variant("mode: max", "mode: max\nseed: 0\nnum_samples: 1\nscheduler: fifo"))
