@@ -19,6 +19,11 @@ fi
 echo "== go vet"
 go vet ./...
 
+# A real S3 server for the object-store tests (skipped loudly if it cannot
+# be built).
+. scripts/s3server.sh
+hone_s3_start
+
 echo "== go test -race"
 go test -race -count=1 -timeout 20m ./...
 

@@ -1,0 +1,827 @@
+// Package blob is the checkpoint store for object storage: S3 and
+// S3-compatible servers (s3://), a local directory used as a bucket
+// (file://), and an in-memory bucket for simulations and tests (mem://).
+// It implements hone.Store over gocloud.dev/blob.
+//
+// # Layout and crash safety
+//
+// A store lives under a key prefix of a bucket: the path of the URL
+// (s3://bucket/PREFIX?...). A checkpoint at the store path
+// "trial_x/checkpoint_000003" is the objects under
+// PREFIX/trial_x/checkpoint_000003/, one per file, plus a manifest object,
+// ManifestName, listing every file with its size and SHA-256. The manifest
+// is written last, after every file object has been written: a checkpoint
+// is committed exactly when its manifest exists. An upload cut short (a
+// killed process, a lost server) leaves objects without a manifest; List
+// reports such a prefix as a leftover and Delete removes it.
+//
+// Executors stage checkpoints on local disk as they do for the local store
+// (<local root>/<trial>/.staging/<name>); with the LocalRoot option List
+// reports those staged directories as leftovers too, and Delete removes
+// them.
+//
+// # Retries
+//
+// Every object operation is retried with exponential backoff on transient
+// errors (server errors, throttling, refused or reset connections), so a
+// server that restarts in the middle of a commit does not fail it. An
+// upload is retried from its first byte.
+//
+// # Local cache
+//
+// LocalDir downloads a checkpoint into the cache directory, keyed by the
+// checkpoint's path and its manifest's commit identifier, so a second
+// LocalDir of the same checkpoint downloads nothing, and a checkpoint
+// deleted and committed again under the same path is downloaded afresh.
+package blob
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	cblob "gocloud.dev/blob"
+	_ "gocloud.dev/blob/fileblob" // file:// URLs
+	_ "gocloud.dev/blob/memblob"  // mem:// URLs
+	_ "gocloud.dev/blob/s3blob"   // s3:// URLs
+	"gocloud.dev/gcerrors"
+
+	"github.com/hone-tune/hone"
+)
+
+// ManifestName is the name of the object, inside a checkpoint's prefix,
+// whose presence makes the checkpoint committed. A staged checkpoint may
+// not hold a top-level file of this name.
+const ManifestName = ".hone-manifest.json"
+
+// stagingDirName matches local.StagingDirName: where executors stage
+// checkpoints inside a local trial directory.
+const stagingDirName = ".staging"
+
+// ErrBadPath is returned (wrapped) for a path that is empty, absolute, or
+// leaves the experiment.
+var ErrBadPath = errors.New("path must be relative and inside the experiment")
+
+// Store is a hone.Store over a prefix of a bucket. Its methods may be
+// called from several goroutines as long as they work on distinct paths.
+type Store struct {
+	bucket    *cblob.Bucket
+	url       string // the URL without secrets, for messages
+	cacheDir  string
+	localRoot string
+	retry     Retry
+	// Fault injection for tests: uploadHook wraps the reader of each
+	// upload attempt; beforeManifest runs just before a manifest is
+	// written.
+	uploadHook     func(key string, r io.Reader) io.Reader
+	beforeManifest func()
+}
+
+var _ hone.Store = (*Store)(nil)
+
+// Retry is the backoff policy around each object operation: at most
+// Attempts tries, waiting Base before the second, doubling up to Max.
+type Retry struct {
+	Attempts int
+	Base     time.Duration
+	Max      time.Duration
+}
+
+// DefaultRetry rides out a server restart of several seconds: 8 tries over
+// about 25 seconds of waiting, on top of the client library's own retries.
+var DefaultRetry = Retry{Attempts: 8, Base: 200 * time.Millisecond, Max: 8 * time.Second}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// LocalRoot names the local experiment directory under which executors
+// stage checkpoints (<dir>/<trial>/.staging/<name>): List reports what is
+// staged there as leftovers, and Delete of such a leftover removes it.
+func LocalRoot(dir string) Option { return func(s *Store) { s.localRoot = dir } }
+
+// WithRetry replaces DefaultRetry. Attempts below 1 count as 1.
+func WithRetry(r Retry) Option { return func(s *Store) { s.retry = r } }
+
+// Open opens the store at rawURL: s3://BUCKET/PREFIX?endpoint=...&region=...,
+// file:///DIR or mem://. Credentials come from the environment as the
+// client library finds them (for S3 the standard AWS chain) and never from
+// the URL. cacheDir is where LocalDir keeps downloaded checkpoints; Open
+// creates it. Open checks that the bucket can be listed, so a wrong
+// endpoint, a missing bucket or bad credentials fail here. Errors name the
+// URL without its secrets.
+func Open(ctx context.Context, rawURL, cacheDir string, opts ...Option) (*Store, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("blob store: bad URL %s", Redact(rawURL))
+	}
+	s := &Store{url: Redact(rawURL), cacheDir: cacheDir, retry: DefaultRetry}
+	for _, o := range opts {
+		o(s)
+	}
+	if cacheDir == "" {
+		return nil, fmt.Errorf("blob store %s: cache directory is empty", s.url)
+	}
+	if s.cacheDir, err = filepath.Abs(cacheDir); err != nil {
+		return nil, fmt.Errorf("blob store %s: %w", s.url, err)
+	}
+	var prefix string
+	switch u.Scheme {
+	case "s3", "mem":
+		prefix = strings.Trim(path.Clean("/"+u.Path), "/")
+		u.Path, u.RawPath = "", ""
+	case "file":
+		if u.Path == "" {
+			return nil, fmt.Errorf("blob store %s: file URL has no directory", s.url)
+		}
+		if err := os.MkdirAll(u.Path, 0o755); err != nil {
+			return nil, fmt.Errorf("blob store %s: %w", s.url, err)
+		}
+	default:
+		return nil, fmt.Errorf("blob store %s: scheme %q is not supported (allowed: s3, file, mem)", s.url, u.Scheme)
+	}
+	b, err := cblob.OpenBucket(ctx, u.String())
+	if err != nil {
+		return nil, fmt.Errorf("blob store %s: %s", s.url, scrub(err.Error(), rawURL))
+	}
+	if prefix != "" {
+		b = cblob.PrefixedBucket(b, prefix+"/")
+	}
+	s.bucket = b
+	if _, _, err := b.ListPage(ctx, cblob.FirstPageToken, 1, nil); err != nil {
+		_ = b.Close()
+		return nil, fmt.Errorf("blob store %s: cannot list the bucket: %s", s.url, scrub(err.Error(), rawURL))
+	}
+	if err := os.MkdirAll(s.cacheDir, 0o755); err != nil {
+		_ = b.Close()
+		return nil, fmt.Errorf("blob store %s: %w", s.url, err)
+	}
+	return s, nil
+}
+
+// Close releases the bucket. The store must not be used afterwards.
+func (s *Store) Close() error { return s.bucket.Close() }
+
+// URL returns the store's URL without secrets.
+func (s *Store) URL() string { return s.url }
+
+// secretParams are URL query parameters whose values are never shown.
+var secretParams = []string{"secret", "token", "password", "credential", "key", "signature"}
+
+// Redact returns rawURL with its user information and the values of
+// secret-looking query parameters replaced, for messages and logs.
+func Redact(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "<unparsable URL>"
+	}
+	if u.User != nil {
+		u.User = url.User("REDACTED")
+	}
+	q := u.Query()
+	for k := range q {
+		lk := strings.ToLower(k)
+		for _, sp := range secretParams {
+			if strings.Contains(lk, sp) {
+				q.Set(k, "REDACTED")
+				break
+			}
+		}
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// scrub removes the raw URL (which may hold secrets) from a message of the
+// client library, leaving its redacted form.
+func scrub(msg, rawURL string) string {
+	if rawURL == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, rawURL, Redact(rawURL))
+}
+
+// key maps a store path to its clean object key prefix (no trailing
+// slash).
+func key(p string) (string, error) {
+	if p == "" || path.IsAbs(p) || filepath.IsAbs(p) || strings.Contains(p, "\\") {
+		return "", fmt.Errorf("%q: %w", p, ErrBadPath)
+	}
+	c := path.Clean(p)
+	if c == "." || !filepath.IsLocal(filepath.FromSlash(c)) {
+		return "", fmt.Errorf("%q: %w", p, ErrBadPath)
+	}
+	return c, nil
+}
+
+// manifest is the content of a checkpoint's manifest object.
+type manifest struct {
+	Version int `json:"version"`
+	// ID is unique to one commit or link, so a cache keyed by it never
+	// serves another checkpoint that had the same path.
+	ID    string         `json:"id"`
+	Files []manifestFile `json:"files"`
+	// Dirs are the empty directories of the checkpoint.
+	Dirs []string `json:"dirs,omitempty"`
+}
+
+type manifestFile struct {
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+func newID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+// Commit uploads every file of the staged local directory under dest, then
+// writes dest's manifest, which commits it. If dest is already committed
+// the error wraps fs.ErrExist. Objects a cut-short earlier upload left
+// under dest are removed first. On success the staged directory is
+// removed; on error it is left in place and dest is not committed.
+func (s *Store) Commit(staged, dest string) error {
+	k, err := key(dest)
+	if err != nil {
+		return fmt.Errorf("commit checkpoint: %w", err)
+	}
+	info, err := os.Lstat(staged)
+	if err != nil {
+		return fmt.Errorf("commit checkpoint %s: staged: %w", dest, err)
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("commit checkpoint %s: staged %s is not a directory", dest, staged)
+	}
+	ctx := context.Background()
+	if err := s.notCommitted(ctx, k); err != nil {
+		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+	}
+	files, dirs, err := scan(staged)
+	if err != nil {
+		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+	}
+	if err := s.removePrefix(ctx, k); err != nil {
+		return fmt.Errorf("commit checkpoint %s: clearing an earlier upload: %w", dest, err)
+	}
+	m := manifest{Version: 1, ID: newID(), Dirs: dirs}
+	for _, f := range files {
+		mf, err := s.upload(ctx, filepath.Join(staged, filepath.FromSlash(f)), k+"/"+f)
+		if err != nil {
+			return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+		}
+		mf.Path = f
+		m.Files = append(m.Files, mf)
+	}
+	if err := s.writeManifest(ctx, k, &m); err != nil {
+		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+	}
+	// dest is committed; a staged directory that cannot be removed is a
+	// leftover, not a failed commit.
+	_ = os.RemoveAll(staged)
+	return nil
+}
+
+// scan returns the regular files (slash paths relative to dir, sorted) and
+// the empty directories of the tree dir. Anything else is an error.
+func scan(dir string) (files, emptyDirs []string, err error) {
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		switch {
+		case d.IsDir():
+			if rel == "." {
+				return nil
+			}
+			entries, err := os.ReadDir(p)
+			if err != nil {
+				return err
+			}
+			if len(entries) == 0 {
+				emptyDirs = append(emptyDirs, rel)
+			}
+		case d.Type().IsRegular():
+			if rel == ManifestName {
+				return fmt.Errorf("staged file %s has a name the store reserves", rel)
+			}
+			files = append(files, rel)
+		default:
+			return fmt.Errorf("staged %s is not a regular file or directory", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("scan staged: %w", err)
+	}
+	return files, emptyDirs, nil
+}
+
+// upload writes the local file to the object k, retrying from the start on
+// transient errors, and returns its size and checksum.
+func (s *Store) upload(ctx context.Context, file, k string) (manifestFile, error) {
+	var mf manifestFile
+	err := s.do(ctx, "upload "+k, func(ctx context.Context) error {
+		f, err := os.Open(file)
+		if err != nil {
+			return permanent(err)
+		}
+		defer f.Close()
+		wctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		w, err := s.bucket.NewWriter(wctx, k, nil)
+		if err != nil {
+			return err
+		}
+		h := sha256.New()
+		var r io.Reader = io.TeeReader(f, h)
+		if s.uploadHook != nil {
+			r = s.uploadHook(k, r)
+		}
+		n, err := io.Copy(w, r)
+		if err != nil {
+			cancel() // abandons the write
+			_ = w.Close()
+			return err
+		}
+		if err := w.Close(); err != nil {
+			return err
+		}
+		mf = manifestFile{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}
+		return nil
+	})
+	return mf, err
+}
+
+func (s *Store) writeManifest(ctx context.Context, k string, m *manifest) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if s.beforeManifest != nil {
+		s.beforeManifest()
+	}
+	return s.do(ctx, "write manifest", func(ctx context.Context) error {
+		return s.bucket.WriteAll(ctx, k+"/"+ManifestName, b, &cblob.WriterOptions{ContentType: "application/json"})
+	})
+}
+
+// readManifest reads the manifest of the checkpoint k; a missing one wraps
+// fs.ErrNotExist.
+func (s *Store) readManifest(ctx context.Context, k string) (*manifest, error) {
+	var b []byte
+	err := s.do(ctx, "read manifest", func(ctx context.Context) error {
+		var err error
+		b, err = s.bucket.ReadAll(ctx, k+"/"+ManifestName)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("manifest: %w", err)
+	}
+	if m.Version != 1 || m.ID == "" {
+		return nil, fmt.Errorf("manifest: unknown version %d", m.Version)
+	}
+	for _, f := range m.Files {
+		if _, err := key(f.Path); err != nil {
+			return nil, fmt.Errorf("manifest: %w", err)
+		}
+	}
+	for _, d := range m.Dirs {
+		if _, err := key(d); err != nil {
+			return nil, fmt.Errorf("manifest: %w", err)
+		}
+	}
+	return &m, nil
+}
+
+// notCommitted returns nil if the checkpoint k has no manifest, an error
+// wrapping fs.ErrExist if it has, or the error that prevented knowing.
+func (s *Store) notCommitted(ctx context.Context, k string) error {
+	var ok bool
+	err := s.do(ctx, "check manifest", func(ctx context.Context) error {
+		var err error
+		ok, err = s.bucket.Exists(ctx, k+"/"+ManifestName)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if ok {
+		return fmt.Errorf("%s: %w", k, fs.ErrExist)
+	}
+	return nil
+}
+
+// Link makes dest a copy of the committed checkpoint src with server-side
+// copies of its objects, then writes dest's manifest. If src is not
+// committed the error wraps fs.ErrNotExist; if dest is, fs.ErrExist.
+func (s *Store) Link(src, dest string) error {
+	from, err := key(src)
+	if err != nil {
+		return fmt.Errorf("link checkpoint: %w", err)
+	}
+	to, err := key(dest)
+	if err != nil {
+		return fmt.Errorf("link checkpoint: %w", err)
+	}
+	ctx := context.Background()
+	m, err := s.readManifest(ctx, from)
+	if err != nil {
+		return fmt.Errorf("link checkpoint %s: %w", src, err)
+	}
+	if err := s.notCommitted(ctx, to); err != nil {
+		return fmt.Errorf("link checkpoint %s to %s: %w", src, dest, err)
+	}
+	if err := s.removePrefix(ctx, to); err != nil {
+		return fmt.Errorf("link checkpoint %s to %s: clearing an earlier copy: %w", src, dest, err)
+	}
+	for _, f := range m.Files {
+		err := s.do(ctx, "copy "+f.Path, func(ctx context.Context) error {
+			return s.bucket.Copy(ctx, to+"/"+f.Path, from+"/"+f.Path, nil)
+		})
+		if err != nil {
+			return fmt.Errorf("link checkpoint %s to %s: %w", src, dest, err)
+		}
+	}
+	m.ID = newID()
+	if err := s.writeManifest(ctx, to, m); err != nil {
+		return fmt.Errorf("link checkpoint %s to %s: %w", src, dest, err)
+	}
+	return nil
+}
+
+// Delete removes the checkpoint or leftover p: the manifest first, so the
+// checkpoint stops being committed at once, then its other objects, and
+// its cached copy. A leftover staged directory (with LocalRoot) is removed
+// from local disk. Deleting a missing path is not an error.
+func (s *Store) Delete(p string) error {
+	k, err := key(p)
+	if err != nil {
+		return fmt.Errorf("delete checkpoint: %w", err)
+	}
+	if path.Base(path.Dir(k)) == stagingDirName {
+		if s.localRoot == "" {
+			return fmt.Errorf("delete checkpoint %s: staged directory, and the store has no local root", p)
+		}
+		if err := os.RemoveAll(filepath.Join(s.localRoot, filepath.FromSlash(k))); err != nil {
+			return fmt.Errorf("delete checkpoint %s: %w", p, err)
+		}
+		return nil
+	}
+	ctx := context.Background()
+	err = s.do(ctx, "delete manifest", func(ctx context.Context) error {
+		return s.bucket.Delete(ctx, k+"/"+ManifestName)
+	})
+	if err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+		return fmt.Errorf("delete checkpoint %s: %w", p, err)
+	}
+	if err := s.removePrefix(ctx, k); err != nil {
+		return fmt.Errorf("delete checkpoint %s: %w", p, err)
+	}
+	if err := os.RemoveAll(filepath.Join(s.cacheDir, filepath.FromSlash(k))); err != nil {
+		return fmt.Errorf("delete checkpoint %s: cache: %w", p, err)
+	}
+	return nil
+}
+
+// removePrefix deletes every object under k/, the manifest (if any) first.
+func (s *Store) removePrefix(ctx context.Context, k string) error {
+	keys, err := s.listKeys(ctx, k+"/")
+	if err != nil {
+		return err
+	}
+	// Manifests first: a checkpoint stops being committed before any of
+	// its files goes.
+	slices.SortStableFunc(keys, func(a, b string) int {
+		return isManifest(b) - isManifest(a)
+	})
+	for _, obj := range keys {
+		err := s.do(ctx, "delete "+obj, func(ctx context.Context) error {
+			return s.bucket.Delete(ctx, obj)
+		})
+		if err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+			return err
+		}
+	}
+	return nil
+}
+
+func isManifest(k string) int {
+	if path.Base(k) == ManifestName {
+		return 1
+	}
+	return 0
+}
+
+// listKeys returns the keys of every object under prefix.
+func (s *Store) listKeys(ctx context.Context, prefix string) ([]string, error) {
+	var keys []string
+	token := cblob.FirstPageToken
+	for {
+		var page []*cblob.ListObject
+		var next []byte
+		err := s.do(ctx, "list "+prefix, func(ctx context.Context) error {
+			var err error
+			page, next, err = s.bucket.ListPage(ctx, token, 1000, &cblob.ListOptions{Prefix: prefix})
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range page {
+			if !o.IsDir {
+				keys = append(keys, o.Key)
+			}
+		}
+		if len(next) == 0 {
+			return keys, nil
+		}
+		token = next
+	}
+}
+
+// LocalDir returns a local directory holding the committed checkpoint p,
+// downloading it into the cache unless the cache already holds this commit
+// of p. If p is not committed the error wraps fs.ErrNotExist. The
+// directory's files must not be modified.
+func (s *Store) LocalDir(p string) (string, error) {
+	k, err := key(p)
+	if err != nil {
+		return "", fmt.Errorf("checkpoint dir: %w", err)
+	}
+	ctx := context.Background()
+	m, err := s.readManifest(ctx, k)
+	if err != nil {
+		return "", fmt.Errorf("checkpoint dir %s: %w", p, err)
+	}
+	base := filepath.Join(s.cacheDir, filepath.FromSlash(k))
+	final := filepath.Join(base, m.ID)
+	if info, err := os.Stat(final); err == nil && info.IsDir() {
+		return final, nil
+	}
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return "", fmt.Errorf("checkpoint dir %s: %w", p, err)
+	}
+	tmp, err := os.MkdirTemp(base, ".tmp-")
+	if err != nil {
+		return "", fmt.Errorf("checkpoint dir %s: %w", p, err)
+	}
+	if err := s.download(ctx, k, m, tmp); err != nil {
+		_ = os.RemoveAll(tmp)
+		return "", fmt.Errorf("checkpoint dir %s: %w", p, err)
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		_ = os.RemoveAll(tmp)
+		if info, serr := os.Stat(final); serr == nil && info.IsDir() {
+			return final, nil // another caller cached it first
+		}
+		return "", fmt.Errorf("checkpoint dir %s: %w", p, err)
+	}
+	// Copies of earlier commits at the same path are stale.
+	if entries, err := os.ReadDir(base); err == nil {
+		for _, e := range entries {
+			if e.Name() != m.ID && !strings.HasPrefix(e.Name(), ".tmp-") {
+				_ = os.RemoveAll(filepath.Join(base, e.Name()))
+			}
+		}
+	}
+	return final, nil
+}
+
+// download writes the files of the manifest m of checkpoint k under dir,
+// checking each file's size and checksum.
+func (s *Store) download(ctx context.Context, k string, m *manifest, dir string) error {
+	for _, d := range m.Dirs {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(d)), 0o755); err != nil {
+			return err
+		}
+	}
+	for _, f := range m.Files {
+		dst := filepath.Join(dir, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		err := s.do(ctx, "download "+f.Path, func(ctx context.Context) error {
+			out, err := os.Create(dst)
+			if err != nil {
+				return permanent(err)
+			}
+			h := sha256.New()
+			err = s.bucket.Download(ctx, k+"/"+f.Path, io.MultiWriter(out, h), nil)
+			if cerr := out.Close(); err == nil && cerr != nil {
+				err = permanent(cerr)
+			}
+			if err != nil {
+				return err
+			}
+			info, err := os.Stat(dst)
+			if err != nil {
+				return permanent(err)
+			}
+			if info.Size() != f.Size || hex.EncodeToString(h.Sum(nil)) != f.SHA256 {
+				return permanent(fmt.Errorf("file %s does not match the manifest (size %d, want %d)", f.Path, info.Size(), f.Size))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// List returns the committed checkpoints directly inside trialDir, sorted
+// by index, and the leftovers: checkpoint prefixes without a manifest and,
+// with LocalRoot, the staged directories of the trial. trialDir "." lists
+// the top of the experiment. A missing trialDir has neither.
+func (s *Store) List(trialDir string) (committed, leftovers []string, err error) {
+	rel := path.Clean(trialDir)
+	prefix := "checkpoint_"
+	if rel != "." {
+		k, err := key(trialDir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("list checkpoints: %w", err)
+		}
+		rel = k
+		prefix = k + "/checkpoint_"
+	}
+	keys, err := s.listKeys(context.Background(), prefix)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list checkpoints %s: %w", trialDir, err)
+	}
+	type state struct{ manifest bool }
+	seen := map[string]*state{}
+	for _, obj := range keys {
+		rest := strings.TrimPrefix(obj, strings.TrimSuffix(prefix, "checkpoint_"))
+		name, sub, ok := strings.Cut(rest, "/")
+		if !ok {
+			continue
+		}
+		if _, ok := checkpointIndex(name); !ok {
+			continue
+		}
+		st := seen[name]
+		if st == nil {
+			st = &state{}
+			seen[name] = st
+		}
+		if sub == ManifestName {
+			st.manifest = true
+		}
+	}
+	type indexed struct {
+		i int
+		p string
+	}
+	var cps []indexed
+	for name, st := range seen {
+		i, _ := checkpointIndex(name)
+		if st.manifest {
+			cps = append(cps, indexed{i, path.Join(rel, name)})
+		} else {
+			leftovers = append(leftovers, path.Join(rel, name))
+		}
+	}
+	slices.SortFunc(cps, func(a, b indexed) int { return cmp.Compare(a.i, b.i) })
+	for _, c := range cps {
+		committed = append(committed, c.p)
+	}
+	slices.Sort(leftovers)
+	if s.localRoot != "" {
+		staging := filepath.Join(s.localRoot, filepath.FromSlash(rel), stagingDirName)
+		entries, err := os.ReadDir(staging)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("list checkpoints %s: %w", trialDir, err)
+		}
+		for _, e := range entries {
+			leftovers = append(leftovers, path.Join(rel, stagingDirName, e.Name()))
+		}
+	}
+	return committed, leftovers, nil
+}
+
+// checkpointIndex parses a committed checkpoint name: exactly the output of
+// hone.CheckpointDirName for some index.
+func checkpointIndex(name string) (int, bool) {
+	digits, ok := strings.CutPrefix(name, "checkpoint_")
+	if !ok || digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
+		return 0, false
+	}
+	i, err := strconv.Atoi(digits)
+	if err != nil || hone.CheckpointDirName(i) != name {
+		return 0, false
+	}
+	return i, true
+}
+
+// permanentError marks an error that retrying cannot cure.
+type permanentError struct{ err error }
+
+func (e permanentError) Error() string { return e.err.Error() }
+func (e permanentError) Unwrap() error { return e.err }
+
+func permanent(err error) error { return permanentError{err} }
+
+// do runs op, retrying it with backoff while it fails with a transient
+// error. A missing object is reported wrapping fs.ErrNotExist.
+func (s *Store) do(ctx context.Context, what string, op func(context.Context) error) error {
+	delay := s.retry.Base
+	for attempt := 1; ; attempt++ {
+		err := op(ctx)
+		if err == nil {
+			return nil
+		}
+		var pe permanentError
+		if errors.As(err, &pe) {
+			return pe.err
+		}
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			return notFound{err}
+		}
+		if attempt >= s.retry.Attempts || !Transient(err) {
+			if attempt > 1 {
+				return fmt.Errorf("%s: %d attempts: %w", what, attempt, err)
+			}
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%s: %w", what, ctx.Err())
+		case <-t.C:
+		}
+		delay = min(2*delay, s.retry.Max)
+	}
+}
+
+// notFound is a missing object: it wraps both the client library's error
+// and fs.ErrNotExist.
+type notFound struct{ err error }
+
+func (e notFound) Error() string   { return e.err.Error() }
+func (e notFound) Unwrap() []error { return []error{e.err, fs.ErrNotExist} }
+
+// Transient reports whether err is worth retrying: a server error,
+// throttling, a timeout, or a refused, reset or cut connection.
+func Transient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	switch gcerrors.Code(err) {
+	case gcerrors.Internal, gcerrors.ResourceExhausted, gcerrors.DeadlineExceeded:
+		return true
+	case gcerrors.NotFound, gcerrors.PermissionDenied, gcerrors.InvalidArgument,
+		gcerrors.AlreadyExists, gcerrors.FailedPrecondition, gcerrors.Unimplemented:
+		return false
+	}
+	var status interface{ HTTPStatusCode() int }
+	if errors.As(err, &status) {
+		if c := status.HTTPStatusCode(); c >= 500 || c == 429 || c == 408 {
+			return true
+		}
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	// The AWS client reports a request that ran out of its own attempts
+	// with the cause only in the text when the cause is not wrapped.
+	msg := err.Error()
+	for _, s := range []string{"connection refused", "connection reset", "broken pipe", "exceeded maximum number of attempts", "unexpected EOF"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,428 @@
+package blob
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/store/storetest"
+)
+
+// s3URL returns the URL of the real S3 server the test script starts, with
+// a fresh random key prefix, or skips the test loudly.
+func s3URL(t *testing.T) string {
+	t.Helper()
+	raw := os.Getenv("HONE_TEST_S3_URL")
+	if raw == "" {
+		t.Skip("SKIPPED: HONE_TEST_S3_URL is not set; scripts/test.sh builds and starts a real S3 server " +
+			"(versitygw) and sets it. Run the tests through scripts/test.sh to cover S3.")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatalf("HONE_TEST_S3_URL: %v", err)
+	}
+	u.Path = "/" + randomHex() + "/exp"
+	return u.String()
+}
+
+func randomHex() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// backends are the URLs (one fresh experiment each) of every backend the
+// tests run against.
+var backends = []struct {
+	name string
+	url  func(t *testing.T) string
+}{
+	{"mem", func(t *testing.T) string { return "mem://exp" }},
+	{"file", func(t *testing.T) string { return "file://" + filepath.ToSlash(filepath.Join(t.TempDir(), "bucket")) }},
+	{"s3", s3URL},
+}
+
+// open opens a store at u with a local root and cache of its own.
+func open(t *testing.T, u string, opts ...Option) (*Store, string) {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "local")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(context.Background(), u, filepath.Join(t.TempDir(), "cache"), append([]Option{LocalRoot(root)}, opts...)...)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s, root
+}
+
+func TestConformance(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T) (hone.Store, string) {
+				s, root := open(t, b.url(t))
+				return s, root
+			})
+		})
+	}
+}
+
+func stage(t *testing.T, root, trial string, tree storetest.Tree) string {
+	t.Helper()
+	dir := filepath.Join(root, trial, ".staging", "save-"+randomHex())
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := tree.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func readTree(t *testing.T, dir string) storetest.Tree {
+	t.Helper()
+	tr, err := storetest.ReadTree(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// TestLocalDirCached: a second LocalDir of a checkpoint downloads nothing
+// (its file objects are gone from the bucket, and it still succeeds with
+// the full content), and a checkpoint deleted and committed again under
+// the same path is downloaded afresh.
+func TestLocalDirCached(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			s, root := open(t, b.url(t))
+			ctx := context.Background()
+			tree := storetest.Tree{"model.bin": strings.Repeat("m", 10000), "sub/x": "x", "empty": ""}
+			const cp = "trial_a/checkpoint_000001"
+			if err := s.Commit(stage(t, root, "trial_a", tree), cp); err != nil {
+				t.Fatal(err)
+			}
+			dir1, err := s.LocalDir(cp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := readTree(t, dir1); !got.Equal(tree) {
+				t.Fatalf("first LocalDir holds %v, want %v", got, tree)
+			}
+			// Remove every file object behind the store's back: only the
+			// manifest stays. A second LocalDir that downloaded anything
+			// would fail.
+			keys, err := s.listKeys(ctx, cp+"/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			removed := 0
+			for _, k := range keys {
+				if !strings.HasSuffix(k, "/"+ManifestName) {
+					if err := s.bucket.Delete(ctx, k); err != nil {
+						t.Fatal(err)
+					}
+					removed++
+				}
+			}
+			if removed != len(tree) {
+				t.Fatalf("removed %d file objects, want %d (keys %q)", removed, len(tree), keys)
+			}
+			dir2, err := s.LocalDir(cp)
+			if err != nil {
+				t.Fatalf("second LocalDir (nothing left to download): %v", err)
+			}
+			if dir2 != dir1 {
+				t.Errorf("second LocalDir = %s, want the cached %s", dir2, dir1)
+			}
+			if got := readTree(t, dir2); !got.Equal(tree) {
+				t.Errorf("second LocalDir holds %v, want %v", got, tree)
+			}
+
+			// Same path, new commit: the cache must not serve the old one.
+			if err := s.Delete(cp); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(dir1); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("cached copy survives Delete (err %v)", err)
+			}
+			tree2 := storetest.Tree{"model.bin": "new"}
+			if err := s.Commit(stage(t, root, "trial_a", tree2), cp); err != nil {
+				t.Fatal(err)
+			}
+			dir3, err := s.LocalDir(cp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := readTree(t, dir3); !got.Equal(tree2) {
+				t.Errorf("LocalDir after recommit holds %v, want %v", got, tree2)
+			}
+		})
+	}
+}
+
+// TestLocalDirCorrupt: a file object that does not match the manifest is
+// an error, and nothing is cached.
+func TestLocalDirCorrupt(t *testing.T) {
+	s, root := open(t, "mem://exp")
+	const cp = "trial_a/checkpoint_000000"
+	if err := s.Commit(stage(t, root, "trial_a", storetest.Tree{"f": "good"}), cp); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.bucket.WriteAll(context.Background(), cp+"/f", []byte("evil"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LocalDir(cp); err == nil || !strings.Contains(err.Error(), "does not match the manifest") {
+		t.Fatalf("LocalDir of a corrupt checkpoint: err = %v, want a manifest mismatch", err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(s.cacheDir, cp))
+	if len(entries) != 0 {
+		t.Errorf("cache holds %d entries after a failed download, want none", len(entries))
+	}
+}
+
+// killEnv makes the test binary a helper process that commits a
+// checkpoint and is SIGKILLed just before the manifest is written.
+const killEnv = "HONE_BLOB_TEST_KILL_BEFORE_MANIFEST"
+
+func TestMain(m *testing.M) {
+	if u := os.Getenv(killEnv); u != "" {
+		os.Exit(killedCommit(u))
+	}
+	os.Exit(m.Run())
+}
+
+// killedCommit commits a checkpoint to the store at u and kills its own
+// process with SIGKILL once every file object is written, before the
+// manifest: what an upload cut short by a crash leaves.
+func killedCommit(u string) int {
+	cache, err := os.MkdirTemp("", "hone-blob-kill-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	s, err := Open(context.Background(), u, cache)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	s.beforeManifest = func() {
+		_ = os.RemoveAll(cache)
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	}
+	staged := os.Getenv(killEnv + "_STAGED")
+	err = s.Commit(staged, "trial_a/checkpoint_000002")
+	fmt.Fprintln(os.Stderr, "commit returned instead of being killed:", err)
+	return 4
+}
+
+// TestKilledBeforeManifest: a process killed after uploading every file
+// of a checkpoint but before its manifest leaves a leftover that is never
+// committed: List reports it as a leftover, LocalDir and Link refuse it,
+// a new Commit to the same path replaces it whole, and Delete removes it.
+func TestKilledBeforeManifest(t *testing.T) {
+	for _, b := range backends {
+		if b.name == "mem" {
+			continue // a memory bucket does not outlive its process
+		}
+		t.Run(b.name, func(t *testing.T) {
+			u := b.url(t)
+			s, root := open(t, u)
+			if err := s.Commit(stage(t, root, "trial_a", storetest.Tree{"a": "committed"}), "trial_a/checkpoint_000001"); err != nil {
+				t.Fatal(err)
+			}
+			staged := stage(t, root, "trial_a", storetest.Tree{"model.bin": strings.Repeat("k", 3000), "stale/only-in-killed": "s"})
+			cmd := execSelf(t, u, staged)
+			err := cmd.Run()
+			var ee interface{ Sys() any }
+			if !errors.As(err, &ee) {
+				t.Fatalf("helper: %v", err)
+			}
+			if ws, ok := ee.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+				t.Fatalf("helper did not die of SIGKILL: %v", err)
+			}
+			const killed = "trial_a/checkpoint_000002"
+			keys, err := s.listKeys(context.Background(), killed+"/")
+			if err != nil || len(keys) != 2 {
+				t.Fatalf("objects the killed commit left = %q, %v; want its 2 files", keys, err)
+			}
+			committed, left, err := s.List("trial_a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(committed) != 1 || committed[0] != "trial_a/checkpoint_000001" {
+				t.Errorf("committed = %q, want only trial_a/checkpoint_000001", committed)
+			}
+			if len(left) < 1 || left[0] != killed {
+				t.Errorf("leftovers = %q, want %s first", left, killed)
+			}
+			if _, err := s.LocalDir(killed); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("LocalDir of the killed commit: err = %v, want fs.ErrNotExist", err)
+			}
+			if err := s.Link(killed, "trial_b/checkpoint_000000"); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("Link from the killed commit: err = %v, want fs.ErrNotExist", err)
+			}
+			// Committing the same index again replaces the leftover whole.
+			fresh := storetest.Tree{"model.bin": "fresh"}
+			if err := s.Commit(stage(t, root, "trial_a", fresh), killed); err != nil {
+				t.Fatalf("Commit over the leftover: %v", err)
+			}
+			dir, err := s.LocalDir(killed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := readTree(t, dir); !got.Equal(fresh) {
+				t.Errorf("recommitted checkpoint holds %v, want %v", got, fresh)
+			}
+			if keys, _ := s.listKeys(context.Background(), killed+"/stale/"); len(keys) != 0 {
+				t.Errorf("objects of the killed commit survive the new one: %q", keys)
+			}
+			// Delete of a leftover removes its objects.
+			if err := s.bucket.WriteAll(context.Background(), "trial_a/checkpoint_000003/part", []byte("p"), nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Delete("trial_a/checkpoint_000003"); err != nil {
+				t.Fatal(err)
+			}
+			if keys, _ := s.listKeys(context.Background(), "trial_a/checkpoint_000003/"); len(keys) != 0 {
+				t.Errorf("Delete left objects of the leftover: %q", keys)
+			}
+		})
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	ctx := context.Background()
+	cache := t.TempDir()
+	for _, tc := range []struct{ url, want string }{
+		{"gs://bucket", `scheme "gs" is not supported (allowed: s3, file, mem)`},
+		{"file://", "no directory"},
+		{"mem://x", "cache directory is empty"},
+	} {
+		dir := cache
+		if tc.want == "cache directory is empty" {
+			dir = ""
+		}
+		if _, err := Open(ctx, tc.url, dir); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Open(%q): err = %v, want %q", tc.url, err, tc.want)
+		}
+	}
+	s, root := open(t, "mem://exp")
+	staged := stage(t, root, "trial_a", storetest.Tree{ManifestName: "x"})
+	if err := s.Commit(staged, "trial_a/checkpoint_000000"); err == nil || !strings.Contains(err.Error(), "reserves") {
+		t.Errorf("Commit of a staged file named %s: err = %v, want a reserved-name error", ManifestName, err)
+	}
+	if _, err := os.Stat(staged); err != nil {
+		t.Errorf("staged directory gone after a failed Commit: %v", err)
+	}
+}
+
+// TestNoSecretsInErrors: a server that cannot be reached fails Open with
+// an error naming the URL, and neither the secret key nor secret-looking
+// URL parameters appear in it.
+func TestNoSecretsInErrors(t *testing.T) {
+	const secret = "sEcReT-4f2a9c"
+	t.Setenv("AWS_ACCESS_KEY_ID", "hone-test-id")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	u := "s3://bucket/exp?endpoint=http://127.0.0.1:1&region=us-east-1&use_path_style=true"
+	_, err := Open(context.Background(), u, t.TempDir())
+	if err == nil {
+		t.Fatal("Open of an unreachable server succeeded")
+	}
+	if strings.Contains(err.Error(), secret) {
+		t.Errorf("error leaks the secret key: %v", err)
+	}
+	if !strings.Contains(err.Error(), "s3://bucket/exp") {
+		t.Errorf("error %q does not name the URL", err)
+	}
+	r := Redact("s3://user:" + secret + "@bucket/p?endpoint=http://h:1&aws_secret_access_key=" + secret + "&session_token=" + secret)
+	if strings.Contains(r, secret) {
+		t.Errorf("Redact left the secret in %s", r)
+	}
+	if !strings.Contains(r, "endpoint=http") {
+		t.Errorf("Redact dropped the endpoint: %s", r)
+	}
+}
+
+type statusErr int
+
+func (e statusErr) Error() string       { return fmt.Sprintf("http %d", int(e)) }
+func (e statusErr) HTTPStatusCode() int { return int(e) }
+
+func TestTransient(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("put: %w", syscall.ECONNREFUSED), true},
+		{fmt.Errorf("put: %w", syscall.ECONNRESET), true},
+		{fmt.Errorf("get: %w", io.ErrUnexpectedEOF), true},
+		{fmt.Errorf("put: %w", statusErr(503)), true},
+		{fmt.Errorf("put: %w", statusErr(500)), true},
+		{fmt.Errorf("put: %w", statusErr(403)), false},
+		{fmt.Errorf("put: %w", statusErr(404)), false},
+		{context.Canceled, false},
+		{errors.New("bad request"), false},
+	} {
+		if got := Transient(tc.err); got != tc.want {
+			t.Errorf("Transient(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestRetryTransient: an operation that fails transiently is retried until
+// it succeeds; a permanent failure is not retried.
+func TestRetryTransient(t *testing.T) {
+	s := &Store{retry: Retry{Attempts: 5, Base: 1, Max: 1}}
+	calls := 0
+	err := s.do(context.Background(), "op", func(context.Context) error {
+		calls++
+		if calls < 3 {
+			return fmt.Errorf("dial: %w", syscall.ECONNREFUSED)
+		}
+		return nil
+	})
+	if err != nil || calls != 3 {
+		t.Errorf("transient failures: err = %v after %d calls, want success on the 3rd", err, calls)
+	}
+	calls = 0
+	err = s.do(context.Background(), "op", func(context.Context) error {
+		calls++
+		return statusErr(403)
+	})
+	if err == nil || calls != 1 {
+		t.Errorf("permanent failure: err = %v after %d calls, want failure after 1", err, calls)
+	}
+	calls = 0
+	err = s.do(context.Background(), "op", func(context.Context) error {
+		calls++
+		return statusErr(503)
+	})
+	if err == nil || calls != 5 || !strings.Contains(err.Error(), "5 attempts") {
+		t.Errorf("lasting transient failure: err = %v after %d calls, want failure after 5", err, calls)
+	}
+}
+
+// execSelf returns a command running this test binary as the helper that
+// commits staged to the store at u and is killed before the manifest.
+func execSelf(t *testing.T, u, staged string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), killEnv+"="+u, killEnv+"_STAGED="+staged)
+	cmd.Stderr = os.Stderr
+	return cmd
+}
