@@ -191,8 +191,10 @@ func Redact(rawURL string) string {
 	if err != nil {
 		return "<unparsable URL>"
 	}
+	changed := false
 	if u.User != nil {
 		u.User = url.User("REDACTED")
+		changed = true
 	}
 	q := u.Query()
 	for k := range q {
@@ -200,9 +202,13 @@ func Redact(rawURL string) string {
 		for _, sp := range secretParams {
 			if strings.Contains(lk, sp) {
 				q.Set(k, "REDACTED")
+				changed = true
 				break
 			}
 		}
+	}
+	if !changed {
+		return rawURL
 	}
 	u.RawQuery = q.Encode()
 	return u.String()
