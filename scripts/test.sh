@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every check hone has: formatting, vet, the Go tests under the race
 # detector, and short fuzzing of the parsers. It installs nothing that the
-# Go toolchain does not fetch by itself (module downloads).
+# Go toolchain does not fetch by itself (module downloads); the S3 server the
+# object-store tests use is built with `go install` into a per-machine cache
+# (scripts/s3server.sh) and runs only while this script does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

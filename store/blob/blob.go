@@ -263,7 +263,9 @@ func newID() string {
 // writes dest's manifest, which commits it. If dest is already committed
 // the error wraps fs.ErrExist. Objects a cut-short earlier upload left
 // under dest are removed first. On success the staged directory is
-// removed; on error it is left in place and dest is not committed.
+// removed; on error it is left in place, dest is not committed, and what
+// was uploaded is removed as far as the server allows (the rest is a
+// leftover).
 func (s *Store) Commit(staged, dest string) error {
 	k, err := key(dest)
 	if err != nil {
@@ -291,12 +293,14 @@ func (s *Store) Commit(staged, dest string) error {
 	for _, f := range files {
 		mf, err := s.upload(ctx, filepath.Join(staged, filepath.FromSlash(f)), k+"/"+f)
 		if err != nil {
+			s.abandon(ctx, k)
 			return fmt.Errorf("commit checkpoint %s: %w", dest, err)
 		}
 		mf.Path = f
 		m.Files = append(m.Files, mf)
 	}
 	if err := s.writeManifest(ctx, k, &m); err != nil {
+		s.abandon(ctx, k)
 		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
 	}
 	// dest is committed; a staged directory that cannot be removed is a
@@ -472,11 +476,13 @@ func (s *Store) Link(src, dest string) error {
 			return s.bucket.Copy(ctx, to+"/"+f.Path, from+"/"+f.Path, nil)
 		})
 		if err != nil {
+			s.abandon(ctx, to)
 			return fmt.Errorf("link checkpoint %s to %s: %w", src, dest, err)
 		}
 	}
 	m.ID = newID()
 	if err := s.writeManifest(ctx, to, m); err != nil {
+		s.abandon(ctx, to)
 		return fmt.Errorf("link checkpoint %s to %s: %w", src, dest, err)
 	}
 	return nil
@@ -514,6 +520,17 @@ func (s *Store) Delete(p string) error {
 		return fmt.Errorf("delete checkpoint %s: cache: %w", p, err)
 	}
 	return nil
+}
+
+// abandon removes, as far as it can, what a failed Commit or Link wrote
+// under k (the manifest first, in case a write that reported failure
+// landed). What it cannot remove stays a leftover for List and Delete.
+// It tries each operation once: the failure it follows has usually spent
+// the retries already.
+func (s *Store) abandon(ctx context.Context, k string) {
+	once := *s
+	once.retry = Retry{Attempts: 1}
+	_ = once.removePrefix(ctx, k)
 }
 
 // removePrefix deletes every object under k/, the manifest (if any) first.

@@ -426,3 +426,36 @@ func execSelf(t *testing.T, u, staged string) *exec.Cmd {
 	cmd.Stderr = os.Stderr
 	return cmd
 }
+
+// TestFailedCommitCleansUp: a Commit whose upload fails part way removes
+// the objects it wrote, leaves the staged directory, and commits nothing.
+func TestFailedCommitCleansUp(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			s, root := open(t, b.url(t))
+			s.uploadHook = func(k string, r io.Reader) io.Reader {
+				if strings.HasSuffix(k, "/b") {
+					return io.MultiReader(io.LimitReader(r, 2), errReader{})
+				}
+				return r
+			}
+			const cp = "trial_a/checkpoint_000000"
+			staged := stage(t, root, "trial_a", storetest.Tree{"a": "aaaa", "b": "bbbb"})
+			err := s.Commit(staged, cp)
+			if err == nil || !strings.Contains(err.Error(), "disk read failed") {
+				t.Fatalf("Commit with a failing read: err = %v, want the read error", err)
+			}
+			if keys, err := s.listKeys(context.Background(), cp+"/"); err != nil || len(keys) != 0 {
+				t.Errorf("objects left by the failed Commit: %q, %v", keys, err)
+			}
+			committed, left, err := s.List("trial_a")
+			if err != nil || len(committed) != 0 || len(left) != 1 || !strings.HasSuffix(left[0], filepath.Base(staged)) {
+				t.Errorf("List after the failed Commit = %q, %q, %v; want only the staged directory as a leftover", committed, left, err)
+			}
+		})
+	}
+}
+
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, errors.New("disk read failed") }
