@@ -459,3 +459,29 @@ func TestFailedCommitCleansUp(t *testing.T) {
 type errReader struct{}
 
 func (errReader) Read([]byte) (int, error) { return 0, errors.New("disk read failed") }
+
+// TestOpenChecksServer: against the real S3 server, bad credentials and a
+// missing bucket fail Open with an error naming the URL, never the secret.
+func TestOpenChecksServer(t *testing.T) {
+	good := s3URL(t)
+	u, err := url.Parse(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := *u
+	missing.Host = "no-such-bucket-" + randomHex()
+	if _, err := Open(context.Background(), missing.String(), t.TempDir()); err == nil ||
+		!strings.Contains(err.Error(), "cannot list the bucket") || !strings.Contains(err.Error(), missing.Host) {
+		t.Errorf("Open of a missing bucket: err = %v, want a listing error naming the bucket", err)
+	}
+	const wrong = "wrong-secret-7c1e"
+	t.Setenv("AWS_SECRET_ACCESS_KEY", wrong)
+	_, err = Open(context.Background(), good, t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "cannot list the bucket") {
+		t.Fatalf("Open with a wrong secret key: err = %v, want a listing error", err)
+	}
+	if strings.Contains(err.Error(), wrong) {
+		t.Errorf("error leaks the secret key: %v", err)
+	}
+	t.Logf("wrong secret: %v", err)
+}
