@@ -151,9 +151,21 @@ type Clock interface{ Now() time.Time }
 // Clocked is an optional ability of executors that keep their own time.
 type Clocked interface{ Clock() Clock }
 
+// VirtualClock is implemented by a Clock whose time moves only with its
+// executor's events (the sim executor's). When an executor's Clock is
+// virtual, the runner steps each event, committing its checkpoint, before
+// it takes the next, so that virtual time stays in order; with any other
+// executor it commits checkpoints on a pool, holding each event (and its
+// trial's later events) until its checkpoint is durable.
+type VirtualClock interface {
+	Clock
+	Virtual() bool
+}
+
 // Store keeps committed checkpoint directories. Paths are relative to the
 // experiment directory and use forward slashes. Called from the runner's
-// goroutine.
+// goroutine, except Commit, which may run on other goroutines, concurrently
+// with the other methods, for distinct paths.
 type Store interface {
 	// Commit atomically turns the staged local directory into the
 	// checkpoint at dest: after it returns nil, all bytes are durable and a

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -425,6 +426,39 @@ type runner struct {
 	filesDue time.Time
 	// contained: the executor's trials cannot outlive this process.
 	contained bool
+
+	// async: checkpoint commits run on the commit pool, off this
+	// goroutine (every executor but one on virtual time, whose order of
+	// events must not depend on how long a commit takes).
+	async bool
+	// sem bounds the commits running at once.
+	sem chan struct{}
+	// held has an entry for each trial whose checkpoint is being
+	// committed: the event carrying it, then the trial's later events,
+	// which wait for it in order.
+	held map[string][]hone.Event
+	// inflight counts the commits started and not yet finished (taken
+	// from done by the loop).
+	inflight int
+	// commits waits for every commit goroutine.
+	commits sync.WaitGroup
+	// cmu guards done and wake, which the commit goroutines touch.
+	cmu sync.Mutex
+	// done are the finished commits the loop has not taken yet.
+	done []commitDone
+	// wake ends the loop's current wait for an event, if set.
+	wake context.CancelFunc
+}
+
+// commitWorkers is how many checkpoint commits run at once.
+const commitWorkers = 4
+
+// commitDone is a finished commit of ev's checkpoint to dest (index idx).
+type commitDone struct {
+	ev   hone.Event
+	idx  int
+	dest string
+	err  error
 }
 
 // syncEvery is how often the journal is fsynced while an experiment runs.
@@ -486,6 +520,11 @@ func newRunner(exp *hone.Experiment, opts Options) (*runner, error) {
 	if c, ok := opts.Executor.(hone.Contained); ok {
 		r.contained = c.Contained()
 	}
+	if !virtualTime(opts.Executor) {
+		r.async = true
+		r.sem = make(chan struct{}, commitWorkers)
+		r.held = map[string][]hone.Event{}
+	}
 	for _, cb := range exp.Callbacks {
 		if b, ok := cb.(hone.BufferedCallback); ok {
 			r.buffered = append(r.buffered, b)
@@ -516,6 +555,17 @@ func newRunner(exp *hone.Experiment, opts Options) (*runner, error) {
 	return r, nil
 }
 
+// virtualTime reports whether the executor's clock is virtual
+// (hone.VirtualClock).
+func virtualTime(e hone.Executor) bool {
+	c, ok := e.(hone.Clocked)
+	if !ok {
+		return false
+	}
+	v, ok := c.Clock().(hone.VirtualClock)
+	return ok && v.Virtual()
+}
+
 func (r *runner) logf(format string, args ...any) {
 	fmt.Fprintf(r.log, "hone: "+format+"\n", args...)
 }
@@ -523,6 +573,7 @@ func (r *runner) logf(format string, args ...any) {
 // loop steps the first input, then events until the controller is done.
 func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome, err error) {
 	defer func() {
+		r.waitCommits()
 		cerr := r.exec.Close()
 		var ferr error
 		if r.unmarked || !r.filesDue.IsZero() {
@@ -572,7 +623,40 @@ func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome
 			wait = context.Background()
 		}
 		wctx := tick.context(wait, r.filesDue)
-		ev, err := r.exec.Next(wctx)
+		nctx, woken := wctx, context.CancelFunc(nil)
+		if r.inflight > 0 {
+			r.cmu.Lock()
+			done := r.done
+			r.done = nil
+			if len(done) == 0 {
+				nctx, woken = context.WithCancel(wctx)
+				r.wake = woken
+			}
+			r.cmu.Unlock()
+			if len(done) > 0 {
+				for _, d := range done {
+					if err := r.finish(d); err != nil {
+						return nil, err
+					}
+				}
+				continue
+			}
+		}
+		ev, err := r.exec.Next(nctx)
+		if woken != nil {
+			if errors.Is(err, hone.ErrIdle) {
+				// Nothing runs but commits: wait for one (or the tick).
+				<-nctx.Done()
+				err = nctx.Err()
+			}
+			r.cmu.Lock()
+			r.wake = nil
+			r.cmu.Unlock()
+			woken()
+			if errors.Is(err, context.Canceled) && wctx.Err() == nil {
+				continue // a commit finished
+			}
+		}
 		tickDue := false
 		if err != nil && wctx.Err() != nil {
 			// The deadline passed, or ctx was cancelled: the next wait
@@ -606,19 +690,126 @@ func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome
 		case err != nil:
 			return nil, fmt.Errorf("executor: %w", err)
 		default:
-			if err := trialDiskFull(ev); err != nil {
-				return nil, err
-			}
-			in, err := r.input(ev)
-			if err != nil {
-				return nil, err
-			}
-			if err := r.step(in); err != nil {
+			if err := r.arrive(ev); err != nil {
 				return nil, err
 			}
 		}
 	}
 	return nil, r.ctl.Err()
+}
+
+// arrive takes an event from the executor: it waits behind its trial's
+// checkpoint being committed, if any, or is delivered now.
+func (r *runner) arrive(ev hone.Event) error {
+	if q, ok := r.held[ev.TrialID]; ok {
+		r.held[ev.TrialID] = append(q, ev)
+		return nil
+	}
+	return r.deliver(ev)
+}
+
+// deliver steps ev, the oldest event of its trial not yet stepped. With
+// the commit pool, an event carrying a checkpoint starts its commit and
+// is held (with the trial's later events) until finish steps it; its path
+// is taken now, after every earlier checkpoint of the trial was stepped,
+// so no two commits of a trial share an index.
+func (r *runner) deliver(ev hone.Event) error {
+	if err := trialDiskFull(ev); err != nil {
+		return err
+	}
+	if !r.async || ev.CheckpointDir == "" {
+		in, err := r.input(ev)
+		if err != nil {
+			return err
+		}
+		return r.step(in)
+	}
+	idx, dest, err := r.ctl.NextCheckpointPath(ev.TrialID)
+	if err != nil {
+		in, err := r.committed(ev, 0, "", err)
+		if err != nil {
+			return err
+		}
+		return r.step(in)
+	}
+	r.held[ev.TrialID] = []hone.Event{ev}
+	r.inflight++
+	r.commits.Add(1)
+	go r.commit(ev, idx, dest)
+	return nil
+}
+
+// commit runs on a goroutine of its own: it commits ev's checkpoint to
+// dest once the pool has room, then hands the outcome to the loop and
+// wakes it.
+func (r *runner) commit(ev hone.Event, idx int, dest string) {
+	defer r.commits.Done()
+	r.sem <- struct{}{}
+	err := r.store.Commit(ev.CheckpointDir, dest)
+	<-r.sem
+	r.cmu.Lock()
+	r.done = append(r.done, commitDone{ev: ev, idx: idx, dest: dest, err: err})
+	if r.wake != nil {
+		r.wake()
+		r.wake = nil
+	}
+	r.cmu.Unlock()
+}
+
+// finish steps the event whose commit d finished, then delivers its
+// trial's events that waited behind it, in order, until one starts a
+// commit again.
+func (r *runner) finish(d commitDone) error {
+	r.inflight--
+	id := d.ev.TrialID
+	rest := r.held[id][1:]
+	delete(r.held, id)
+	in, err := r.committed(d.ev, d.idx, d.dest, d.err)
+	if err != nil {
+		return err
+	}
+	if err := r.step(in); err != nil {
+		return err
+	}
+	if in.Checkpoint != nil && !r.ctl.Registered(d.dest) {
+		// The controller ignored the event (its trial was told to stop
+		// while the commit ran), as an executor drops the events a
+		// stopped trial had queued: the checkpoint is nobody's.
+		if err := r.store.Delete(d.dest); err != nil {
+			r.logf("delete checkpoint %s: %v", d.dest, err)
+		}
+	}
+	for i, ev := range rest {
+		if err := r.deliver(ev); err != nil {
+			return err
+		}
+		if _, ok := r.held[id]; ok {
+			r.held[id] = append(r.held[id], rest[i+1:]...)
+			break
+		}
+	}
+	return nil
+}
+
+// waitCommits waits for the commits still running, at most the stop
+// grace. Their events are not journaled: a resume removes the checkpoints
+// they committed, as after a crash.
+func (r *runner) waitCommits() {
+	if r.inflight == 0 {
+		return
+	}
+	all := make(chan struct{})
+	go func() {
+		r.commits.Wait()
+		close(all)
+	}()
+	t := time.NewTimer(r.opts.StopGrace)
+	defer t.Stop()
+	select {
+	case <-all:
+	case <-t.C:
+		r.logf("checkpoint commits did not finish within %v; a resume removes what they leave", r.opts.StopGrace)
+	}
 }
 
 // tickDeadline hands every wait for an event the same deadline until it
@@ -681,13 +872,24 @@ func (t *tickDeadline) stop() {
 // event is not journaled: resume continues from the checkpoint before);
 // any other commit failure fails the trial.
 func (r *runner) input(ev hone.Event) (controller.Input, error) {
-	var ref *controller.CheckpointRef
-	var commitErr error
+	var idx int
+	var dest string
+	var err error
 	if ev.CheckpointDir != "" {
-		idx, dest, err := r.ctl.NextCheckpointPath(ev.TrialID)
+		idx, dest, err = r.ctl.NextCheckpointPath(ev.TrialID)
 		if err == nil {
 			err = r.store.Commit(ev.CheckpointDir, dest)
 		}
+	}
+	return r.committed(ev, idx, dest, err)
+}
+
+// committed converts an executor event whose staged checkpoint (if any)
+// was committed to dest with the outcome err (see input).
+func (r *runner) committed(ev hone.Event, idx int, dest string, err error) (controller.Input, error) {
+	var ref *controller.CheckpointRef
+	var commitErr error
+	if ev.CheckpointDir != "" {
 		if isDiskFull(err) {
 			return controller.Input{}, fmt.Errorf("trial %s: commit checkpoint: %w", ev.TrialID, err)
 		}

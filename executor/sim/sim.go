@@ -166,6 +166,10 @@ type virtualClock struct{ e *Executor }
 
 func (c virtualClock) Now() time.Time { return c.e.opts.start.Add(c.e.now) }
 
+// Virtual reports true: the time moves only with the executor's events
+// (hone.VirtualClock).
+func (virtualClock) Virtual() bool { return true }
+
 // Start makes the trial's trainable, restores it from spec.RestoreDir if
 // set, and computes and schedules its first step. spec.Iteration and
 // spec.Resources are not used: the restored state carries the trainable's
