@@ -316,6 +316,9 @@ func normalize(v any, path []string) (any, error) {
 		return *x, nil
 	case json.Number:
 		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			if i == 0 && strings.HasPrefix(string(x), "-") {
+				return math.Copysign(0, -1), nil // -0 is the float it marshals from
+			}
 			return normInt(i), nil
 		}
 		f, err := strconv.ParseFloat(string(x), 64)
