@@ -2,6 +2,8 @@ package hone
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -22,6 +24,27 @@ func (c *Checkpoint) Name() string { return CheckpointDirName(c.Index) }
 
 // CheckpointDirName is the directory name of the checkpoint with index i.
 func CheckpointDirName(i int) string { return fmt.Sprintf("checkpoint_%06d", i) }
+
+// CheckpointIndex parses a checkpoint directory name: it reports the index
+// i for exactly the names CheckpointDirName(i) gives, and false for any
+// other name.
+func CheckpointIndex(name string) (int, bool) {
+	digits, ok := strings.CutPrefix(name, "checkpoint_")
+	if !ok || digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
+		return 0, false
+	}
+	i, err := strconv.Atoi(digits)
+	if err != nil || CheckpointDirName(i) != name {
+		return 0, false
+	}
+	return i, true
+}
+
+// StagingDirName is the directory inside a trial directory where
+// executors stage checkpoints before a store commits them. Whatever is
+// left in it after a crash was never committed: a leftover, deleted on
+// resume.
+const StagingDirName = ".staging"
 
 // CheckpointConfig is the retention policy of a trial's checkpoints
 // (docs/SEMANTICS.md §2).

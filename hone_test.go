@@ -544,3 +544,18 @@ func TestStatusDecisionAndNames(t *testing.T) {
 		t.Errorf("empty Resources.String() = %q", s)
 	}
 }
+
+// TestCheckpointIndex: CheckpointIndex reads back exactly the names
+// CheckpointDirName writes.
+func TestCheckpointIndex(t *testing.T) {
+	for _, i := range []int{0, 7, 999999, 1000000} {
+		if got, ok := hone.CheckpointIndex(hone.CheckpointDirName(i)); !ok || got != i {
+			t.Errorf("CheckpointIndex(%q) = %d, %v", hone.CheckpointDirName(i), got, ok)
+		}
+	}
+	for _, name := range []string{"checkpoint_", "checkpoint_7", "checkpoint_00000x", "checkpoint_-00001", "ckpt_000001", hone.StagingDirName} {
+		if i, ok := hone.CheckpointIndex(name); ok {
+			t.Errorf("CheckpointIndex(%q) = %d, true; want false", name, i)
+		}
+	}
+}

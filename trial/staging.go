@@ -8,12 +8,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+
+	"github.com/hone-tune/hone"
 )
 
-// StagingDirName is the directory under a trial directory where checkpoints
-// are staged before hone commits them. Whatever is left there after a crash
-// was never committed and may be deleted.
-const StagingDirName = ".staging"
+// StagingDirName is hone.StagingDirName: the directory under a trial
+// directory where checkpoints are staged before hone commits them.
+const StagingDirName = hone.StagingDirName
 
 // Stager hands out fresh staging directories <trialDir>/.staging/<n>, n =
 // 0, 1, 2, ... skipping names that already exist, so directories left by an

@@ -52,7 +52,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -70,10 +69,6 @@ import (
 // whose presence makes the checkpoint committed. A staged checkpoint may
 // not hold a top-level file of this name.
 const ManifestName = ".hone-manifest.json"
-
-// stagingDirName matches local.StagingDirName: where executors stage
-// checkpoints inside a local trial directory.
-const stagingDirName = ".staging"
 
 // ErrBadPath is returned (wrapped) for a path that is empty, absolute, or
 // leaves the experiment.
@@ -497,7 +492,7 @@ func (s *Store) Delete(p string) error {
 	if err != nil {
 		return fmt.Errorf("delete checkpoint: %w", err)
 	}
-	if path.Base(path.Dir(k)) == stagingDirName {
+	if path.Base(path.Dir(k)) == hone.StagingDirName {
 		if s.localRoot == "" {
 			return fmt.Errorf("delete checkpoint %s: staged directory, and the store has no local root", p)
 		}
@@ -706,7 +701,7 @@ func (s *Store) List(trialDir string) (committed, leftovers []string, err error)
 		if !ok {
 			continue
 		}
-		if _, ok := checkpointIndex(name); !ok {
+		if _, ok := hone.CheckpointIndex(name); !ok {
 			continue
 		}
 		st := seen[name]
@@ -724,7 +719,7 @@ func (s *Store) List(trialDir string) (committed, leftovers []string, err error)
 	}
 	var cps []indexed
 	for name, st := range seen {
-		i, _ := checkpointIndex(name)
+		i, _ := hone.CheckpointIndex(name)
 		if st.manifest {
 			cps = append(cps, indexed{i, path.Join(rel, name)})
 		} else {
@@ -737,30 +732,16 @@ func (s *Store) List(trialDir string) (committed, leftovers []string, err error)
 	}
 	slices.Sort(leftovers)
 	if s.localRoot != "" {
-		staging := filepath.Join(s.localRoot, filepath.FromSlash(rel), stagingDirName)
+		staging := filepath.Join(s.localRoot, filepath.FromSlash(rel), hone.StagingDirName)
 		entries, err := os.ReadDir(staging)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, fmt.Errorf("list checkpoints %s: %w", trialDir, err)
 		}
 		for _, e := range entries {
-			leftovers = append(leftovers, path.Join(rel, stagingDirName, e.Name()))
+			leftovers = append(leftovers, path.Join(rel, hone.StagingDirName, e.Name()))
 		}
 	}
 	return committed, leftovers, nil
-}
-
-// checkpointIndex parses a committed checkpoint name: exactly the output of
-// hone.CheckpointDirName for some index.
-func checkpointIndex(name string) (int, bool) {
-	digits, ok := strings.CutPrefix(name, "checkpoint_")
-	if !ok || digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
-		return 0, false
-	}
-	i, err := strconv.Atoi(digits)
-	if err != nil || hone.CheckpointDirName(i) != name {
-		return 0, false
-	}
-	return i, true
 }
 
 // permanentError marks an error that retrying cannot cure.

@@ -35,7 +35,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -43,10 +42,9 @@ import (
 	"github.com/hone-tune/hone/internal/fsutil"
 )
 
-// StagingDirName is the directory inside a trial directory where executors
-// stage checkpoints before they are committed. Whatever is left in it is a
-// leftover.
-const StagingDirName = ".staging"
+// StagingDirName is hone.StagingDirName, where executors stage
+// checkpoints inside a trial directory.
+const StagingDirName = hone.StagingDirName
 
 // Name prefixes of the store's temporary and trash directories.
 const (
@@ -345,7 +343,7 @@ func (s *Store) List(trialDir string) (committed, leftovers []string, err error)
 				leftovers = append(leftovers, path.Join(rel, name, st.Name()))
 			}
 		case e.IsDir():
-			if i, ok := checkpointIndex(name); ok {
+			if i, ok := hone.CheckpointIndex(name); ok {
 				cps = append(cps, indexed{i, path.Join(rel, name)})
 			}
 		}
@@ -355,20 +353,6 @@ func (s *Store) List(trialDir string) (committed, leftovers []string, err error)
 		committed = append(committed, c.p)
 	}
 	return committed, leftovers, nil
-}
-
-// checkpointIndex parses a committed checkpoint name: exactly the output of
-// hone.CheckpointDirName for some index.
-func checkpointIndex(name string) (int, bool) {
-	digits, ok := strings.CutPrefix(name, "checkpoint_")
-	if !ok || digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
-		return 0, false
-	}
-	i, err := strconv.Atoi(digits)
-	if err != nil || hone.CheckpointDirName(i) != name {
-		return 0, false
-	}
-	return i, true
 }
 
 // isLeftover reports whether the clean store path p names a leftover.
