@@ -771,7 +771,7 @@ func (r *runner) finish(d commitDone) error {
 	if err := r.step(in); err != nil {
 		return err
 	}
-	if in.Checkpoint != nil && !r.ctl.Registered(d.dest) {
+	if m := r.ctl.Manager(id); in.Checkpoint != nil && (m == nil || !m.Has(d.dest)) {
 		// The controller ignored the event (its trial was told to stop
 		// while the commit ran), as an executor drops the events a
 		// stopped trial had queued: the checkpoint is nobody's.
