@@ -276,37 +276,52 @@ func TestBinaryInterrupt(t *testing.T) {
 		// Trials resumed from a checkpoint: their iterations go on without
 		// starting over (a restart from scratch would repeat iteration 1).
 		rows, _ := tr.Results()
-		ones := 0
-		for _, r := range rows {
-			if v, _ := r.Value(hone.FieldTrainingIteration); v == 1 {
-				ones++
-			}
-		}
-		if ones != 1 && reported[tr.ID] > 0 {
+		if ones := atIteration(rows, 1); ones != 1 && reported[tr.ID] > 0 {
 			t.Errorf("trial %s started over after resume: %d results at iteration 1", tr.ID, ones)
 		}
 	}
 }
 
-// TestBinarySecondInterrupt checks that a second SIGINT during a graceful
-// stop exits at once with code 130, and that the experiment still resumes.
-func TestBinarySecondInterrupt(t *testing.T) {
-	// Trials ignore SIGTERM, so the graceful stop would last stop_grace.
+// atIteration counts the rows at training iteration it: a trial resumed
+// from a checkpoint has one row at iteration 1, one started over more.
+func atIteration(rows []results.Row, it float64) int {
+	n := 0
+	for _, r := range rows {
+		if v, _ := r.Value(hone.FieldTrainingIteration); v == it {
+			n++
+		}
+	}
+	return n
+}
+
+// stoppingStubborn starts hone on a spec whose trials ignore SIGTERM (so
+// its graceful stop would last stop_grace, a minute), sends it sig once
+// two results are in, and returns once hone says it is stopping: the
+// running command, the spec's path and the experiment directory.
+func stoppingStubborn(t *testing.T, name string, sig os.Signal) (*exec.Cmd, string, string) {
+	t.Helper()
 	stubborn := strings.Replace(shSpec(6, "0.1", "stop_grace: 1m\n"), "    x=$(", "    trap '' TERM\n    x=$(", 1)
-	path, dir := writeSpec(t, "twice", stubborn)
+	path, dir := writeSpec(t, name, stubborn)
 	t.Cleanup(func() { killTrials(t, dir) })
 	cmd := binary(t, "run", path)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	waitReports(t, dir, 2, cmd)
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for _, stderr := output(cmd); !strings.Contains(stderr, "stopping") && time.Now().Before(deadline); _, stderr = output(cmd) {
-		time.Sleep(10 * time.Millisecond) // the first signal was seen
+		time.Sleep(10 * time.Millisecond) // the signal was seen
 	}
+	return cmd, path, dir
+}
+
+// TestBinarySecondInterrupt checks that a second SIGINT during a graceful
+// stop exits at once with code 130, and that the experiment still resumes.
+func TestBinarySecondInterrupt(t *testing.T) {
+	cmd, path, dir := stoppingStubborn(t, "twice", os.Interrupt)
 	start := time.Now()
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)

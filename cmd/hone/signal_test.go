@@ -81,13 +81,7 @@ func TestBinaryHangup(t *testing.T) {
 			t.Errorf("trial %s: %s at iteration %v after resume", tr.ID, tr.Status, it)
 		}
 		// Continued, not started over: iteration 1 appears once.
-		ones := 0
-		for _, r := range rows {
-			if v, _ := r.Value(hone.FieldTrainingIteration); v == 1 {
-				ones++
-			}
-		}
-		if ones != 1 && reported[tr.ID] > 0 {
+		if ones := atIteration(rows, 1); ones != 1 && reported[tr.ID] > 0 {
 			t.Errorf("trial %s started over after the SIGHUP: %d results at iteration 1", tr.ID, ones)
 		}
 	}
@@ -96,22 +90,7 @@ func TestBinaryHangup(t *testing.T) {
 // TestBinarySecondSignal checks that any two of the stop signals make hone
 // quit at once (130): here SIGHUP, then SIGTERM during the graceful stop.
 func TestBinarySecondSignal(t *testing.T) {
-	// Trials ignore SIGTERM, so the graceful stop would last stop_grace.
-	stubborn := strings.Replace(shSpec(6, "0.1", "stop_grace: 1m\n"), "    x=$(", "    trap '' TERM\n    x=$(", 1)
-	path, dir := writeSpec(t, "hupterm", stubborn)
-	t.Cleanup(func() { killTrials(t, dir) })
-	cmd := binary(t, "run", path)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitReports(t, dir, 2, cmd)
-	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for _, stderr := output(cmd); !strings.Contains(stderr, "stopping") && time.Now().Before(deadline); _, stderr = output(cmd) {
-		time.Sleep(10 * time.Millisecond) // the first signal was seen
-	}
+	cmd, _, _ := stoppingStubborn(t, "hupterm", syscall.SIGHUP)
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
