@@ -45,29 +45,18 @@ const cutSteps = 4
 // stepper is a function trainable that counts to cutSteps, saving its
 // count every second step, and restores it.
 func stepper(ctx context.Context, s trial.Session) error {
-	step := 0
-	if d := s.Checkpoint(); d != "" {
-		b, err := os.ReadFile(filepath.Join(d, "step"))
-		if err != nil {
-			return err
-		}
-		if step, err = strconv.Atoi(string(b)); err != nil {
-			return err
-		}
+	step, err := restoredStep(s)
+	if err != nil {
+		return err
 	}
 	x, _ := hone.Number(s.Config()["x"])
 	for step < cutSteps {
 		step++
 		var opts []trial.ReportOption
 		if step%2 == 0 {
-			d, err := s.StagingDir()
-			if err != nil {
+			if opts, err = savedStep(s, step); err != nil {
 				return err
 			}
-			if err := os.WriteFile(filepath.Join(d, "step"), []byte(strconv.Itoa(step)), 0o644); err != nil {
-				return err
-			}
-			opts = append(opts, trial.WithCheckpoint(d))
 		}
 		if err := s.Report(trial.Metrics{"loss": x / float64(step), "step": step}, opts...); err != nil {
 			return err

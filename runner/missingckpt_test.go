@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -26,15 +25,9 @@ import (
 // failOnce counts to 6, checkpointing at steps 2 and 4, and fails at step
 // 5 the first time it gets there (it leaves a marker in its directory).
 func failOnce(ctx context.Context, s trial.Session) error {
-	step := 0
-	if d := s.Checkpoint(); d != "" {
-		b, err := os.ReadFile(filepath.Join(d, "step"))
-		if err != nil {
-			return err
-		}
-		if step, err = strconv.Atoi(string(b)); err != nil {
-			return err
-		}
+	step, err := restoredStep(s)
+	if err != nil {
+		return err
 	}
 	marker := filepath.Join(s.Dir(), "failed-once")
 	for step < 6 {
@@ -49,14 +42,9 @@ func failOnce(ctx context.Context, s trial.Session) error {
 		}
 		var opts []trial.ReportOption
 		if step == 2 || step == 4 {
-			d, err := s.StagingDir()
-			if err != nil {
+			if opts, err = savedStep(s, step); err != nil {
 				return err
 			}
-			if err := os.WriteFile(filepath.Join(d, "step"), []byte(strconv.Itoa(step)), 0o644); err != nil {
-				return err
-			}
-			opts = append(opts, trial.WithCheckpoint(d))
 		}
 		if err := s.Report(trial.Metrics{"loss": 1 / float64(step), "step": step}, opts...); err != nil {
 			return err
