@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/internal/redact"
 	"github.com/hone-tune/hone/space"
 )
 
@@ -38,7 +40,7 @@ func (s *Spec) check(c *collector) (hone.Searcher, hone.Scheduler) {
 	}
 	if s.Storage == "" {
 		c.errorf("storage", "must not be empty")
-	} else if _, err := storageDir(s.Storage); err != nil {
+	} else if _, _, err := storageDir(s.Storage); err != nil {
 		c.errorf("storage", "%v", err)
 	}
 	if s.Mode != "" && !s.Mode.Valid() {
@@ -161,30 +163,53 @@ func checkLabel(c *collector, path, n, what string) {
 // character other than a space.
 func visible(r rune) bool { return unicode.IsGraphic(r) && !unicode.IsSpace(r) }
 
+// RemoteSchemes are the URL schemes of object stores a storage value may
+// name.
+var RemoteSchemes = []string{"s3"}
+
 // storageDir returns the local directory a storage value names: a path as
-// it is, or the path of a file:///abs/path URL. Other URLs are errors.
-func storageDir(v string) (string, error) {
+// it is, or the path of a file:///abs/path URL. An object-store URL
+// (RemoteSchemes) is returned as it is, with remote true. Other URLs are
+// errors.
+func storageDir(v string) (dir string, remote bool, err error) {
 	if !utf8.ValidString(v) || strings.IndexFunc(v, unicode.IsControl) >= 0 {
-		return "", fmt.Errorf("must be a path or a file:///abs/path URL, without control characters, got %q", v)
+		return "", false, fmt.Errorf("must be a path or a URL, without control characters, got %q", v)
 	}
 	scheme, _, isURL := strings.Cut(v, "://")
 	if !isURL || len(scheme) < 2 || !validScheme(scheme) {
-		return v, nil // a path (a one-letter "scheme" is a drive letter)
+		return v, false, nil // a path (a one-letter "scheme" is a drive letter)
+	}
+	allowed := "a local path, file:///abs/path, or s3://bucket/prefix?endpoint=...&region=..."
+	if slices.Contains(RemoteSchemes, strings.ToLower(scheme)) {
+		u, err := url.Parse(v)
+		if err != nil {
+			return "", false, fmt.Errorf("not a valid URL (%v); allowed: %s", err, allowed)
+		}
+		if u.Host == "" {
+			return "", false, fmt.Errorf("%s URL names no bucket: want %s://BUCKET/PREFIX", scheme, scheme)
+		}
+		if u.User != nil {
+			return "", false, fmt.Errorf("%s URL must not carry credentials; they come from the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_PROFILE or the shared config)", scheme)
+		}
+		if u.Fragment != "" {
+			return "", false, fmt.Errorf("%s URL must not have a fragment (#...)", scheme)
+		}
+		return v, true, nil
 	}
 	if !strings.EqualFold(scheme, "file") {
-		return "", fmt.Errorf("unsupported URL scheme %q; allowed: a local path or file:///abs/path", scheme)
+		return "", false, fmt.Errorf("unsupported URL scheme %q; allowed: %s", scheme, allowed)
 	}
 	u, err := url.Parse(v)
 	if err != nil {
-		return "", fmt.Errorf("not a valid file URL (%v); allowed: a local path or file:///abs/path", err)
+		return "", false, fmt.Errorf("not a valid file URL (%v); allowed: %s", err, allowed)
 	}
 	if u.Host != "" && u.Host != "localhost" {
-		return "", fmt.Errorf("file URL names host %q; only local paths are supported: file:///abs/path", u.Host)
+		return "", false, fmt.Errorf("file URL names host %q; only local paths are supported: file:///abs/path", u.Host)
 	}
 	if u.RawQuery != "" || u.Fragment != "" || !filepath.IsAbs(u.Path) {
-		return "", fmt.Errorf("want file:///abs/path (an absolute path, no query), got %q", v)
+		return "", false, fmt.Errorf("want file:///abs/path (an absolute path, no query), got %q", v)
 	}
-	return filepath.Clean(u.Path), nil
+	return filepath.Clean(u.Path), false, nil
 }
 
 // validScheme reports whether s is a URL scheme: a letter, then letters,
@@ -201,14 +226,45 @@ func validScheme(s string) bool {
 
 // StorageDir returns the local directory that Storage names: Storage
 // itself for a path, or the path of a file:///abs/path URL. It returns an
-// error for a value Validate refuses (another URL scheme).
+// error for an object-store URL (see StorageURL) or a value Validate
+// refuses.
 func (s *Spec) StorageDir() (string, error) {
-	d, err := storageDir(s.Storage)
+	d, remote, err := storageDir(s.Storage)
 	if err != nil {
 		return "", fmt.Errorf("storage: %w", err)
 	}
+	if remote {
+		return "", fmt.Errorf("storage: %s is an object store, not a directory", Redact(s.Storage))
+	}
 	return d, nil
 }
+
+// StorageURL returns the experiment's object-store URL, Storage's URL with
+// Name appended to its path, and true; or "", false when Storage is a
+// local directory.
+func (s *Spec) StorageURL() (string, bool) {
+	_, remote, err := storageDir(s.Storage)
+	if err != nil || !remote {
+		return "", false
+	}
+	return JoinURL(s.Storage, s.Name), true
+}
+
+// JoinURL appends name as one more element of the URL's path, keeping its
+// query.
+func JoinURL(raw, name string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw + "/" + name
+	}
+	u.Path = path.Join("/", u.Path, name)
+	u.RawPath = ""
+	return u.String()
+}
+
+// Redact returns a URL with its user information and the values of
+// secret-looking query parameters hidden, for messages.
+func Redact(raw string) string { return redact.URL(raw) }
 
 // checkPoint reports keys of a point that the search space does not have.
 // Keys under a domain or a constant are not checked: the point replaces it

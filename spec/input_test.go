@@ -56,13 +56,17 @@ func TestRefusedInput(t *testing.T) {
 			`experiment.yaml:5: env.E=F: not a valid environment variable name`,
 		},
 	}, {
-		name: "object storage",
-		src:  "command: [x]\nstorage: s3://bucket/results\n",
-		want: []string{`experiment.yaml:2: storage: unsupported URL scheme "s3"; allowed: a local path or file:///abs/path`},
+		name: "object storage without a bucket",
+		src:  "command: [x]\nstorage: s3:///results\n",
+		want: []string{`experiment.yaml:2: storage: s3 URL names no bucket: want s3://BUCKET/PREFIX`},
+	}, {
+		name: "object storage with credentials",
+		src:  "command: [x]\nstorage: s3://AKIA:hunter2@bucket/results\n",
+		want: []string{`experiment.yaml:2: storage: s3 URL must not carry credentials; they come from the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_PROFILE or the shared config)`},
 	}, {
 		name: "http storage",
 		src:  "command: [x]\nstorage: \"HTTPS://example/results\"\n",
-		want: []string{`experiment.yaml:2: storage: unsupported URL scheme "HTTPS"; allowed: a local path or file:///abs/path`},
+		want: []string{`experiment.yaml:2: storage: unsupported URL scheme "HTTPS"; allowed: a local path, file:///abs/path, or s3://bucket/prefix?endpoint=...&region=...`},
 	}, {
 		name: "file URL with a host",
 		src:  "command: [x]\nstorage: file://server/results\n",
@@ -74,7 +78,7 @@ func TestRefusedInput(t *testing.T) {
 	}, {
 		name: "storage with a newline",
 		src:  "command: [x]\nstorage: \"results\\n\"\n",
-		want: []string{`experiment.yaml:2: storage: must be a path or a file:///abs/path URL, without control characters, got "results\n"`},
+		want: []string{`experiment.yaml:2: storage: must be a path or a URL, without control characters, got "results\n"`},
 	}, {
 		name: "more CPUs than the machine",
 		src:  fmt.Sprintf("command: [x]\nresources:\n  cpu: %d\n", m.cpus+1),
@@ -152,8 +156,27 @@ func TestStorage(t *testing.T) {
 	}
 	s := Default()
 	s.Storage = "gs://bucket"
-	if _, err := s.StorageDir(); err == nil || err.Error() != `storage: unsupported URL scheme "gs"; allowed: a local path or file:///abs/path` {
+	if _, err := s.StorageDir(); err == nil || err.Error() != `storage: unsupported URL scheme "gs"; allowed: a local path, file:///abs/path, or s3://bucket/prefix?endpoint=...&region=...` {
 		t.Errorf("StorageDir(gs://) = %v", err)
+	}
+	if u, ok := s.StorageURL(); ok {
+		t.Errorf("StorageURL(gs://) = %q, true", u)
+	}
+	// An object store: the experiment's URL is the storage URL's path
+	// joined with the name, the query kept; it is no directory.
+	s, err := parse(t, "command: [x]\nname: run1\nstorage: \"s3://bucket/a/b?endpoint=http://127.0.0.1:9000&region=us-east-1\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, ok := s.StorageURL(); !ok || u != "s3://bucket/a/b/run1?endpoint=http://127.0.0.1:9000&region=us-east-1" {
+		t.Errorf("StorageURL = %q, %v", u, ok)
+	}
+	if d, err := s.StorageDir(); err == nil {
+		t.Errorf("StorageDir of an s3 storage = %q, nil; want an error", d)
+	}
+	s.Storage = "s3://bucket"
+	if u, _ := s.StorageURL(); u != "s3://bucket/run1" {
+		t.Errorf("StorageURL of a bucket without prefix = %q", u)
 	}
 }
 

@@ -38,8 +38,9 @@ type Spec struct {
 	Name string
 	// Storage is the root directory of experiments, relative to the
 	// current directory unless absolute, or a file:///abs/path URL (Parse
-	// turns one into its path; see StorageDir). Other URL schemes are
-	// refused. Default "hone_results".
+	// turns one into its path; see StorageDir), or an object-store URL
+	// such as s3://bucket/prefix?endpoint=...&region=... (see StorageURL).
+	// Other URL schemes are refused. Default "hone_results".
 	Storage string
 	// Trainable names what is trained; it starts every trial directory
 	// name. Default "trainable".
@@ -267,7 +268,7 @@ func (s *Spec) decode(c *collector, root *yaml.Node, dir string) {
 		case "storage":
 			if x, ok := c.str(v, path); ok {
 				s.Storage = x
-				if d, err := storageDir(x); err == nil {
+				if d, _, err := storageDir(x); err == nil {
 					s.Storage = d // a file:// URL becomes its path
 				}
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
@@ -38,12 +40,13 @@ ended the experiment) are counted as "not started" and listed only with
 --not-started.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := openExperiment(args[0])
+			x, err := inspect(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			running, holder := runningIn(e.Dir)
-			metric, mode := storedObjective(e.Dir)
+			defer x.close()
+			e, running, holder := x.Experiment, x.running, x.holder
+			metric, mode := storedObjective(x.local)
 			rows, err := trialRows(e, metric, mode, results.ScopeLast, running)
 			if err != nil {
 				return withCode(exitFailed, err)
@@ -110,11 +113,13 @@ records (RUNNING for such a trial).`,
 			if o.mode != "" && !hone.Mode(o.mode).Valid() {
 				return withCode(exitUsage, fmt.Errorf("--mode %q: allowed values are min and max", o.mode))
 			}
-			e, err := openExperiment(args[0])
+			x, err := inspect(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			metric, mode := storedObjective(e.Dir)
+			defer x.close()
+			e := x.Experiment
+			metric, mode := storedObjective(x.local)
 			if o.metric != "" {
 				metric = o.metric
 			}
@@ -125,7 +130,7 @@ records (RUNNING for such a trial).`,
 				mode = hone.Min
 			}
 			w := cmd.OutOrStdout()
-			running, _ := runningIn(e.Dir)
+			running := x.running
 			if o.best {
 				if metric == "" {
 					return withCode(exitUsage, fmt.Errorf("the experiment's spec names no metric; pass --metric"))
@@ -178,6 +183,33 @@ records (RUNNING for such a trial).`,
 	f.BoolVar(&o.csv, "csv", false, "write CSV")
 	f.BoolVar(&o.notStarted, "not-started", false, "also list the trials that never started")
 	return cmd
+}
+
+// inspected is an experiment opened for status or results.
+type inspected struct {
+	*results.Experiment
+	local   string // the local directory holding its spec copy
+	running bool   // a hone process runs it
+	holder  string // which, as " (pid N)", or ""
+	close   func()
+}
+
+// heartbeatFresh is how old an object-store experiment's heartbeat may be
+// for status to show it running: its mirror rewrites it every second.
+const heartbeatFresh = 30 * time.Second
+
+// inspect opens the experiment in the directory or at the object-store URL
+// arg for status and results.
+func inspect(ctx context.Context, arg string) (*inspected, error) {
+	if !remote(arg) {
+		e, err := openExperiment(arg)
+		if err != nil {
+			return nil, err
+		}
+		running, holder := runningIn(e.Dir)
+		return &inspected{Experiment: e, local: e.Dir, running: running, holder: holder, close: func() {}}, nil
+	}
+	return openRemoteExperiment(ctx, arg)
 }
 
 // openExperiment opens the experiment in dir; a directory without a

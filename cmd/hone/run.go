@@ -73,6 +73,9 @@ SIGTERM and SIGHUP (the terminal or SSH session closing) do the same.
 			if err := s.Validate(); err != nil {
 				return a.specError(err)
 			}
+			if u, ok := s.StorageURL(); ok {
+				return a.runRemote(cmd.Context(), s, u, path, data, resume)
+			}
 			dir, err := filepath.Abs(filepath.Join(s.Storage, s.Name))
 			if err != nil {
 				return withCode(exitFailed, err)
@@ -85,28 +88,21 @@ SIGTERM and SIGHUP (the terminal or SSH session closing) do the same.
 				return err
 			}
 			defer unlock()
+			t := &target{dir: dir, shown: dir}
 			if runner.Exists(dir) {
 				if !resume {
 					return withCode(exitUsage, fmt.Errorf("%s already holds an experiment; resume it with --resume (or hone resume %s), or choose another --name", dir, dir))
 				}
-				if err := a.checkResumeSpec(dir, path, s); err != nil {
-					return err
-				}
-				finish, err := a.adoptSpec(dir, path, data)
-				if err != nil {
-					return withCode(exitFailed, err)
-				}
-				fmt.Fprintf(a.stderr, "hone: resuming the experiment in %s\n", dir)
-				return finish(a.runExperiment(cmd.Context(), s, dir, &controller.ResumeFlags{Unfinished: true}))
+				return a.resumeWithSpec(cmd.Context(), t, s, path, data)
 			}
 			if err := saveSpec(dir, path, data); err != nil {
 				return withCode(exitFailed, err)
 			}
 			fmt.Fprintf(a.stderr, "hone: running experiment %q in %s\n", s.Name, dir)
-			return a.runExperiment(cmd.Context(), s, dir, nil)
+			return a.runExperiment(cmd.Context(), s, t, nil)
 		},
 	}
-	cmd.Flags().StringVar(&storage, "storage", "", "root directory of experiments (default: the spec's storage, or hone_results)")
+	cmd.Flags().StringVar(&storage, "storage", "", "where experiments live: a directory, file:///abs/path, or s3://bucket/prefix?endpoint=...&region=... (default: the spec's storage, or hone_results)")
 	cmd.Flags().StringVar(&name, "name", "", "experiment name, the directory under storage (default: the spec's name, or the spec file's base name)")
 	cmd.Flags().BoolVar(&resume, "resume", false, "resume the experiment if its directory exists")
 	return cmd
@@ -163,22 +159,52 @@ the lines cut in experiment_state.jsonl.corrupt-N beside the journal.
 ` + exitCodesHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := filepath.Abs(args[0])
-			if err != nil {
-				return withCode(exitFailed, err)
+			ctx := cmd.Context()
+			var t *target
+			var parent, name string
+			if remote(args[0]) {
+				var err error
+				if t, err = openRemote(ctx, args[0]); err != nil {
+					return err
+				}
+				defer t.close()
+				has, err := t.store.HasJournal(ctx)
+				if err != nil {
+					return withCode(exitFailed, fmt.Errorf("storage %s: %w", t.shown, err))
+				}
+				if !has {
+					return withCode(exitUsage, fmt.Errorf("%s holds no experiment (no journal); start one with hone run SPEC.yaml", t.shown))
+				}
+				parent, name = splitURL(args[0])
+			} else {
+				dir, err := filepath.Abs(args[0])
+				if err != nil {
+					return withCode(exitFailed, err)
+				}
+				if !runner.Exists(dir) {
+					return withCode(exitUsage, fmt.Errorf("%s holds no experiment (no journal); start one with hone run SPEC.yaml", dir))
+				}
+				t = &target{dir: dir, shown: dir}
+				parent, name = filepath.Dir(dir), filepath.Base(dir)
 			}
-			if !runner.Exists(dir) {
-				return withCode(exitUsage, fmt.Errorf("%s holds no experiment (no journal); start one with hone run SPEC.yaml", dir))
-			}
-			unlock, err := lockExperiment(dir)
+			unlock, err := lockExperiment(t.dir)
 			if err != nil {
 				return err
 			}
 			defer unlock()
+			if t.store != nil {
+				note, err := t.restore(ctx, flags.truncate)
+				if err != nil {
+					return withCode(exitFailed, err)
+				}
+				if note != "" {
+					fmt.Fprintf(a.stderr, "hone: %s\n", note)
+				}
+			}
 			var s *spec.Spec
 			var data []byte
 			if specPath == "" {
-				s, err = loadStoredSpec(dir, "")
+				s, err = loadStoredSpec(t.dir, "")
 			} else if data, err = os.ReadFile(specPath); err != nil {
 				err = fmt.Errorf("read spec: %w", err)
 			} else {
@@ -187,21 +213,21 @@ the lines cut in experiment_state.jsonl.corrupt-N beside the journal.
 			if err != nil {
 				return a.specError(err)
 			}
-			s.Storage, s.Name = filepath.Dir(dir), filepath.Base(dir)
+			s.Storage, s.Name = parent, name
 			if err := s.Validate(); err != nil {
 				return a.specError(err)
 			}
 			finish := func(err error) error { return err }
 			if specPath != "" {
-				if err := a.checkResumeSpec(dir, specPath, s); err != nil {
+				if err := a.checkResumeSpec(t.dir, specPath, s); err != nil {
 					return err
 				}
-				if finish, err = a.adoptSpec(dir, specPath, data); err != nil {
+				if finish, err = a.adoptSpec(t.dir, specPath, data); err != nil {
 					return withCode(exitFailed, err)
 				}
 			}
-			fmt.Fprintf(a.stderr, "hone: resuming the experiment in %s\n", dir)
-			return finish(a.runExperiment(cmd.Context(), s, dir, &controller.ResumeFlags{
+			fmt.Fprintf(a.stderr, "hone: resuming the experiment in %s\n", t.shown)
+			return finish(a.runExperiment(ctx, s, t, &controller.ResumeFlags{
 				Unfinished:     !flags.noUnfinished,
 				Errored:        flags.errored,
 				RestartErrored: flags.restart,
@@ -290,6 +316,13 @@ func loadStoredSpec(dir, specPath string) (*spec.Spec, error) {
 		var or origin
 		if err := json.Unmarshal(o, &or); err == nil && or.SpecDir != "" {
 			base = or.SpecDir
+			if _, err := os.Stat(base); err != nil {
+				// Resumed on another machine: relative paths resolve
+				// against the current directory, as on a fresh run.
+				if wd, err := os.Getwd(); err == nil {
+					base = wd
+				}
+			}
 		}
 	}
 	return loadStoredSpecFrom(dir, base)
@@ -308,8 +341,9 @@ func loadStoredSpecFrom(dir, base string) (*spec.Spec, error) {
 
 // runExperiment runs (flags == nil) or resumes the experiment of s in dir and
 // maps the outcome to an exit code. opts adjust the runner's options.
-func (a *app) runExperiment(ctx context.Context, s *spec.Spec, dir string, flags *controller.ResumeFlags, opts ...func(*runner.Options)) error {
-	plan, err := spec.Build(s, dir, a.stdout)
+func (a *app) runExperiment(ctx context.Context, s *spec.Spec, t *target, flags *controller.ResumeFlags, opts ...func(*runner.Options)) error {
+	dir := shellArg(t.shown) // in messages, and in commands to copy
+	plan, err := spec.Build(s, t.dir, a.stdout)
 	if err != nil {
 		return a.specError(err)
 	}
@@ -321,6 +355,16 @@ func (a *app) runExperiment(ctx context.Context, s *spec.Spec, dir string, flags
 	plan.Options.Log = a.stderr
 	for _, o := range opts {
 		o(&plan.Options)
+	}
+	if t.store != nil {
+		plan.Options.Store = t.store
+		if err := t.startMirror(ctx, func(format string, args ...any) {
+			fmt.Fprintf(a.stderr, "hone: "+format+"\n", args...)
+		}); err != nil {
+			_ = exec.Close()
+			_ = plan.Close()
+			return withCode(exitFailed, err)
+		}
 	}
 
 	ctx, stop := a.interruptible(ctx,
@@ -336,6 +380,14 @@ func (a *app) runExperiment(ctx context.Context, s *spec.Spec, dir string, flags
 	stop()
 	if cerr := plan.Close(); err == nil && cerr != nil {
 		err = cerr
+	}
+	if t.mirror != nil {
+		if cerr := t.mirror.Close(context.Background()); cerr != nil {
+			fmt.Fprintf(a.stderr, "hone: the experiment's last changes did not reach %s: %v\n(its local copy is in %s; hone resume %s continues from what the store holds)\n", t.shown, cerr, t.dir, t.shown)
+			if err == nil {
+				return exitWith(exitFailed)
+			}
+		}
 	}
 	switch {
 	case err != nil:

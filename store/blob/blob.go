@@ -63,6 +63,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/internal/redact"
 )
 
 // ManifestName is the name of the object, inside a checkpoint's prefix,
@@ -159,7 +160,13 @@ func Open(ctx context.Context, rawURL, cacheDir string, opts ...Option) (*Store,
 		b = cblob.PrefixedBucket(b, prefix+"/")
 	}
 	s.bucket = b
-	if _, _, err := b.ListPage(ctx, cblob.FirstPageToken, 1, nil); err != nil {
+	// The start-up check rides out a blip, not an outage: a wrong endpoint
+	// is reported within seconds.
+	check := &Store{bucket: b, retry: Retry{Attempts: 3, Base: 200 * time.Millisecond, Max: time.Second}}
+	if err := check.do(ctx, "list", func(ctx context.Context) error {
+		_, _, err := b.ListPage(ctx, cblob.FirstPageToken, 1, nil)
+		return err
+	}); err != nil {
 		_ = b.Close()
 		return nil, fmt.Errorf("blob store %s: cannot list the bucket: %s", s.url, scrub(err.Error(), rawURL))
 	}
@@ -176,38 +183,9 @@ func (s *Store) Close() error { return s.bucket.Close() }
 // URL returns the store's URL without secrets.
 func (s *Store) URL() string { return s.url }
 
-// secretParams are URL query parameters whose values are never shown.
-var secretParams = []string{"secret", "token", "password", "credential", "key", "signature"}
-
 // Redact returns rawURL with its user information and the values of
 // secret-looking query parameters replaced, for messages and logs.
-func Redact(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "<unparsable URL>"
-	}
-	changed := false
-	if u.User != nil {
-		u.User = url.User("REDACTED")
-		changed = true
-	}
-	q := u.Query()
-	for k := range q {
-		lk := strings.ToLower(k)
-		for _, sp := range secretParams {
-			if strings.Contains(lk, sp) {
-				q.Set(k, "REDACTED")
-				changed = true
-				break
-			}
-		}
-	}
-	if !changed {
-		return rawURL
-	}
-	u.RawQuery = q.Encode()
-	return u.String()
-}
+func Redact(rawURL string) string { return redact.URL(rawURL) }
 
 // scrub removes the raw URL (which may hold secrets) from a message of the
 // client library, leaving its redacted form.
