@@ -210,6 +210,23 @@ func resumeWrites(lines []journal.Line) map[string]bool {
 	return out
 }
 
+// shippedStore is the experiment's object store with one rule added: a
+// checkpoint is deleted only once the journal lines before the delete
+// (the record that made it deletable) are in the bucket, so that the
+// bucket's journal never registers a checkpoint the bucket lacks.
+type shippedStore struct {
+	hone.Store
+	m *blob.Mirror
+}
+
+// Delete ships the journal, then deletes p.
+func (s shippedStore) Delete(p string) error {
+	if err := s.m.Sync(context.Background()); err != nil {
+		return fmt.Errorf("kept %s: the journal could not be shipped first: %w", p, err)
+	}
+	return s.Store.Delete(p)
+}
+
 // startMirror starts mirroring the local working directory to the store.
 // The local journal must be in its final shape for appending.
 func (t *target) startMirror(ctx context.Context, logf func(string, ...any)) error {

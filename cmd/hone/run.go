@@ -357,7 +357,6 @@ func (a *app) runExperiment(ctx context.Context, s *spec.Spec, t *target, flags 
 		o(&plan.Options)
 	}
 	if t.store != nil {
-		plan.Options.Store = t.store
 		if err := t.startMirror(ctx, func(format string, args ...any) {
 			fmt.Fprintf(a.stderr, "hone: "+format+"\n", args...)
 		}); err != nil {
@@ -365,6 +364,7 @@ func (a *app) runExperiment(ctx context.Context, s *spec.Spec, t *target, flags 
 			_ = plan.Close()
 			return withCode(exitFailed, err)
 		}
+		plan.Options.Store = shippedStore{t.store, t.mirror}
 	}
 
 	ctx, stop := a.interruptible(ctx,

@@ -418,7 +418,9 @@ func (m *Mirror) Start() {
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		t := time.NewTicker(m.opts.Every)
+		// The first sync comes soon, so that an experiment is resumable
+		// from the bucket almost from its start.
+		t := time.NewTimer(min(m.opts.Every, 100*time.Millisecond))
 		defer t.Stop()
 		for {
 			select {
@@ -426,6 +428,7 @@ func (m *Mirror) Start() {
 				return
 			case <-t.C:
 			}
+			t.Reset(m.opts.Every)
 			err := m.Sync(context.Background())
 			m.mu.Lock()
 			was := m.failing
