@@ -47,10 +47,15 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
-// withCode tags err with an exit code; nil stays nil.
+// withCode tags err with an exit code; nil stays nil, and an error that
+// carries a code already keeps it.
 func withCode(code int, err error) error {
 	if err == nil {
 		return nil
+	}
+	var coded *exitError
+	if errors.As(err, &coded) {
+		return err // it has its code already
 	}
 	return &exitError{code: code, err: err}
 }
@@ -190,11 +195,12 @@ func (a *app) interruptible(ctx context.Context, onFirst, onSecond string, kill 
 func (a *app) versionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print hone's version and the searchers and schedulers it includes",
+		Short: "Print hone's version, the storage URLs it accepts, and the searchers and schedulers it includes",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "hone %s (%s, %s/%s)\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintf(w, "storage: %s\n", storageSchemesHelp)
 			for _, kind := range []struct {
 				title string
 				list  func() ([]string, map[string]string)

@@ -363,7 +363,8 @@ func TestHelpAndVersion(t *testing.T) {
 		t.Errorf("help: %d\n%s", code, out)
 	}
 	code, out, _ = c.run("version")
-	if code != exitOK || !strings.HasPrefix(out, "hone ") || !strings.Contains(out, "  random  ") || !strings.Contains(out, "  fifo  ") {
+	if code != exitOK || !strings.HasPrefix(out, "hone ") || !strings.Contains(out, "  random  ") || !strings.Contains(out, "  fifo  ") ||
+		!strings.Contains(out, "storage: a local path, file:///abs/path, s3://") {
 		t.Errorf("version: %d\n%s", code, out)
 	}
 }

@@ -122,11 +122,29 @@ func (t *target) clearWork() error {
 	return nil
 }
 
+// checkNotRunning refuses to run an experiment whose heartbeat says
+// another hone process runs it: two drivers on one experiment would
+// overwrite each other's journal.
+func (t *target) checkNotRunning(ctx context.Context) error {
+	owner, at, ok, err := t.store.Heartbeat(ctx)
+	if err != nil {
+		return withCode(exitFailed, fmt.Errorf("storage %s: %w", t.shown, err))
+	}
+	if age := time.Since(at); ok && age < heartbeatFresh {
+		return withCode(exitUsage, fmt.Errorf("%s is being run by hone (%s; last heard of %s ago); stop that one first, or, if it crashed, try again in %s",
+			t.shown, owner, age.Round(time.Second), (heartbeatFresh - age).Round(time.Second)))
+	}
+	return nil
+}
+
 // restore rebuilds the local working directory from the object store for
 // a resume: the journal, cut back to its valid prefix (a corrupt line
 // too, if truncate), the spec copies, and the files of every trial the
 // resume may write to. It returns a note for the log, or "".
 func (t *target) restore(ctx context.Context, truncate bool) (string, error) {
+	if err := t.checkNotRunning(ctx); err != nil {
+		return "", err
+	}
 	if err := t.clearWork(); err != nil {
 		return "", err
 	}
