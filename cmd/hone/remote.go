@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hone-tune/hone"
@@ -126,15 +127,33 @@ func (t *target) clearWork() error {
 // another hone process runs it: two drivers on one experiment would
 // overwrite each other's journal.
 func (t *target) checkNotRunning(ctx context.Context) error {
-	owner, at, ok, err := t.store.Heartbeat(ctx)
+	running, owner, err := t.runningElsewhere(ctx)
 	if err != nil {
 		return withCode(exitFailed, fmt.Errorf("storage %s: %w", t.shown, err))
 	}
-	if age := time.Since(at); ok && age < heartbeatFresh {
-		return withCode(exitUsage, fmt.Errorf("%s is being run by hone (%s; last heard of %s ago); stop that one first, or, if it crashed, try again in %s",
-			t.shown, owner, age.Round(time.Second), (heartbeatFresh - age).Round(time.Second)))
+	if running {
+		return withCode(exitUsage, fmt.Errorf("%s is being run by hone (%s); stop that one first, or, if it crashed on another machine, try again in %s",
+			t.shown, owner, heartbeatFresh))
 	}
 	return nil
+}
+
+// runningElsewhere reads the experiment's heartbeat: it is running if the
+// heartbeat is younger than heartbeatFresh, unless it names a process of
+// this host that no longer exists (a crash here is known at once).
+func (t *target) runningElsewhere(ctx context.Context) (bool, string, error) {
+	h, ok, err := t.store.ReadHeartbeat(ctx)
+	if err != nil || !ok {
+		return false, "", err
+	}
+	age := time.Since(h.At())
+	if age >= heartbeatFresh {
+		return false, "", nil
+	}
+	if host, _ := os.Hostname(); host == h.Host && h.PID > 0 && syscall.Kill(h.PID, 0) == syscall.ESRCH {
+		return false, "", nil
+	}
+	return true, fmt.Sprintf("pid %d on %s, last heard of %s ago", h.PID, h.Host, age.Round(time.Second)), nil
 }
 
 // restore rebuilds the local working directory from the object store for
@@ -251,7 +270,8 @@ func (t *target) startMirror(ctx context.Context, logf func(string, ...any)) err
 	host, _ := os.Hostname()
 	m, err := t.store.NewMirror(ctx, t.dir, blob.MirrorOptions{
 		Journal: journal.FileName,
-		Owner:   fmt.Sprintf("pid %d on %s", os.Getpid(), host),
+		Host:    host,
+		PID:     os.Getpid(),
 		Log:     logf,
 	})
 	if err != nil {
@@ -306,11 +326,11 @@ func openRemoteExperiment(ctx context.Context, u string) (*inspected, error) {
 		}
 	}
 	x.Dir = t.shown
-	owner, at, ok, err := t.store.Heartbeat(ctx)
+	running, owner, err := t.runningElsewhere(ctx)
 	if err != nil {
 		return fail(withCode(exitFailed, err))
 	}
-	if ok && time.Since(at) < heartbeatFresh {
+	if running {
 		x.running, x.holder = true, " ("+owner+")"
 	}
 	return x, nil

@@ -339,3 +339,58 @@ func waitLines(t *testing.T, p string, n int, done chan error) {
 		}
 	}
 }
+
+// TestS3OneDriver: while hone runs an experiment on S3, status from
+// another cache shows it running, and a resume from another cache (as on
+// another machine) is refused with exit 2; once that hone is gone, the
+// resume goes ahead.
+func TestS3OneDriver(t *testing.T) {
+	storage := s3Storage(t)
+	path, _ := writeSpec(t, "sh", shSpec(1000, "0.05", ""))
+	u := expURL(storage, "sh")
+	st := openS3(t, u)
+	cmd := s3Binary(t, t.TempDir(), "run", "--storage", storage, path)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for {
+		if _, ok, err := st.ReadHeartbeat(context.Background()); err == nil && ok {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("hone ended early: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	other := t.TempDir()
+	code, out, errOut := runS3(t, other, "status", u)
+	if code != exitOK || !strings.Contains(out, "Running in hone (pid ") {
+		t.Errorf("status of a running experiment: %d\n%s%s", code, out, errOut)
+	}
+	code, _, errOut = runS3(t, other, "resume", u)
+	if code != exitUsage || !strings.Contains(errOut, "is being run by hone (pid ") {
+		t.Errorf("resume while another hone runs it: exit %d\n%s", code, errOut)
+	}
+	_ = cmd.Process.Kill()
+	<-done
+	// Killed on this host: its heartbeat names a process that is gone.
+	resume := s3Binary(t, other, "resume", u)
+	if err := resume.Start(); err != nil {
+		t.Fatal(err)
+	}
+	rdone := make(chan error, 1)
+	go func() { rdone <- resume.Wait() }()
+	waitLines(t, filepath.Join(workDir(t, other, u), journal.FileName), bytes.Count(bucketJournal(t, st), []byte("\n"))+3, rdone)
+	_ = resume.Process.Signal(os.Interrupt)
+	<-rdone
+	if code := resume.ProcessState.ExitCode(); code != exitInterrupted {
+		out, errOut := output(resume)
+		t.Errorf("resume after the first hone was killed: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, ok, err := st.ReadHeartbeat(context.Background()); err != nil || ok {
+		t.Errorf("heartbeat after a clean stop: %v, %v; want none", ok, err)
+	}
+}

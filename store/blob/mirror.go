@@ -34,15 +34,20 @@ const JournalPrefix = ".journal/"
 // driver stopped (see Heartbeat).
 const HeartbeatName = ".hone-heartbeat"
 
-// heartbeat is the content of the heartbeat object.
-type heartbeat struct {
-	Owner string `json:"owner"`
-	Unix  int64  `json:"unix"` // when it was written, in seconds
+// Heartbeat is the content of the heartbeat object: who mirrors the
+// experiment, and when it last synced.
+type Heartbeat struct {
+	Host string `json:"host"`
+	PID  int    `json:"pid"`
+	Unix int64  `json:"unix"` // when it was written, in seconds
 }
 
-// Heartbeat returns the owner and time of the experiment's heartbeat, and
-// false if there is none (no mirror runs it, or it was closed).
-func (s *Store) Heartbeat(ctx context.Context) (string, time.Time, bool, error) {
+// At is when the heartbeat was written.
+func (h Heartbeat) At() time.Time { return time.Unix(h.Unix, 0) }
+
+// ReadHeartbeat returns the experiment's heartbeat, and false if there is
+// none (no mirror runs it, or it was closed).
+func (s *Store) ReadHeartbeat(ctx context.Context) (Heartbeat, bool, error) {
 	var b []byte
 	err := s.do(ctx, "read heartbeat", func(ctx context.Context) error {
 		var err error
@@ -50,16 +55,16 @@ func (s *Store) Heartbeat(ctx context.Context) (string, time.Time, bool, error) 
 		return err
 	})
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", time.Time{}, false, nil
+		return Heartbeat{}, false, nil
 	}
 	if err != nil {
-		return "", time.Time{}, false, err
+		return Heartbeat{}, false, err
 	}
-	var h heartbeat
+	var h Heartbeat
 	if err := json.Unmarshal(b, &h); err != nil {
-		return "", time.Time{}, false, fmt.Errorf("heartbeat: %w", err)
+		return Heartbeat{}, false, fmt.Errorf("heartbeat: %w", err)
 	}
-	return h.Owner, time.Unix(h.Unix, 0), true, nil
+	return h, true, nil
 }
 
 // compactAbove is the length of the segment chain above which a sync
@@ -312,9 +317,10 @@ type MirrorOptions struct {
 	Journal string
 	// Every is how often the background loop syncs. Default 1 s.
 	Every time.Duration
-	// Owner describes the process mirroring (e.g. "pid 12 on host n1"),
-	// written with the time into the heartbeat object at every sync.
-	Owner string
+	// Host and PID name the process mirroring, written with the time into
+	// the heartbeat object at every sync.
+	Host string
+	PID  int
 	// Log receives a line when a background sync fails (it is retried at
 	// the next one) and when syncs work again. Default: nothing.
 	Log func(format string, args ...any)
@@ -522,7 +528,7 @@ func (m *Mirror) sync(ctx context.Context) error {
 	if m.closing() {
 		return m.s.deleteKey(ctx, HeartbeatName)
 	}
-	b, _ := json.Marshal(heartbeat{Owner: m.opts.Owner, Unix: time.Now().Unix()})
+	b, _ := json.Marshal(Heartbeat{Host: m.opts.Host, PID: m.opts.PID, Unix: time.Now().Unix()})
 	return m.s.do(ctx, "write heartbeat", func(ctx context.Context) error {
 		return m.s.bucket.WriteAll(ctx, HeartbeatName, b, nil)
 	})
