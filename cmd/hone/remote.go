@@ -189,18 +189,11 @@ func (t *target) restore(ctx context.Context, truncate bool) (string, error) {
 		}
 		note = "the journal had a torn last line; cut it off"
 	}
-	dirs := resumeWrites(j.Lines)
-	_, err = t.store.DownloadFiles(ctx, t.dir, journal.FileName, func(rel string) bool {
-		if !strings.Contains(rel, "/") {
-			return true // the spec copies
-		}
-		for d := range dirs {
-			if strings.HasPrefix(rel, d+"/") {
-				return true
-			}
-		}
-		return false
-	})
+	prefixes := []string{""} // the spec copies
+	for d := range resumeWrites(j.Lines) {
+		prefixes = append(prefixes, d)
+	}
+	_, err = t.store.DownloadFiles(ctx, t.dir, journal.FileName, prefixes)
 	if err != nil {
 		return "", fmt.Errorf("restore from %s: %w", t.shown, err)
 	}
@@ -307,14 +300,20 @@ func openRemoteExperiment(ctx context.Context, u string) (*inspected, error) {
 		}
 		return fail(withCode(exitFailed, err))
 	}
-	_, err = t.store.DownloadFiles(ctx, tmp, journal.FileName, func(rel string) bool {
-		return !strings.Contains(rel, "/") || path.Base(rel) == "result.json"
-	})
-	if err != nil {
+	if _, err = t.store.DownloadFiles(ctx, tmp, journal.FileName, []string{""}); err != nil {
 		return fail(withCode(exitFailed, err))
 	}
 	if x.Experiment, err = openExperiment(tmp); err != nil {
 		return fail(err)
+	}
+	var keys []string
+	for _, tr := range x.Trials {
+		if rel, err := filepath.Rel(tmp, tr.Dir); err == nil {
+			keys = append(keys, path.Join(filepath.ToSlash(rel), "result.json"))
+		}
+	}
+	if _, err := t.store.DownloadObjects(ctx, tmp, keys); err != nil {
+		return fail(withCode(exitFailed, err))
 	}
 	for _, tr := range x.Trials {
 		if _, err := tr.Results(); err != nil {

@@ -190,11 +190,16 @@ func downloadExperiment(t *testing.T, st *blob.Store) *results.Experiment {
 	if _, err := st.DownloadJournal(ctx, filepath.Join(dir, journal.FileName)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.DownloadFiles(ctx, dir, journal.FileName, nil); err != nil {
-		t.Fatal(err)
-	}
 	e, err := results.Open(dir)
 	if err != nil {
+		t.Fatal(err)
+	}
+	prefixes := []string{""}
+	for _, tr := range e.Trials {
+		rel, _ := filepath.Rel(dir, tr.Dir)
+		prefixes = append(prefixes, filepath.ToSlash(rel))
+	}
+	if _, err := st.DownloadFiles(ctx, dir, journal.FileName, prefixes); err != nil {
 		t.Fatal(err)
 	}
 	return e

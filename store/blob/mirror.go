@@ -230,25 +230,76 @@ func Mirrored(rel, journal string) bool {
 	return true
 }
 
-// DownloadFiles downloads the experiment's mirrored files (see Mirrored)
-// into the local directory dir, those for which want returns true (all
-// if want is nil), several at a time. It returns how many it downloaded.
-func (s *Store) DownloadFiles(ctx context.Context, dir, journal string, want func(rel string) bool) (int, error) {
-	keys, err := s.listKeys(ctx, "")
+// DownloadFiles downloads mirrored files (see Mirrored) into the local
+// directory dir: for each prefix, the files at the top of the experiment
+// if it is "", else every file under the directory it names (a trial
+// directory, without a trailing slash). It returns how many it
+// downloaded.
+func (s *Store) DownloadFiles(ctx context.Context, dir, journal string, prefixes []string) (int, error) {
+	var keys []string
+	for _, p := range prefixes {
+		var got []string
+		var err error
+		if p == "" {
+			got, err = s.listTopFiles(ctx)
+		} else {
+			got, err = s.listKeys(ctx, strings.TrimSuffix(p, "/")+"/")
+		}
+		if err != nil {
+			return 0, fmt.Errorf("list the experiment's files: %w", err)
+		}
+		for _, k := range got {
+			if Mirrored(k, journal) && filepath.IsLocal(filepath.FromSlash(k)) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	n, err := s.DownloadObjects(ctx, dir, keys)
 	if err != nil {
-		return 0, fmt.Errorf("list the experiment's files: %w", err)
+		return 0, err
 	}
-	var todo []string
-	for _, k := range keys {
-		if !Mirrored(k, journal) || !filepath.IsLocal(filepath.FromSlash(k)) {
-			continue
+	return n, nil
+}
+
+// listTopFiles lists the objects at the top of the store's prefix, not
+// those under a "directory".
+func (s *Store) listTopFiles(ctx context.Context) ([]string, error) {
+	var keys []string
+	token := cblob.FirstPageToken
+	for {
+		var page []*cblob.ListObject
+		var next []byte
+		err := s.do(ctx, "list", func(ctx context.Context) error {
+			var err error
+			page, next, err = s.bucket.ListPage(ctx, token, 1000, &cblob.ListOptions{Delimiter: "/"})
+			return err
+		})
+		if err != nil {
+			return nil, err
 		}
-		if want == nil || want(k) {
-			todo = append(todo, k)
+		for _, o := range page {
+			if !o.IsDir {
+				keys = append(keys, o.Key)
+			}
 		}
+		if len(next) == 0 {
+			return keys, nil
+		}
+		token = next
 	}
-	err = parallel(ctx, len(todo), 16, func(ctx context.Context, i int) error {
-		k := todo[i]
+}
+
+// DownloadObjects downloads the objects with the given keys (paths
+// relative to the experiment) into the local directory dir, several at a
+// time; a missing object is skipped. It returns how many it downloaded.
+func (s *Store) DownloadObjects(ctx context.Context, dir string, keys []string) (int, error) {
+	var mu sync.Mutex
+	n := 0
+	err := parallel(ctx, len(keys), 16, func(ctx context.Context, i int) error {
+		k := keys[i]
+		if _, err := key(k); err != nil {
+			return err
+		}
 		var b []byte
 		err := s.do(ctx, "read "+k, func(ctx context.Context) error {
 			var err error
@@ -256,7 +307,7 @@ func (s *Store) DownloadFiles(ctx context.Context, dir, journal string, want fun
 			return err
 		})
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil // deleted since the listing
+			return nil // deleted since the listing, or never written
 		}
 		if err != nil {
 			return err
@@ -265,12 +316,18 @@ func (s *Store) DownloadFiles(ctx context.Context, dir, journal string, want fun
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		return os.WriteFile(p, b, 0o644)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return err
+		}
+		mu.Lock()
+		n++
+		mu.Unlock()
+		return nil
 	})
 	if err != nil {
 		return 0, fmt.Errorf("download the experiment's files: %w", err)
 	}
-	return len(todo), nil
+	return n, nil
 }
 
 // parallel runs fn(0..n-1), at most width at a time, and returns the

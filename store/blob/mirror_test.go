@@ -133,18 +133,24 @@ func TestMirrorFiles(t *testing.T) {
 			// Download into an empty directory: the mirrored files only,
 			// filtered.
 			dst := t.TempDir()
-			n, err := s.DownloadFiles(ctx, dst, testJournal, func(rel string) bool { return !strings.HasSuffix(rel, ".log") })
-			if err != nil {
-				t.Fatal(err)
+			n, err := s.DownloadFiles(ctx, dst, testJournal, []string{""})
+			if err != nil || n != 1 {
+				t.Fatalf("DownloadFiles of the top: %d, %v; want the spec only", n, err)
 			}
-			if n != len(mirrored)-1 {
-				t.Errorf("DownloadFiles downloaded %d files, want %d", n, len(mirrored)-1)
+			if _, err := os.Stat(filepath.Join(dst, "trial_1")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the top's download went into a trial directory: %v", err)
+			}
+			if n, err = s.DownloadFiles(ctx, dst, testJournal, []string{"trial_1"}); err != nil || n != 3 {
+				t.Fatalf("DownloadFiles of trial_1: %d, %v; want its 3 mirrored files", n, err)
 			}
 			if got, _ := os.ReadFile(filepath.Join(dst, "trial_1", "result.json")); string(got) != "v1\nv2\n" {
 				t.Errorf("downloaded result.json = %q", got)
 			}
-			if _, err := os.Stat(filepath.Join(dst, "trial_1", "stdout.log")); !errors.Is(err, fs.ErrNotExist) {
-				t.Errorf("a file want refused was downloaded: %v", err)
+			if n, err = s.DownloadObjects(ctx, dst, []string{"trial_1/result.json", "trial_9/result.json"}); err != nil || n != 1 {
+				t.Errorf("DownloadObjects of one present and one missing object: %d, %v", n, err)
+			}
+			if _, err := s.DownloadObjects(ctx, dst, []string{"../x"}); err == nil {
+				t.Error("DownloadObjects of a key leaving the experiment: no error")
 			}
 		})
 	}
