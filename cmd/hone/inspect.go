@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
@@ -194,14 +193,10 @@ type inspected struct {
 	close   func()
 }
 
-// heartbeatFresh is how old an object-store experiment's heartbeat may be
-// for status to show it running: its mirror rewrites it every second.
-const heartbeatFresh = 30 * time.Second
-
 // inspect opens the experiment in the directory or at the object-store URL
 // arg for status and results.
 func inspect(ctx context.Context, arg string) (*inspected, error) {
-	if !remote(arg) {
+	if !isRemote(arg) {
 		e, err := openExperiment(arg)
 		if err != nil {
 			return nil, err

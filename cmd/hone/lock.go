@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/hone-tune/hone/remote"
 )
 
 // lockFile is the file in an experiment directory that hone run and hone
@@ -15,7 +17,7 @@ import (
 // that two hone processes never append to one journal. It holds the
 // process id of the holder. The kernel releases the lock when the process
 // ends, however it ends.
-const lockFile = "hone.lock"
+const lockFile = remote.LockFile
 
 // lockExperiment locks the experiment directory dir, which must exist, and
 // returns the function that unlocks it. If another process holds the lock,

@@ -162,13 +162,13 @@ the lines cut in experiment_state.jsonl.corrupt-N beside the journal.
 			ctx := cmd.Context()
 			var t *target
 			var parent, name string
-			if remote(args[0]) {
+			if isRemote(args[0]) {
 				var err error
 				if t, err = openRemote(ctx, args[0]); err != nil {
 					return err
 				}
 				defer t.close()
-				has, err := t.store.HasJournal(ctx)
+				has, err := t.exp.Store.HasJournal(ctx)
 				if err != nil {
 					return withCode(exitFailed, fmt.Errorf("storage %s: %w", t.shown, err))
 				}
@@ -192,7 +192,7 @@ the lines cut in experiment_state.jsonl.corrupt-N beside the journal.
 				return err
 			}
 			defer unlock()
-			if t.store != nil {
+			if t.exp != nil {
 				note, err := t.restore(ctx, flags.truncate)
 				if err != nil {
 					return withCode(exitFailed, err)
@@ -356,15 +356,14 @@ func (a *app) runExperiment(ctx context.Context, s *spec.Spec, t *target, flags 
 	for _, o := range opts {
 		o(&plan.Options)
 	}
-	if t.store != nil {
-		if err := t.startMirror(ctx, func(format string, args ...any) {
+	if t.exp != nil {
+		if err := t.exp.Start(ctx, &plan.Options, func(format string, args ...any) {
 			fmt.Fprintf(a.stderr, "hone: "+format+"\n", args...)
 		}); err != nil {
 			_ = exec.Close()
 			_ = plan.Close()
 			return withCode(exitFailed, err)
 		}
-		plan.Options.Store = shippedStore{t.store, t.mirror}
 	}
 
 	ctx, stop := a.interruptible(ctx,
@@ -381,8 +380,8 @@ func (a *app) runExperiment(ctx context.Context, s *spec.Spec, t *target, flags 
 	if cerr := plan.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
-	if t.mirror != nil {
-		if cerr := t.mirror.Close(context.Background()); cerr != nil {
+	if t.exp != nil {
+		if cerr := t.exp.Finish(context.Background()); cerr != nil {
 			fmt.Fprintf(a.stderr, "hone: the experiment's last changes did not reach %s: %v\n(its local copy is in %s; hone resume %s continues from what the store holds)\n", t.shown, cerr, t.dir, t.shown)
 			if err == nil {
 				return exitWith(exitFailed)
