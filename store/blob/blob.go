@@ -46,6 +46,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -89,7 +91,12 @@ type Store struct {
 	beforeManifest func()
 }
 
-var _ hone.Store = (*Store)(nil)
+// The store's optional abilities.
+var (
+	_ hone.Store         = (*Store)(nil)
+	_ hone.FileCommitter = (*Store)(nil)
+	_ hone.TopLister     = (*Store)(nil)
+)
 
 // Retry is the backoff policy around each object operation: at most
 // Attempts tries, waiting Base before the second, doubling up to Max.
@@ -261,7 +268,7 @@ func newID() string {
 // removed; on error it is left in place, dest is not committed, and what
 // was uploaded is removed as far as the server allows (the rest is a
 // leftover).
-func (s *Store) Commit(staged, dest string) error {
+func (s *Store) Commit(ctx context.Context, staged, dest string) error {
 	k, err := key(dest)
 	if err != nil {
 		return fmt.Errorf("commit checkpoint: %w", err)
@@ -273,7 +280,9 @@ func (s *Store) Commit(staged, dest string) error {
 	if !info.IsDir() {
 		return fmt.Errorf("commit checkpoint %s: staged %s is not a directory", dest, staged)
 	}
-	ctx := context.Background()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+	}
 	if err := s.notCommitted(ctx, k); err != nil {
 		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
 	}
@@ -354,30 +363,140 @@ func (s *Store) upload(ctx context.Context, file, k string) (manifestFile, error
 			return permanent(err)
 		}
 		defer f.Close()
-		wctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		w, err := s.bucket.NewWriter(wctx, k, nil)
-		if err != nil {
-			return err
-		}
-		h := sha256.New()
-		var r io.Reader = io.TeeReader(f, h)
-		if s.uploadHook != nil {
-			r = s.uploadHook(k, r)
-		}
-		n, err := io.Copy(w, r)
-		if err != nil {
-			cancel() // abandons the write
-			_ = w.Close()
-			return err
-		}
-		if err := w.Close(); err != nil {
-			return err
-		}
-		mf = manifestFile{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}
-		return nil
+		mf, err = s.write(ctx, k, f)
+		return err
 	})
 	return mf, err
+}
+
+// uploadReader writes what r holds to the object k. A reader that can seek
+// is retried from where it started on transient errors; any other reader
+// cannot be read again, so its upload is tried once.
+func (s *Store) uploadReader(ctx context.Context, k string, r io.Reader) (manifestFile, error) {
+	seeker, _ := r.(io.Seeker)
+	var start int64
+	if seeker != nil {
+		var err error
+		if start, err = seeker.Seek(0, io.SeekCurrent); err != nil {
+			seeker = nil
+		}
+	}
+	var mf manifestFile
+	attempt := 0
+	err := s.do(ctx, "upload "+k, func(ctx context.Context) error {
+		attempt++
+		if attempt > 1 {
+			if _, err := seeker.Seek(start, io.SeekStart); err != nil {
+				return permanent(err)
+			}
+		}
+		var err error
+		mf, err = s.write(ctx, k, ctxReader{ctx, r})
+		if err != nil && seeker == nil {
+			return permanent(err)
+		}
+		return err
+	})
+	return mf, err
+}
+
+// write makes one attempt at writing r to the object k and returns the
+// size and checksum of what it wrote. An error abandons the write.
+func (s *Store) write(ctx context.Context, k string, r io.Reader) (manifestFile, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := s.bucket.NewWriter(wctx, k, nil)
+	if err != nil {
+		return manifestFile{}, err
+	}
+	h := sha256.New()
+	r = io.TeeReader(r, h)
+	if s.uploadHook != nil {
+		r = s.uploadHook(k, r)
+	}
+	n, err := io.Copy(w, r)
+	if err != nil {
+		cancel() // abandons the write
+		_ = w.Close()
+		return manifestFile{}, err
+	}
+	if err := w.Close(); err != nil {
+		return manifestFile{}, err
+	}
+	return manifestFile{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// ctxReader is r that fails with ctx's error once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// CommitFiles commits the checkpoint dest from a stream of files
+// (hone.FileCommitter): each file is uploaded straight to its object under
+// dest as it is pulled, then the manifest is written last, which commits
+// dest. A file whose reader can seek (an *os.File) is retried from its
+// start on transient errors; any other reader is read once, so a
+// transient error fails the commit (the caller may commit again). If dest
+// is already committed the error wraps fs.ErrExist. Objects a cut-short
+// earlier upload left under dest are removed first; on error, what was
+// uploaded is removed as far as the server allows (the rest is a
+// leftover), and dest is not committed.
+func (s *Store) CommitFiles(ctx context.Context, dest string, files iter.Seq2[string, io.Reader]) error {
+	k, err := key(dest)
+	if err != nil {
+		return fmt.Errorf("commit checkpoint: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+	}
+	if err := s.notCommitted(ctx, k); err != nil {
+		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+	}
+	if err := s.removePrefix(ctx, k); err != nil {
+		return fmt.Errorf("commit checkpoint %s: clearing an earlier upload: %w", dest, err)
+	}
+	m := manifest{Version: 1, ID: newID()}
+	seen := map[string]bool{} // files, and directories (with a trailing slash)
+	for name, r := range files {
+		err := hone.CheckFileName(name)
+		switch {
+		case err != nil:
+		case name == ManifestName:
+			err = fmt.Errorf("file %s has a name the store reserves", name)
+		case seen[name] || seen[name+"/"]:
+			err = fmt.Errorf("file %s comes twice, or is also a directory", name)
+		}
+		for d := path.Dir(name); err == nil && d != "."; d = path.Dir(d) {
+			if seen[d] {
+				err = fmt.Errorf("file %s is inside %s, which is a file", name, d)
+			}
+			seen[d+"/"] = true
+		}
+		var mf manifestFile
+		if err == nil {
+			seen[name] = true
+			mf, err = s.uploadReader(ctx, k+"/"+name, r)
+		}
+		if err != nil {
+			s.abandon(ctx, k)
+			return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+		}
+		mf.Path = name
+		m.Files = append(m.Files, mf)
+	}
+	if err := s.writeManifest(ctx, k, &m); err != nil {
+		s.abandon(ctx, k)
+		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+	}
+	return nil
 }
 
 func (s *Store) writeManifest(ctx context.Context, k string, m *manifest) error {
@@ -446,7 +565,7 @@ func (s *Store) notCommitted(ctx context.Context, k string) error {
 // Link makes dest a copy of the committed checkpoint src with server-side
 // copies of its objects, then writes dest's manifest. If src is not
 // committed the error wraps fs.ErrNotExist; if dest is, fs.ErrExist.
-func (s *Store) Link(src, dest string) error {
+func (s *Store) Link(ctx context.Context, src, dest string) error {
 	from, err := key(src)
 	if err != nil {
 		return fmt.Errorf("link checkpoint: %w", err)
@@ -455,7 +574,6 @@ func (s *Store) Link(src, dest string) error {
 	if err != nil {
 		return fmt.Errorf("link checkpoint: %w", err)
 	}
-	ctx := context.Background()
 	m, err := s.readManifest(ctx, from)
 	if err != nil {
 		return fmt.Errorf("link checkpoint %s: %w", src, err)
@@ -487,7 +605,7 @@ func (s *Store) Link(src, dest string) error {
 // checkpoint stops being committed at once, then its other objects, and
 // its cached copy. A leftover staged directory (with LocalRoot) is removed
 // from local disk. Deleting a missing path is not an error.
-func (s *Store) Delete(p string) error {
+func (s *Store) Delete(ctx context.Context, p string) error {
 	k, err := key(p)
 	if err != nil {
 		return fmt.Errorf("delete checkpoint: %w", err)
@@ -501,7 +619,6 @@ func (s *Store) Delete(p string) error {
 		}
 		return nil
 	}
-	ctx := context.Background()
 	err = s.do(ctx, "delete manifest", func(ctx context.Context) error {
 		return s.bucket.Delete(ctx, k+"/"+ManifestName)
 	})
@@ -588,12 +705,11 @@ func (s *Store) listKeys(ctx context.Context, prefix string) ([]string, error) {
 // downloading it into the cache unless the cache already holds this commit
 // of p. If p is not committed the error wraps fs.ErrNotExist. The
 // directory's files must not be modified.
-func (s *Store) LocalDir(p string) (string, error) {
+func (s *Store) LocalDir(ctx context.Context, p string) (string, error) {
 	k, err := key(p)
 	if err != nil {
 		return "", fmt.Errorf("checkpoint dir: %w", err)
 	}
-	ctx := context.Background()
 	m, err := s.readManifest(ctx, k)
 	if err != nil {
 		return "", fmt.Errorf("checkpoint dir %s: %w", p, err)
@@ -678,7 +794,7 @@ func (s *Store) download(ctx context.Context, k string, m *manifest, dir string)
 // by index, and the leftovers: checkpoint prefixes without a manifest and,
 // with LocalRoot, the staged directories of the trial. trialDir "." lists
 // the top of the experiment. A missing trialDir has neither.
-func (s *Store) List(trialDir string) (committed, leftovers []string, err error) {
+func (s *Store) List(ctx context.Context, trialDir string) (committed, leftovers []string, err error) {
 	rel := path.Clean(trialDir)
 	prefix := "checkpoint_"
 	if rel != "." {
@@ -689,7 +805,7 @@ func (s *Store) List(trialDir string) (committed, leftovers []string, err error)
 		rel = k
 		prefix = k + "/checkpoint_"
 	}
-	keys, err := s.listKeys(context.Background(), prefix)
+	keys, err := s.listKeys(ctx, prefix)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list checkpoints %s: %w", trialDir, err)
 	}
@@ -757,9 +873,16 @@ func permanent(err error) error { return permanentError{err} }
 func (s *Store) do(ctx context.Context, what string, op func(context.Context) error) error {
 	delay := s.retry.Base
 	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
 		err := op(ctx)
 		if err == nil {
 			return nil
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			// Cancelled: whatever the operation says, stop at once.
+			return fmt.Errorf("%s: %w (%v)", what, cerr, err)
 		}
 		var pe permanentError
 		if errors.As(err, &pe) {
@@ -828,4 +951,45 @@ func Transient(err error) bool {
 		}
 	}
 	return false
+}
+
+// ListTop returns the names at the top of the experiment (hone.TopLister):
+// the first path element of every object under the store's prefix, from a
+// listing with a delimiter (one entry per trial directory, however many
+// objects it holds), and, with LocalRoot, the entries of the local root,
+// where staged leftovers live.
+func (s *Store) ListTop(ctx context.Context) ([]string, error) {
+	seen := map[string]bool{}
+	token := cblob.FirstPageToken
+	for {
+		var page []*cblob.ListObject
+		var next []byte
+		err := s.do(ctx, "list the top level", func(ctx context.Context) error {
+			var err error
+			page, next, err = s.bucket.ListPage(ctx, token, 1000, &cblob.ListOptions{Delimiter: "/"})
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", s.url, err)
+		}
+		for _, o := range page {
+			if name := strings.TrimSuffix(o.Key, "/"); name != "" {
+				seen[name] = true
+			}
+		}
+		if len(next) == 0 {
+			break
+		}
+		token = next
+	}
+	if s.localRoot != "" {
+		entries, err := os.ReadDir(s.localRoot)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("list %s: %w", s.localRoot, err)
+		}
+		for _, e := range entries {
+			seen[e.Name()] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen)), nil
 }
