@@ -1,0 +1,299 @@
+package runner_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/executor/inproc"
+	"github.com/hone-tune/hone/internal/journal"
+	"github.com/hone-tune/hone/runner"
+	"github.com/hone-tune/hone/scheduler/fifo"
+	"github.com/hone-tune/hone/search/random"
+	"github.com/hone-tune/hone/space"
+	"github.com/hone-tune/hone/stopper"
+	"github.com/hone-tune/hone/store/local"
+	"github.com/hone-tune/hone/trial"
+)
+
+// ckdels returns the paths of the checkpoint deletions (ckdel records)
+// the journal file at jp holds.
+func ckdels(jp string) (map[string]bool, error) {
+	j, err := journal.ReadPrefix(jp)
+	if err != nil {
+		return nil, err
+	}
+	paths := map[string]bool{}
+	for _, l := range j.Lines {
+		if l.Rec != nil && l.Rec.Op == "ckdel" {
+			paths[l.Rec.Path] = true
+		}
+	}
+	return paths, nil
+}
+
+// deleteWatcher is a store that checks every Delete against the journal:
+// the journal file already holds the ckdel record of the path, and
+// BeforeDelete was called for it. The first Delete blocks until release
+// is closed (a slow object store), with a fail-safe for a runner that
+// deletes on its own goroutine.
+type deleteWatcher struct {
+	hone.Store
+	jp      string
+	release chan struct{}
+	fail    bool // every Delete fails (after the checks)
+
+	mu        sync.Mutex
+	blocked   bool // the first Delete is blocking
+	before    int  // BeforeDelete calls
+	started   int
+	finished  int
+	deleted   []string
+	errs      []string
+	failsafe  bool
+	keepAfter int // BeforeDelete fails from this call on (0: never)
+}
+
+func (w *deleteWatcher) errorf(format string, args ...any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.errs = append(w.errs, fmt.Sprintf(format, args...))
+}
+
+func (w *deleteWatcher) BeforeDelete(ctx context.Context) error {
+	w.mu.Lock()
+	w.before++
+	n := w.before
+	w.mu.Unlock()
+	paths, err := ckdels(w.jp)
+	if err != nil {
+		w.errorf("BeforeDelete: read journal: %v", err)
+	} else if len(paths) < n {
+		w.errorf("BeforeDelete call %d: the journal holds only %d ckdel records", n, len(paths))
+	}
+	if w.keepAfter > 0 && n >= w.keepAfter {
+		return errors.New("journal not shipped")
+	}
+	return nil
+}
+
+func (w *deleteWatcher) Delete(ctx context.Context, p string) error {
+	w.mu.Lock()
+	w.started++
+	first := w.started == 1
+	if w.started > w.before {
+		w.errs = append(w.errs, fmt.Sprintf("Delete(%s) without BeforeDelete (%d deletes, %d calls)", p, w.started, w.before))
+	}
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.finished++
+		w.mu.Unlock()
+	}()
+	paths, err := ckdels(w.jp)
+	if err != nil {
+		w.errorf("Delete(%s): read journal: %v", p, err)
+	} else if !paths[p] {
+		w.errorf("Delete(%s) ran before the journal file held its ckdel record", p)
+	}
+	if first && w.release != nil {
+		w.mu.Lock()
+		w.blocked = true
+		w.mu.Unlock()
+		t := time.NewTimer(time.Minute)
+		defer t.Stop()
+		select {
+		case <-w.release:
+		case <-t.C:
+			w.mu.Lock()
+			w.failsafe = true
+			w.mu.Unlock()
+		}
+	}
+	if w.fail {
+		return errors.New("injected delete failure")
+	}
+	err = w.Store.Delete(ctx, p)
+	w.mu.Lock()
+	w.deleted = append(w.deleted, p)
+	w.mu.Unlock()
+	return err
+}
+
+// releaseAfter closes the watcher's release once the runner has stepped
+// n results while the first Delete blocks.
+type releaseAfter struct {
+	hone.NopCallback
+	w     *deleteWatcher
+	n     int
+	while int // results stepped while the delete blocked
+	once  sync.Once
+}
+
+func (r *releaseAfter) OnTrialResult(*hone.Trial, *hone.Result) {
+	r.w.mu.Lock()
+	blocked := r.w.blocked
+	r.w.mu.Unlock()
+	if !blocked {
+		return
+	}
+	r.while++
+	if r.while >= r.n {
+		r.once.Do(func() { close(r.w.release) })
+	}
+}
+
+// runDeleting runs two trials that checkpoint every step, keeping one
+// checkpoint each, on w over a local store; logw receives the log.
+func runDeleting(t *testing.T, w *deleteWatcher, steps int, cbs ...hone.Callback) (*runner.Outcome, string, *bytes.Buffer) {
+	t.Helper()
+	sr, err := random.New(space.Space{"x": space.Uniform(0, 1)}, 2, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "del")
+	ls, err := local.New(dir, local.NoSync())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Store = ls
+	w.jp = filepath.Join(dir, journal.FileName)
+	var log bytes.Buffer
+	exp := &hone.Experiment{Name: "del", Metric: "loss", Searcher: sr, Scheduler: &fifo.Scheduler{}, Seed: 1, MaxConcurrentTrials: 2,
+		Checkpoint: hone.CheckpointConfig{NumToKeep: 1},
+		Stoppers:   []hone.Stopper{stopper.MaxIterations(steps)}, Callbacks: cbs}
+	out, err := runner.Run(context.Background(), exp, runner.Options{Dir: dir, Store: w, Log: &syncWriter{w: &log},
+		BeforeDelete: w.BeforeDelete,
+		Executor:     inproc.NewClass(func() trial.Trainable { return &checkpointing{} })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, dir, &log
+}
+
+// syncWriter makes a writer safe for the pool's log lines in tests that
+// read it afterwards.
+type syncWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+// TestDeletesOffLoop: a checkpoint delete that blocks does not block the
+// runner (results keep being stepped while it blocks); every delete runs
+// after its ckdel record reached the journal file and after BeforeDelete
+// saw that record there; and every delete the journal records has run by
+// the time Run returns.
+func TestDeletesOffLoop(t *testing.T) {
+	const steps = 6
+	w := &deleteWatcher{release: make(chan struct{})}
+	rel := &releaseAfter{w: w, n: 3}
+	out, dir, _ := runDeleting(t, w, steps, rel)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failsafe {
+		t.Fatalf("the blocked delete was released by the fail-safe: %d results were stepped while it blocked, want %d", rel.while, rel.n)
+	}
+	for _, e := range w.errs {
+		t.Error(e)
+	}
+	for _, tr := range out.Trials {
+		if tr.Status != hone.StatusTerminated {
+			t.Errorf("trial %s ended %s (%s)", tr.ID, tr.Status, tr.Error)
+		}
+	}
+	paths, err := ckdels(filepath.Join(dir, journal.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != 2*(steps-1) {
+		t.Errorf("the journal records %d deletes, want %d", len(paths), 2*(steps-1))
+	}
+	if w.started != len(paths) || w.finished != w.started || len(w.deleted) != len(paths) {
+		t.Errorf("when Run returned: %d deletes started, %d finished, %d done, want all %d the journal records",
+			w.started, w.finished, len(w.deleted), len(paths))
+	}
+	for p := range paths {
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(p))); err == nil {
+			t.Errorf("checkpoint %s survives its delete", p)
+		}
+	}
+	for _, tr := range out.Trials {
+		if tr.Checkpoint == nil {
+			t.Errorf("trial %s has no checkpoint left", tr.ID)
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(tr.Checkpoint.Path))); err != nil {
+			t.Errorf("trial %s: its latest checkpoint %s: %v", tr.ID, tr.Checkpoint.Path, err)
+		}
+	}
+}
+
+// TestFailedDeleteLogged: a delete that fails is logged and fails neither
+// the trial nor the experiment.
+func TestFailedDeleteLogged(t *testing.T) {
+	w := &deleteWatcher{fail: true}
+	out, _, log := runDeleting(t, w, 4)
+	for _, tr := range out.Trials {
+		if tr.Status != hone.StatusTerminated {
+			t.Errorf("trial %s ended %s (%s), want %s", tr.ID, tr.Status, tr.Error, hone.StatusTerminated)
+		}
+	}
+	if n := strings.Count(log.String(), "injected delete failure"); n != 6 {
+		t.Errorf("the log names the delete failure %d times, want 6:\n%s", n, log)
+	}
+}
+
+// TestBeforeDeleteKeeps: a BeforeDelete that fails keeps the checkpoint,
+// with a log line naming it; the experiment goes on.
+func TestBeforeDeleteKeeps(t *testing.T) {
+	w := &deleteWatcher{keepAfter: 3}
+	out, dir, log := runDeleting(t, w, 4)
+	for _, tr := range out.Trials {
+		if tr.Status != hone.StatusTerminated {
+			t.Errorf("trial %s ended %s (%s), want %s", tr.ID, tr.Status, tr.Error, hone.StatusTerminated)
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, e := range w.errs {
+		t.Error(e)
+	}
+	if w.before != 6 || len(w.deleted) != 2 {
+		t.Fatalf("BeforeDelete called %d times and %d checkpoints deleted, want 6 and 2", w.before, len(w.deleted))
+	}
+	paths, err := ckdels(filepath.Join(dir, journal.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := 0
+	for p := range paths {
+		if !strings.Contains(log.String(), "kept checkpoint "+p+": journal not shipped") {
+			continue
+		}
+		kept++
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(p))); err != nil {
+			t.Errorf("kept checkpoint %s: %v", p, err)
+		}
+		if d := path.Base(p); !strings.HasPrefix(d, "checkpoint_") {
+			t.Errorf("kept %s is not a checkpoint", p)
+		}
+	}
+	if kept != 4 {
+		t.Errorf("the log names %d kept checkpoints, want 4:\n%s", kept, log)
+	}
+}
