@@ -61,7 +61,6 @@ import (
 	cblob "gocloud.dev/blob"
 	_ "gocloud.dev/blob/fileblob" // file:// URLs
 	_ "gocloud.dev/blob/memblob"  // mem:// URLs
-	_ "gocloud.dev/blob/s3blob"   // s3:// URLs
 	"gocloud.dev/gcerrors"
 
 	"github.com/hone-tune/hone"
@@ -158,7 +157,12 @@ func Open(ctx context.Context, rawURL, cacheDir string, opts ...Option) (*Store,
 	default:
 		return nil, fmt.Errorf("blob store %s: scheme %q is not supported (allowed: s3, file, mem)", s.url, u.Scheme)
 	}
-	b, err := cblob.OpenBucket(ctx, u.String())
+	var b *cblob.Bucket
+	if u.Scheme == "s3" {
+		b, err = openS3(ctx, u)
+	} else {
+		b, err = cblob.OpenBucket(ctx, u.String())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("blob store %s: %s", s.url, scrub(err.Error(), rawURL))
 	}
