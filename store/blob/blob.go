@@ -78,11 +78,15 @@ var ErrBadPath = errors.New("path must be relative and inside the experiment")
 // Store is a hone.Store over a prefix of a bucket. Its methods may be
 // called from several goroutines as long as they work on distinct paths.
 type Store struct {
-	bucket    *cblob.Bucket
-	url       string // the URL without secrets, for messages
-	cacheDir  string
-	localRoot string
-	retry     Retry
+	bucket *cblob.Bucket
+	// bucketName and prefix locate the store for the S3 calls gocloud
+	// does not make (AbortIncomplete); prefix is "" or ends with "/".
+	bucketName string
+	prefix     string
+	url        string // the URL without secrets, for messages
+	cacheDir   string
+	localRoot  string
+	retry      Retry
 	// Fault injection for tests: uploadHook wraps the reader of each
 	// upload attempt; beforeManifest runs just before a manifest is
 	// written.
@@ -168,7 +172,9 @@ func Open(ctx context.Context, rawURL, cacheDir string, opts ...Option) (*Store,
 	}
 	if prefix != "" {
 		b = cblob.PrefixedBucket(b, prefix+"/")
+		s.prefix = prefix + "/"
 	}
+	s.bucketName = u.Host
 	s.bucket = b
 	if _, _, err := b.ListPage(ctx, cblob.FirstPageToken, 1, nil); err != nil {
 		_ = b.Close()

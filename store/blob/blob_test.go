@@ -202,6 +202,9 @@ func TestMain(m *testing.M) {
 	if u := os.Getenv(killEnv); u != "" {
 		os.Exit(killedCommit(u))
 	}
+	if u := os.Getenv(multipartEnv); u != "" {
+		os.Exit(stuckUpload(u))
+	}
 	os.Exit(m.Run())
 }
 

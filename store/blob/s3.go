@@ -2,6 +2,7 @@ package blob
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -74,4 +75,58 @@ func openS3(ctx context.Context, u *url.URL) (*cblob.Bucket, error) {
 	// bucket's options, not the client's.
 	opts.RequestChecksumCalculation = cfg.RequestChecksumCalculation
 	return s3blob.OpenBucket(ctx, client, u.Host, &opts)
+}
+
+// AbortIncomplete aborts every multipart upload under the store's prefix
+// that was started and never completed nor aborted, and returns how many
+// it aborted. A process killed in the middle of uploading a large file
+// leaves such an upload behind: its parts are invisible to listings (so
+// List and Delete cannot see them) but stay on the server, taking space,
+// until aborted. It is for a resume's cleanup, before anything uploads:
+// an upload of the store still running (in this or another process) is
+// aborted too, and fails. For file:// and mem:// stores, which have no
+// multipart uploads, it does nothing.
+func (s *Store) AbortIncomplete(ctx context.Context) (int, error) {
+	var client *s3.Client
+	if !s.bucket.As(&client) {
+		return 0, nil
+	}
+	aborted := 0
+	var keyMarker, idMarker *string
+	for {
+		var out *s3.ListMultipartUploadsOutput
+		err := s.do(ctx, "list incomplete uploads", func(ctx context.Context) error {
+			var err error
+			out, err = client.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{
+				Bucket: &s.bucketName, Prefix: &s.prefix, KeyMarker: keyMarker, UploadIdMarker: idMarker,
+			})
+			return err
+		})
+		if err != nil {
+			return aborted, fmt.Errorf("abort incomplete uploads of %s: %w", s.url, err)
+		}
+		for _, up := range out.Uploads {
+			if up.Key == nil || up.UploadId == nil || !strings.HasPrefix(*up.Key, s.prefix) {
+				continue
+			}
+			err := s.do(ctx, "abort upload of "+*up.Key, func(ctx context.Context) error {
+				_, err := client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
+					Bucket: &s.bucketName, Key: up.Key, UploadId: up.UploadId,
+				})
+				var nsu *types.NoSuchUpload
+				if errors.As(err, &nsu) {
+					return nil // completed or aborted meanwhile
+				}
+				return err
+			})
+			if err != nil {
+				return aborted, fmt.Errorf("abort incomplete uploads of %s: %w", s.url, err)
+			}
+			aborted++
+		}
+		if out.IsTruncated == nil || !*out.IsTruncated {
+			return aborted, nil
+		}
+		keyMarker, idMarker = out.NextKeyMarker, out.NextUploadIdMarker
+	}
 }
