@@ -5,15 +5,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/inproc"
 	"github.com/hone-tune/hone/internal/journal"
 	"github.com/hone-tune/hone/runner"
@@ -295,5 +298,90 @@ func TestBeforeDeleteKeeps(t *testing.T) {
 	}
 	if kept != 4 {
 		t.Errorf("the log names %d kept checkpoints, want 4:\n%s", kept, log)
+	}
+}
+
+// stuckCommit is a store whose first commit hangs until its context ends
+// (an upload to a server that stopped answering), cancelling run once it
+// hangs.
+type stuckCommit struct {
+	hone.Store
+	run context.CancelFunc
+
+	mu        sync.Mutex
+	hung      bool
+	cancelled error // the hung commit's ctx.Err() when it gave up
+}
+
+func (s *stuckCommit) Commit(ctx context.Context, staged, dest string) error {
+	s.mu.Lock()
+	first := !s.hung
+	s.hung = true
+	s.mu.Unlock()
+	if !first {
+		return s.Store.Commit(ctx, staged, dest)
+	}
+	s.run()
+	<-ctx.Done()
+	s.mu.Lock()
+	s.cancelled = ctx.Err()
+	s.mu.Unlock()
+	return fmt.Errorf("upload: %w", ctx.Err())
+}
+
+// TestStuckCommitCancelledAtEnd: a commit that never returns by itself
+// does not hang the end of an interrupted experiment: after the stop
+// grace the runner cancels its context, Run returns, the checkpoint is
+// not registered, and a resume cleans up and completes the experiment.
+func TestStuckCommitCancelledAtEnd(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "stuck")
+	ls, err := local.New(dir, local.NoSync())
+	if err != nil {
+		t.Fatal(err)
+	}
+	newExp := func() *hone.Experiment {
+		sr, err := random.New(space.Space{"x": space.Uniform(0, 1)}, 1, nil, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &hone.Experiment{Name: "stuck", Metric: "loss", Searcher: sr, Scheduler: &fifo.Scheduler{}, Seed: 1,
+			Stoppers: []hone.Stopper{stopper.MaxIterations(3)}}
+	}
+	exp := newExp()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st := &stuckCommit{Store: ls, run: cancel}
+	exec := func() hone.Executor { return inproc.NewClass(func() trial.Trainable { return &checkpointing{} }) }
+	out, err := runner.Run(ctx, exp, runner.Options{Dir: dir, Store: st, Log: io.Discard, StopGrace: 50 * time.Millisecond, Tick: 10 * time.Millisecond, Executor: exec()})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !out.Interrupted {
+		t.Error("Run was not interrupted")
+	}
+	st.mu.Lock()
+	gaveUp := st.cancelled
+	st.mu.Unlock()
+	if !errors.Is(gaveUp, context.Canceled) {
+		t.Fatalf("the hung commit ended with %v, want its context cancelled", gaveUp)
+	}
+	committed, _, err := ls.List(context.Background(), out.Trials[0].Dir)
+	if err != nil || len(committed) != 0 {
+		t.Errorf("committed after the cancelled commit: %q, %v; want none", committed, err)
+	}
+	exp2 := newExp()
+	it := &iterations{seen: map[string][]int{}}
+	exp2.Callbacks = []hone.Callback{it}
+	out, err = runner.Resume(context.Background(), exp2, runner.Options{Dir: dir, Store: ls, Log: io.Discard, Executor: exec()}, controller.ResumeFlags{Unfinished: true})
+	if err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	tr := out.Trials[0]
+	if got := it.seen[tr.Dir]; tr.Status != hone.StatusTerminated || !slices.Equal(got, []int{1, 2, 3}) {
+		t.Errorf("after resume: trial %s ended %s (%s) with iterations %v, want %s after 1 2 3", tr.ID, tr.Status, tr.Error, got, hone.StatusTerminated)
+	}
+	_, left, err := ls.List(context.Background(), tr.Dir)
+	if err != nil || len(left) != 0 {
+		t.Errorf("leftovers after resume: %q, %v", left, err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/store/storetest"
@@ -487,4 +488,44 @@ func TestOpenChecksServer(t *testing.T) {
 		t.Errorf("error leaks the secret key: %v", err)
 	}
 	t.Logf("wrong secret: %v", err)
+}
+
+// TestRetryCancelled: a cancelled context stops the retries at once,
+// whether it was cancelled before the first attempt, during an attempt,
+// or during the wait before the next one (here an hour: a store that
+// waited it out would hang the test).
+func TestRetryCancelled(t *testing.T) {
+	s := &Store{retry: Retry{Attempts: 5, Base: time.Hour, Max: time.Hour}}
+	transient := fmt.Errorf("dial: %w", syscall.ECONNREFUSED)
+	calls := 0
+	err := s.do(cancelledCtx(), "op", func(context.Context) error {
+		calls++
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || calls != 0 {
+		t.Errorf("cancelled before: err = %v after %d calls, want context.Canceled after none", err, calls)
+	}
+	for _, during := range []bool{true, false} {
+		ctx, cancel := context.WithCancel(context.Background())
+		calls = 0
+		err = s.do(ctx, "op", func(context.Context) error {
+			calls++
+			if during {
+				cancel()
+			} else {
+				go cancel() // while do waits to retry (or before)
+			}
+			return transient
+		})
+		cancel()
+		if !errors.Is(err, context.Canceled) || calls != 1 {
+			t.Errorf("cancelled (during the attempt: %v): err = %v after %d calls, want context.Canceled after 1", during, err, calls)
+		}
+	}
+}
+
+func cancelledCtx() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
 }
