@@ -18,6 +18,7 @@ import (
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/inproc"
+	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/internal/journal"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/scheduler/fifo"
@@ -383,5 +384,64 @@ func TestStuckCommitCancelledAtEnd(t *testing.T) {
 	_, left, err := ls.List(context.Background(), tr.Dir)
 	if err != nil || len(left) != 0 {
 		t.Errorf("leftovers after resume: %q, %v", left, err)
+	}
+}
+
+// syncChecker checks, at every result, that each delete the journal
+// records has already been done by the store: with an executor on
+// virtual time deletes run on the runner's goroutine, in order.
+type syncChecker struct {
+	hone.NopCallback
+	w    *deleteWatcher
+	errs []string
+	max  int // most deletes seen done at a result
+}
+
+func (c *syncChecker) OnTrialResult(*hone.Trial, *hone.Result) {
+	paths, err := ckdels(c.w.jp)
+	if err != nil {
+		c.errs = append(c.errs, err.Error())
+		return
+	}
+	c.w.mu.Lock()
+	done := len(c.w.deleted)
+	c.w.mu.Unlock()
+	// The journal already holds this step's records, whose delete may
+	// come after this notification in the same batch; every delete of
+	// earlier steps must be done.
+	if done < len(paths)-1 {
+		c.errs = append(c.errs, fmt.Sprintf("at a result %d deletes were journaled and only %d done", len(paths), done))
+	}
+	c.max = max(c.max, done)
+}
+
+// TestVirtualTimeDeletesInline: with the sim executor (virtual time),
+// checkpoint deletes (and BeforeDelete) run on the runner's goroutine
+// before the next input is stepped, so the experiment stays
+// deterministic.
+func TestVirtualTimeDeletesInline(t *testing.T) {
+	sr, err := random.New(space.Space{"x": space.Uniform(0, 1)}, 3, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "sim")
+	ls, err := local.New(dir, local.NoSync())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &deleteWatcher{Store: ls, jp: filepath.Join(dir, journal.FileName)}
+	check := &syncChecker{w: w}
+	exp := &hone.Experiment{Name: "sim", Metric: "loss", Searcher: sr, Scheduler: &fifo.Scheduler{}, Seed: 1, MaxConcurrentTrials: 3,
+		Checkpoint: hone.CheckpointConfig{NumToKeep: 1}, Callbacks: []hone.Callback{check}}
+	_, err = runner.Run(context.Background(), exp, runner.Options{Dir: dir, Store: w, Log: io.Discard, BeforeDelete: w.BeforeDelete,
+		Executor: sim.New(sim.Curve{MaxIterations: 8, CheckpointEvery: 1}.New)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range append(w.errs, check.errs...) {
+		t.Error(e)
+	}
+	if check.max == 0 {
+		t.Error("no delete was done by any result")
 	}
 }
