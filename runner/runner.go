@@ -805,6 +805,7 @@ func (r *runner) commit(ev hone.Event, idx int, dest string, after <-chan struct
 	<-after
 	r.sem <- struct{}{}
 	err := r.store.Commit(r.sctx, ev.CheckpointDir, dest)
+	r.discardStaged(ev.CheckpointDir, err)
 	<-r.sem
 	release()
 	r.cmu.Lock()
@@ -984,9 +985,29 @@ func (r *runner) input(ev hone.Event) (controller.Input, error) {
 		idx, dest, err = r.ctl.NextCheckpointPath(ev.TrialID)
 		if err == nil {
 			err = r.store.Commit(r.sctx, ev.CheckpointDir, dest)
+			r.discardStaged(ev.CheckpointDir, err)
 		}
 	}
 	return r.committed(ev, idx, dest, err)
+}
+
+// discardStaged removes the staged checkpoint directory of a commit that
+// failed, which fails its trial: the trial restarts from its latest
+// registered checkpoint, so the staged copy is nobody's, and a trial
+// retried many times would otherwise pile copies up on local disk. After
+// a full disk (the experiment stops) it stays for resume's cleanup, as
+// does a directory outside the experiment directory, which is not the
+// runner's to remove.
+func (r *runner) discardStaged(staged string, err error) {
+	if err == nil || isDiskFull(err) {
+		return
+	}
+	if rel, rerr := filepath.Rel(r.opts.Dir, staged); rerr != nil || !filepath.IsLocal(rel) {
+		return
+	}
+	if rerr := os.RemoveAll(staged); rerr != nil {
+		r.logf("remove the staged checkpoint %s of a failed commit: %v", staged, rerr)
+	}
 }
 
 // committed converts an executor event whose staged checkpoint (if any)

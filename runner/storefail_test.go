@@ -148,6 +148,12 @@ func TestPermanentCommitErrorFailsTrial(t *testing.T) {
 	st := &failNth{Store: ls, bad: alwaysFails{ls}, n: 5}
 	out, it := runFailingCommit(t, dir, st, steps)
 	checkRetried(t, out, it, st, steps)
+	// The staged copy of the checkpoint that failed is not left on disk.
+	for _, tr := range out.Trials {
+		if _, left, err := ls.List(context.Background(), tr.Dir); err != nil || len(left) != 0 {
+			t.Errorf("trial %s: leftovers after the run: %q, %v; want none", tr.ID, left, err)
+		}
+	}
 }
 
 // planting is a store that, before its nth commit, writes a plain object
@@ -240,4 +246,9 @@ func TestS3PermanentCommitErrorFailsTrial(t *testing.T) {
 	}
 	t.Logf("refused commit: %v", st.err)
 	checkRetried(t, out, it, &failNth{failed: st.failed}, steps)
+	for _, tr := range out.Trials {
+		if _, left, err := bs.List(ctx, tr.Dir); err != nil || len(left) != 0 {
+			t.Errorf("trial %s: leftovers after the run: %q, %v; want none", tr.ID, left, err)
+		}
+	}
 }
