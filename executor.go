@@ -173,7 +173,7 @@ type VirtualClock interface {
 // remote store stops its retries at once) and return an error wrapping
 // ctx.Err(); what such a method leaves behind is never registered (see
 // Commit) and is a leftover for List. The runner calls the store from its
-// goroutine, except Commit and Delete, which run on its commit pool,
+// goroutine, except Commit and Delete, which run on its store pool,
 // concurrently with the other methods, for distinct paths. A Store must
 // not depend on the runner: a trial-side process (an executor's uploader
 // on another machine) may open one and commit to it directly.

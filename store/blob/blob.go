@@ -620,6 +620,9 @@ func (s *Store) Delete(ctx context.Context, p string) error {
 	if err != nil {
 		return fmt.Errorf("delete checkpoint: %w", err)
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("delete checkpoint %s: %w", p, err)
+	}
 	if path.Base(path.Dir(k)) == hone.StagingDirName {
 		if s.localRoot == "" {
 			return fmt.Errorf("delete checkpoint %s: staged directory, and the store has no local root", p)

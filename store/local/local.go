@@ -311,6 +311,9 @@ func (s *Store) Link(ctx context.Context, src, dest string) error {
 	if err != nil {
 		return fmt.Errorf("link checkpoint: %w", err)
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("link checkpoint %s to %s: %w", src, dest, err)
+	}
 	info, err := os.Stat(from)
 	if err != nil {
 		return fmt.Errorf("link checkpoint %s: %w", src, err)

@@ -17,7 +17,8 @@
 //   - Empty, absolute and escaping ("../x") paths are rejected.
 //   - A Commit with a cancelled context fails with an error wrapping
 //     context.Canceled and registers nothing: List shows no checkpoint at
-//     its destination, only leftovers, which Delete removes.
+//     its destination, only leftovers, which Delete removes. The other
+//     methods fail the same way, and a cancelled Delete deletes nothing.
 //   - A store that is a hone.FileCommitter commits a stream of files with
 //     the same contract as Commit; a failing reader, a bad file name or a
 //     cancelled context registers nothing.
@@ -118,6 +119,7 @@ func Run(t *testing.T, newStore func(t *testing.T) (s hone.Store, root string)) 
 		{"ListMissingTrial", testListMissingTrial},
 		{"BadPaths", testBadPaths},
 		{"CommitCancelled", testCommitCancelled},
+		{"OthersCancelled", testOthersCancelled},
 		{"CommitFiles", testCommitFiles},
 		{"CommitFilesErrors", testCommitFilesErrors},
 		{"CommitFilesCancelled", testCommitFilesCancelled},
@@ -615,4 +617,28 @@ func testListTop(t *testing.T, h *harness) {
 	if _, err := tl.ListTop(cancelled()); !errors.Is(err, context.Canceled) {
 		t.Errorf("ListTop with a cancelled context: err = %v, want one wrapping context.Canceled", err)
 	}
+}
+
+// testOthersCancelled: Link, Delete, LocalDir and List with a cancelled
+// context fail with an error wrapping context.Canceled; the cancelled
+// Delete leaves the checkpoint, and the cancelled Link registers nothing.
+func testOthersCancelled(t *testing.T, h *harness) {
+	src := cp("trial_a", 0)
+	h.commit(src, treeA())
+	ctx := cancelled()
+	if err := h.s.Link(ctx, src, cp("trial_b", 0)); !errors.Is(err, context.Canceled) {
+		t.Errorf("Link with a cancelled context: err = %v, want one wrapping context.Canceled", err)
+	}
+	if err := h.s.Delete(ctx, src); !errors.Is(err, context.Canceled) {
+		t.Errorf("Delete with a cancelled context: err = %v, want one wrapping context.Canceled", err)
+	}
+	if _, err := h.s.LocalDir(ctx, src); !errors.Is(err, context.Canceled) {
+		t.Errorf("LocalDir with a cancelled context: err = %v, want one wrapping context.Canceled", err)
+	}
+	if _, _, err := h.s.List(ctx, "trial_a"); !errors.Is(err, context.Canceled) {
+		t.Errorf("List with a cancelled context: err = %v, want one wrapping context.Canceled", err)
+	}
+	h.expectTree(src, treeA())
+	h.expectList("trial_a", []string{src}, nil)
+	h.expectUnregistered(cp("trial_b", 0), nil)
 }
