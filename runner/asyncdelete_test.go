@@ -54,10 +54,12 @@ type deleteWatcher struct {
 	hone.Store
 	jp      string
 	release chan struct{}
-	fail    bool // every Delete fails (after the checks)
+	// blockedCh, if set, is closed once the first Delete blocks.
+	blockedCh chan struct{}
+	fail      bool // every Delete fails (after the checks)
 
 	mu        sync.Mutex
-	blocked   bool // the first Delete is blocking
+	blocked   bool // the first Delete is blocking now
 	before    int  // BeforeDelete calls
 	started   int
 	finished  int
@@ -113,6 +115,9 @@ func (w *deleteWatcher) Delete(ctx context.Context, p string) error {
 		w.mu.Lock()
 		w.blocked = true
 		w.mu.Unlock()
+		if w.blockedCh != nil {
+			close(w.blockedCh)
+		}
 		t := time.NewTimer(time.Minute)
 		defer t.Stop()
 		select {
@@ -122,6 +127,9 @@ func (w *deleteWatcher) Delete(ctx context.Context, p string) error {
 			w.failsafe = true
 			w.mu.Unlock()
 		}
+		w.mu.Lock()
+		w.blocked = false
+		w.mu.Unlock()
 	}
 	if w.fail {
 		return errors.New("injected delete failure")
@@ -160,6 +168,12 @@ func (r *releaseAfter) OnTrialResult(*hone.Trial, *hone.Result) {
 // checkpoint each, on w over a local store; logw receives the log.
 func runDeleting(t *testing.T, w *deleteWatcher, steps int, cbs ...hone.Callback) (*runner.Outcome, string, *bytes.Buffer) {
 	t.Helper()
+	return runDeletingWith(t, w, steps, func() trial.Trainable { return &checkpointing{} }, cbs...)
+}
+
+// runDeletingWith is runDeleting with trainables from newTrainable.
+func runDeletingWith(t *testing.T, w *deleteWatcher, steps int, newTrainable func() trial.Trainable, cbs ...hone.Callback) (*runner.Outcome, string, *bytes.Buffer) {
+	t.Helper()
 	sr, err := random.New(space.Space{"x": space.Uniform(0, 1)}, 2, nil, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +191,7 @@ func runDeleting(t *testing.T, w *deleteWatcher, steps int, cbs ...hone.Callback
 		Stoppers:   []hone.Stopper{stopper.MaxIterations(steps)}, Callbacks: cbs}
 	out, err := runner.Run(context.Background(), exp, runner.Options{Dir: dir, Store: w, Log: &syncWriter{w: &log},
 		BeforeDelete: w.BeforeDelete,
-		Executor:     inproc.NewClass(func() trial.Trainable { return &checkpointing{} })})
+		Executor:     inproc.NewClass(newTrainable)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,9 +218,14 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 // the time Run returns.
 func TestDeletesOffLoop(t *testing.T) {
 	const steps = 6
-	w := &deleteWatcher{release: make(chan struct{})}
+	w := &deleteWatcher{release: make(chan struct{}), blockedCh: make(chan struct{})}
 	rel := &releaseAfter{w: w, n: 3}
-	out, dir, _ := runDeleting(t, w, steps, rel)
+	// Trials wait before their 4th step until the first delete blocks (a
+	// delete issued at the latest when a trial's 2nd checkpoint is
+	// registered), so results 4 to 6 of both are reported while it
+	// blocks, however the goroutines are scheduled.
+	gated := func() trial.Trainable { return &gatedCheckpointing{gate: w.blockedCh, at: 4} }
+	out, dir, _ := runDeletingWith(t, w, steps, gated, rel)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.failsafe {
@@ -444,4 +463,27 @@ func TestVirtualTimeDeletesInline(t *testing.T) {
 	if check.max == 0 {
 		t.Error("no delete was done by any result")
 	}
+}
+
+// gatedCheckpointing checkpoints every step, and waits before step at
+// until gate is closed (with a fail-safe).
+type gatedCheckpointing struct {
+	checkpointing
+	gate <-chan struct{}
+	at   int
+}
+
+func (g *gatedCheckpointing) Step(ctx context.Context) (trial.Metrics, error) {
+	if g.n+1 >= g.at {
+		t := time.NewTimer(time.Minute)
+		defer t.Stop()
+		select {
+		case <-g.gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.C:
+			return nil, errors.New("gate never opened: no delete blocked")
+		}
+	}
+	return g.checkpointing.Step(ctx)
 }
