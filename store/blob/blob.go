@@ -15,6 +15,12 @@
 // killed process, a lost server) leaves objects without a manifest; List
 // reports such a prefix as a leftover and Delete removes it.
 //
+// A process killed in the middle of uploading a large file (a multipart
+// upload, on S3) also leaves parts on the server that no listing shows;
+// AbortIncomplete removes them. A checkpoint can also be committed from a
+// stream of files (CommitFiles), uploaded as they are read, with the same
+// manifest-last rule.
+//
 // Executors stage checkpoints on local disk as they do for the local store
 // (<local root>/<trial>/.staging/<name>); with the LocalRoot option List
 // reports those staged directories as leftovers too, and Delete removes
