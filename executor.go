@@ -3,6 +3,11 @@ package hone
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"path"
+	"strings"
 	"time"
 )
 
@@ -163,34 +168,87 @@ type VirtualClock interface {
 }
 
 // Store keeps committed checkpoint directories. Paths are relative to the
-// experiment directory and use forward slashes. Called from the runner's
-// goroutine, except Commit, which may run on other goroutines, concurrently
-// with the other methods, for distinct paths.
+// experiment directory and use forward slashes. Every method takes a
+// context first: a cancelled or expired ctx makes the method give up (a
+// remote store stops its retries at once) and return an error wrapping
+// ctx.Err(); what such a method leaves behind is never registered (see
+// Commit) and is a leftover for List. The runner calls the store from its
+// goroutine, except Commit and Delete, which run on its store pool,
+// concurrently with the other methods, for distinct paths. A Store must
+// not depend on the runner: a trial-side process (an executor's uploader
+// on another machine) may open one and commit to it directly.
 type Store interface {
 	// Commit atomically turns the staged local directory into the
 	// checkpoint at dest: after it returns nil, all bytes are durable and a
-	// crash cannot leave dest half-written. The staged directory is
-	// consumed.
-	Commit(staged, dest string) error
+	// crash cannot leave dest half-written; dest is registered (List
+	// reports it committed) only once everything under it is durable. An
+	// error, including ctx's, leaves dest unregistered. The staged
+	// directory is consumed on success and left in place on error.
+	Commit(ctx context.Context, staged, dest string) error
 	// Link makes dest a copy of the committed checkpoint src, as cheaply as
-	// the store allows (hard links locally).
-	Link(src, dest string) error
-	// Delete removes a committed checkpoint. Deleting a missing one is not
-	// an error.
-	Delete(path string) error
+	// the store allows (hard links locally, server-side copies remotely).
+	Link(ctx context.Context, src, dest string) error
+	// Delete removes a committed checkpoint (or a leftover List reported).
+	// Deleting a missing one is not an error.
+	Delete(ctx context.Context, path string) error
 	// LocalDir returns a local directory holding the checkpoint's files,
-	// for a trial to restore from.
-	LocalDir(path string) (string, error)
+	// for a trial to restore from. Its files must not be modified.
+	LocalDir(ctx context.Context, path string) (string, error)
 	// List returns the committed checkpoint paths under a trial directory,
-	// and separately any leftover uncommitted directories.
-	List(trialDir string) (committed, leftovers []string, err error)
+	// and separately any leftover uncommitted ones (a cut-short or failed
+	// commit, a staged directory never committed), which Delete removes.
+	List(ctx context.Context, trialDir string) (committed, leftovers []string, err error)
+}
+
+// FileCommitter is an optional extension of Store: it commits a checkpoint
+// from a stream of files instead of a staged local directory, writing each
+// file straight to the checkpoint's final place (no local staging copy,
+// no second pass). It is meant for trial-side uploaders, which send a
+// trial's checkpoint to storage from the machine the trial ran on without
+// going through the runner; the runner itself commits staged directories.
+//
+// CommitFiles pulls files in order: each is a slash-separated path relative
+// to the checkpoint (clean, not escaping it, no duplicates) and a reader of
+// its content, read to io.EOF before the next is pulled; the reader is
+// valid until the iteration continues and is not closed by the store. A
+// reader's error (a producer that cannot produce a file yields a reader
+// that returns the error) fails the commit. The checkpoint is registered
+// only after every file is durable, exactly as for Commit (an object
+// store writes its manifest last); on any error, including ctx's, dest is
+// not registered and what was written is removed or left as a leftover for
+// List. If dest is already committed the error wraps fs.ErrExist.
+type FileCommitter interface {
+	CommitFiles(ctx context.Context, dest string, files iter.Seq2[string, io.Reader]) error
 }
 
 // TopLister is an optional extension of Store: the names of the entries
 // at the top of the experiment directory, in one call. A resume's cleanup
 // then lists only the trial directories that exist, where asking List for
 // every trial costs a lookup per trial (most simulated or in-process
-// trials that never checkpointed have no directory).
+// trials that never checkpointed have no directory). Every trial directory
+// for which List would report anything, committed or leftover, must be
+// among the names.
 type TopLister interface {
-	ListTop() ([]string, error)
+	ListTop(ctx context.Context) ([]string, error)
+}
+
+// CheckFileName returns nil if name may name a file of a checkpoint
+// committed with FileCommitter: a non-empty, clean, slash-separated path
+// relative to the checkpoint that does not leave it ("a/b.bin", not
+// "/a", "../a", "a//b", "./a" or "a\\b"), and an error saying why not
+// otherwise.
+func CheckFileName(name string) error {
+	switch {
+	case name == "" || name == ".":
+		return fmt.Errorf("checkpoint file name %q is empty", name)
+	case strings.Contains(name, "\\"):
+		return fmt.Errorf("checkpoint file name %q holds a backslash; use forward slashes", name)
+	case path.IsAbs(name):
+		return fmt.Errorf("checkpoint file name %q is absolute; it must be relative to the checkpoint", name)
+	case path.Clean(name) != name:
+		return fmt.Errorf("checkpoint file name %q is not clean (want %q)", name, path.Clean(name))
+	case name == ".." || strings.HasPrefix(name, "../"):
+		return fmt.Errorf("checkpoint file name %q leaves the checkpoint", name)
+	}
+	return nil
 }

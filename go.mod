@@ -3,6 +3,7 @@ module github.com/hone-tune/hone
 go 1.26.8
 
 require (
+	github.com/aws/aws-sdk-go-v2/service/s3 v1.114.3
 	github.com/spf13/cobra v1.10.2
 	go.uber.org/goleak v1.3.0
 	gocloud.dev v0.49.0
@@ -27,7 +28,6 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/internal/checksum v1.11.7 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/presigned-url v1.14.6 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/s3shared v1.20.6 // indirect
-	github.com/aws/aws-sdk-go-v2/service/s3 v1.114.3 // indirect
 	github.com/aws/aws-sdk-go-v2/service/signin v1.10.4 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sso v1.38.4 // indirect
 	github.com/aws/aws-sdk-go-v2/service/ssooidc v1.43.4 // indirect

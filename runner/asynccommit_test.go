@@ -50,7 +50,7 @@ type stallingStore struct {
 	isBlocked bool   // the stalled commit is blocking
 }
 
-func (s *stallingStore) Commit(staged, dest string) error {
+func (s *stallingStore) Commit(ctx context.Context, staged, dest string) error {
 	dir := path.Dir(dest)
 	s.mu.Lock()
 	if s.stalled == "" {
@@ -81,7 +81,7 @@ func (s *stallingStore) Commit(staged, dest string) error {
 			return errors.New("released by the fail-safe: other trials were not stepped while this commit was blocked")
 		}
 	}
-	return s.Store.Commit(staged, dest)
+	return s.Store.Commit(ctx, staged, dest)
 }
 
 func (s *stallingStore) blocked() bool {
@@ -314,7 +314,7 @@ func TestLaterEventsWaitForCommit(t *testing.T) {
 	if stalled.Checkpoint != nil {
 		t.Errorf("the stalled trial registered checkpoint %+v after it was told to stop", stalled.Checkpoint)
 	}
-	if _, err := ls.LocalDir(path.Join(stalled.Dir, hone.CheckpointDirName(0))); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := ls.LocalDir(context.Background(), path.Join(stalled.Dir, hone.CheckpointDirName(0))); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the ignored checkpoint of the stalled trial: LocalDir says %v, want it deleted", err)
 	}
 }

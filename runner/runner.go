@@ -48,7 +48,11 @@ type Options struct {
 	// arrives (for time budgets). Default 1 s.
 	Tick time.Duration
 	// StopGrace is how long an interrupted experiment waits for trials to
-	// checkpoint and stop before the executor is closed. Default 30 s.
+	// checkpoint and stop before the executor is closed, and how long the
+	// end of an experiment waits for the checkpoint commits and deletes
+	// still running before cancelling them (the context given to the
+	// store ends then, so a stuck upload cannot hold up the end). Default
+	// 30 s.
 	StopGrace time.Duration
 	// TruncateJournal lets Resume continue from the valid prefix of a
 	// journal with a corrupt record in the middle, cutting the rest (kept,
@@ -56,6 +60,17 @@ type Options struct {
 	// journal is an error naming the line, and nothing is changed. A torn last line (a crash during a write) needs
 	// no option: Resume always cuts it off before appending.
 	TruncateJournal bool
+	// BeforeDelete, if set, is called before each checkpoint the
+	// experiment deletes (one the retention policy pruned, or one a
+	// stopped trial committed that nobody registered), after the journal
+	// holding the reason for the delete has been handed to the operating
+	// system. If it returns an error the checkpoint is kept and the error
+	// is logged ("kept checkpoint X: ..."). It runs on the runner's store
+	// pool, so it may be called from several goroutines at once and
+	// concurrently with the runner appending to the journal; its ctx ends
+	// when the runner gives up on its store operations (see StopGrace).
+	// Resume's cleanup of what a crash left does not call it.
+	BeforeDelete func(ctx context.Context) error
 
 	// flushEvery overrides flushResultsEvery (tests).
 	flushEvery time.Duration
@@ -427,11 +442,15 @@ type runner struct {
 	// contained: the executor's trials cannot outlive this process.
 	contained bool
 
-	// async: checkpoint commits run on the commit pool, off this
-	// goroutine (every executor but one on virtual time, whose order of
-	// events must not depend on how long a commit takes).
+	// async: checkpoint commits and deletes run on the store pool, off
+	// this goroutine (every executor but one on virtual time, whose order
+	// of events must not depend on how long a commit takes).
 	async bool
-	// sem bounds the commits running at once.
+	// sctx is the context of every store operation; scancel ends it once
+	// the end of the experiment has waited the stop grace for the pool.
+	sctx    context.Context
+	scancel context.CancelFunc
+	// sem bounds the store operations running at once on the pool.
 	sem chan struct{}
 	// held has an entry for each trial whose checkpoint is being
 	// committed: the event carrying it, then the trial's later events,
@@ -440,18 +459,27 @@ type runner struct {
 	// inflight counts the commits started and not yet finished (taken
 	// from done by the loop).
 	inflight int
-	// commits waits for every commit goroutine.
-	commits sync.WaitGroup
+	// pool waits for every goroutine of the store pool (commits and
+	// deletes).
+	pool sync.WaitGroup
+	// tails orders the pool's operations on each checkpoint path: the
+	// channel of the last one issued, closed when it ends. Only the
+	// runner's goroutine issues operations; pmu guards tails, which the
+	// pool's goroutines clear.
+	pmu   sync.Mutex
+	tails map[string]chan struct{}
 	// cmu guards done and wake, which the commit goroutines touch.
 	cmu sync.Mutex
 	// done are the finished commits the loop has not taken yet.
 	done []commitDone
 	// wake ends the loop's current wait for an event, if set.
 	wake context.CancelFunc
+	// lmu serializes writes to the log, which the pool writes too.
+	lmu sync.Mutex
 }
 
-// commitWorkers is how many checkpoint commits run at once.
-const commitWorkers = 4
+// poolWorkers is how many checkpoint commits and deletes run at once.
+const poolWorkers = 4
 
 // commitDone is a finished commit of ev's checkpoint to dest (index idx).
 type commitDone struct {
@@ -520,10 +548,12 @@ func newRunner(exp *hone.Experiment, opts Options) (*runner, error) {
 	if c, ok := opts.Executor.(hone.Contained); ok {
 		r.contained = c.Contained()
 	}
+	r.sctx, r.scancel = context.WithCancel(context.Background())
 	if !virtualTime(opts.Executor) {
 		r.async = true
-		r.sem = make(chan struct{}, commitWorkers)
+		r.sem = make(chan struct{}, poolWorkers)
 		r.held = map[string][]hone.Event{}
+		r.tails = map[string]chan struct{}{}
 	}
 	for _, cb := range exp.Callbacks {
 		if b, ok := cb.(hone.BufferedCallback); ok {
@@ -567,13 +597,15 @@ func virtualTime(e hone.Executor) bool {
 }
 
 func (r *runner) logf(format string, args ...any) {
+	r.lmu.Lock()
+	defer r.lmu.Unlock()
 	fmt.Fprintf(r.log, "hone: "+format+"\n", args...)
 }
 
 // loop steps the first input, then events until the controller is done.
 func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome, err error) {
 	defer func() {
-		r.waitCommits()
+		r.waitPool()
 		cerr := r.exec.Close()
 		var ferr error
 		if r.unmarked || !r.filesDue.IsZero() {
@@ -734,19 +766,48 @@ func (r *runner) deliver(ev hone.Event) error {
 	}
 	r.held[ev.TrialID] = []hone.Event{ev}
 	r.inflight++
-	r.commits.Add(1)
-	go r.commit(ev, idx, dest)
+	after, release := r.claim(dest)
+	r.pool.Add(1)
+	go r.commit(ev, idx, dest, after, release)
 	return nil
 }
 
-// commit runs on a goroutine of its own: it commits ev's checkpoint to
-// dest once the pool has room, then hands the outcome to the loop and
-// wakes it.
-func (r *runner) commit(ev hone.Event, idx int, dest string) {
-	defer r.commits.Done()
+// claim reserves the checkpoint path p for a pool operation issued now,
+// on the runner's goroutine: after is closed once every operation on p
+// issued before has ended, and release ends this one. So a delete never
+// overtakes a commit of the same path still pending, nor a commit a
+// delete.
+func (r *runner) claim(p string) (after <-chan struct{}, release func()) {
+	mine := make(chan struct{})
+	r.pmu.Lock()
+	prev := r.tails[p]
+	r.tails[p] = mine
+	r.pmu.Unlock()
+	if prev == nil {
+		prev = make(chan struct{})
+		close(prev)
+	}
+	return prev, func() {
+		r.pmu.Lock()
+		if r.tails[p] == mine {
+			delete(r.tails, p)
+		}
+		r.pmu.Unlock()
+		close(mine)
+	}
+}
+
+// commit runs on a goroutine of its own: once the operations on dest
+// issued before it ended and the pool has room, it commits ev's
+// checkpoint to dest, then hands the outcome to the loop and wakes it.
+func (r *runner) commit(ev hone.Event, idx int, dest string, after <-chan struct{}, release func()) {
+	defer r.pool.Done()
+	<-after
 	r.sem <- struct{}{}
-	err := r.store.Commit(ev.CheckpointDir, dest)
+	err := r.store.Commit(r.sctx, ev.CheckpointDir, dest)
+	r.discardStaged(ev.CheckpointDir, err)
 	<-r.sem
+	release()
 	r.cmu.Lock()
 	r.done = append(r.done, commitDone{ev: ev, idx: idx, dest: dest, err: err})
 	if r.wake != nil {
@@ -754,6 +815,41 @@ func (r *runner) commit(ev hone.Event, idx int, dest string) {
 		r.wake = nil
 	}
 	r.cmu.Unlock()
+}
+
+// remove deletes the checkpoint p: on the pool (after the operations on
+// p issued before it), or at once with an executor on virtual time. The
+// caller has handed the journal to the operating system first.
+func (r *runner) remove(p string) {
+	if !r.async {
+		r.deleteNow(p)
+		return
+	}
+	after, release := r.claim(p)
+	r.pool.Add(1)
+	go func() {
+		defer r.pool.Done()
+		<-after
+		r.sem <- struct{}{}
+		r.deleteNow(p)
+		<-r.sem
+		release()
+	}()
+}
+
+// deleteNow calls BeforeDelete, then deletes the checkpoint p. A failure
+// of either is logged: the checkpoint stays, and a later resume or the
+// user removes it.
+func (r *runner) deleteNow(p string) {
+	if f := r.opts.BeforeDelete; f != nil {
+		if err := f(r.sctx); err != nil {
+			r.logf("kept checkpoint %s: %v", p, err)
+			return
+		}
+	}
+	if err := r.store.Delete(r.sctx, p); err != nil {
+		r.logf("delete checkpoint %s: %v", p, err)
+	}
 }
 
 // finish steps the event whose commit d finished, then delivers its
@@ -774,10 +870,13 @@ func (r *runner) finish(d commitDone) error {
 	if m := r.ctl.Manager(id); in.Checkpoint != nil && (m == nil || !m.Has(d.dest)) {
 		// The controller ignored the event (its trial was told to stop
 		// while the commit ran), as an executor drops the events a
-		// stopped trial had queued: the checkpoint is nobody's.
-		if err := r.store.Delete(d.dest); err != nil {
-			r.logf("delete checkpoint %s: %v", d.dest, err)
+		// stopped trial had queued: the checkpoint is nobody's. The
+		// journal, which holds the event, goes to the operating system
+		// first, as before any delete.
+		if err := r.jw.Flush(); err != nil {
+			return err
 		}
+		r.remove(d.dest)
 	}
 	for i, ev := range rest {
 		if err := r.deliver(ev); err != nil {
@@ -791,24 +890,31 @@ func (r *runner) finish(d commitDone) error {
 	return nil
 }
 
-// waitCommits waits for the commits still running, at most the stop
-// grace. Their events are not journaled: a resume removes the checkpoints
-// they committed, as after a crash.
-func (r *runner) waitCommits() {
-	if r.inflight == 0 {
-		return
-	}
+// waitPool waits for the pool's commits and deletes still running, at
+// most the stop grace, then cancels the context they run with and waits
+// for them to give up, so that no store operation outlives Run or
+// Resume. The events of unfinished commits are not journaled: a resume
+// removes the checkpoints they committed, as after a crash.
+func (r *runner) waitPool() {
+	defer r.scancel()
 	all := make(chan struct{})
 	go func() {
-		r.commits.Wait()
+		r.pool.Wait()
 		close(all)
 	}()
+	select {
+	case <-all:
+		return
+	default:
+	}
 	t := time.NewTimer(r.opts.StopGrace)
 	defer t.Stop()
 	select {
 	case <-all:
 	case <-t.C:
-		r.logf("checkpoint commits did not finish within %v; a resume removes what they leave", r.opts.StopGrace)
+		r.logf("checkpoint commits and deletes did not finish within %v; cancelled them (a resume removes what they leave)", r.opts.StopGrace)
+		r.scancel()
+		<-all
 	}
 }
 
@@ -878,10 +984,30 @@ func (r *runner) input(ev hone.Event) (controller.Input, error) {
 	if ev.CheckpointDir != "" {
 		idx, dest, err = r.ctl.NextCheckpointPath(ev.TrialID)
 		if err == nil {
-			err = r.store.Commit(ev.CheckpointDir, dest)
+			err = r.store.Commit(r.sctx, ev.CheckpointDir, dest)
+			r.discardStaged(ev.CheckpointDir, err)
 		}
 	}
 	return r.committed(ev, idx, dest, err)
+}
+
+// discardStaged removes the staged checkpoint directory of a commit that
+// failed, which fails its trial: the trial restarts from its latest
+// registered checkpoint, so the staged copy is nobody's, and a trial
+// retried many times would otherwise pile copies up on local disk. After
+// a full disk (the experiment stops) it stays for resume's cleanup, as
+// does a directory outside the experiment directory, which is not the
+// runner's to remove.
+func (r *runner) discardStaged(staged string, err error) {
+	if err == nil || isDiskFull(err) {
+		return
+	}
+	if rel, rerr := filepath.Rel(r.opts.Dir, staged); rerr != nil || !filepath.IsLocal(rel) {
+		return
+	}
+	if rerr := os.RemoveAll(staged); rerr != nil {
+		r.logf("remove the staged checkpoint %s of a failed commit: %v", staged, rerr)
+	}
 }
 
 // committed converts an executor event whose staged checkpoint (if any)
@@ -1006,9 +1132,7 @@ func (r *runner) apply(acts []controller.Action) error {
 				r.logf("trial %s: %s: %v", a.Trial.ID, a.Directive, err)
 			}
 		case controller.ActDelete:
-			if err := r.store.Delete(a.Checkpoint.Path); err != nil {
-				r.logf("delete checkpoint %s: %v", a.Checkpoint.Path, err)
-			}
+			r.remove(a.Checkpoint.Path)
 		case controller.ActNotify:
 			r.notify(a)
 		case controller.ActLog:
@@ -1119,7 +1243,7 @@ func (r *runner) start(a *controller.Action) error {
 	}
 	spec := hone.StartSpec{TrialID: t.ID, Config: t.Config, Dir: dir, Iteration: a.Iteration, Resources: t.Resources}
 	if a.Checkpoint != nil {
-		d, err := r.store.LocalDir(a.Checkpoint.Path)
+		d, err := r.store.LocalDir(r.sctx, a.Checkpoint.Path)
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("restore from %s: %w", a.Checkpoint.Path, errCheckpointMissing)
 		}
@@ -1240,7 +1364,7 @@ func resultsToRecover(lines []journal.Line) (from int, trials map[string]int) {
 func (r *runner) cleanStorage() error {
 	var exists map[string]bool // top-level entries, when the store can tell
 	if l, ok := r.store.(hone.TopLister); ok {
-		names, err := l.ListTop()
+		names, err := l.ListTop(r.sctx)
 		if err != nil {
 			return fmt.Errorf("list the experiment directory: %w", err)
 		}
@@ -1253,19 +1377,19 @@ func (r *runner) cleanStorage() error {
 		if top, _, _ := strings.Cut(path.Clean(t.Dir), "/"); exists != nil && !exists[top] {
 			continue // no directory: nothing to clean
 		}
-		committed, leftovers, err := r.store.List(t.Dir)
+		committed, leftovers, err := r.store.List(r.sctx, t.Dir)
 		if err != nil {
 			return fmt.Errorf("list checkpoints of %s: %w", t.ID, err)
 		}
 		for _, p := range leftovers {
-			if err := r.store.Delete(p); err != nil {
+			if err := r.store.Delete(r.sctx, p); err != nil {
 				return fmt.Errorf("remove leftover %s: %w", p, err)
 			}
 		}
 		for _, p := range committed {
 			if !r.ctl.Registered(p) {
 				r.logf("removing checkpoint %s: committed but never registered before the crash", p)
-				if err := r.store.Delete(p); err != nil {
+				if err := r.store.Delete(r.sctx, p); err != nil {
 					return fmt.Errorf("remove unregistered %s: %w", p, err)
 				}
 			}

@@ -137,7 +137,7 @@ func (b *bench) checkpoint(ctx context.Context) error {
 				return err
 			}
 			for _, p := range committed {
-				if err := st.Delete(p); err != nil {
+				if err := st.Delete(context.Background(), p); err != nil {
 					return err
 				}
 			}
@@ -209,7 +209,7 @@ func commitOnce(st *local.Store, dir string, seq int, size int64, buf []byte, ra
 		return "", err
 	}
 	mid := time.Now()
-	if err := st.Commit(staged, dest); err != nil {
+	if err := st.Commit(context.Background(), staged, dest); err != nil {
 		return "", err
 	}
 	end := time.Now()
@@ -286,11 +286,11 @@ func (b *bench) linkOnce(st *local.Store, dir, src string, seq *int, lf *sizeFig
 		*seq++
 		dest := "clone/" + hone.CheckpointDirName(*seq)
 		start := time.Now()
-		if err := st.Link(src, dest); err != nil {
+		if err := st.Link(context.Background(), src, dest); err != nil {
 			return err
 		}
 		lf.links = append(lf.links, float64(time.Since(start).Microseconds())/1000)
-		if err := st.Delete(dest); err != nil {
+		if err := st.Delete(context.Background(), dest); err != nil {
 			return err
 		}
 	}

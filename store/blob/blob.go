@@ -15,6 +15,12 @@
 // killed process, a lost server) leaves objects without a manifest; List
 // reports such a prefix as a leftover and Delete removes it.
 //
+// A process killed in the middle of uploading a large file (a multipart
+// upload, on S3) also leaves parts on the server that no listing shows;
+// AbortIncomplete removes them. A checkpoint can also be committed from a
+// stream of files (CommitFiles), uploaded as they are read, with the same
+// manifest-last rule.
+//
 // Executors stage checkpoints on local disk as they do for the local store
 // (<local root>/<trial>/.staging/<name>); with the LocalRoot option List
 // reports those staged directories as leftovers too, and Delete removes
@@ -46,6 +52,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -59,7 +67,6 @@ import (
 	cblob "gocloud.dev/blob"
 	_ "gocloud.dev/blob/fileblob" // file:// URLs
 	_ "gocloud.dev/blob/memblob"  // mem:// URLs
-	_ "gocloud.dev/blob/s3blob"   // s3:// URLs
 	"gocloud.dev/gcerrors"
 
 	"github.com/hone-tune/hone"
@@ -78,11 +85,15 @@ var ErrBadPath = errors.New("path must be relative and inside the experiment")
 // Store is a hone.Store over a prefix of a bucket. Its methods may be
 // called from several goroutines as long as they work on distinct paths.
 type Store struct {
-	bucket    *cblob.Bucket
-	url       string // the URL without secrets, for messages
-	cacheDir  string
-	localRoot string
-	retry     Retry
+	bucket *cblob.Bucket
+	// bucketName and prefix locate the store for the S3 calls gocloud
+	// does not make (AbortIncomplete); prefix is "" or ends with "/".
+	bucketName string
+	prefix     string
+	url        string // the URL without secrets, for messages
+	cacheDir   string
+	localRoot  string
+	retry      Retry
 	// Fault injection for tests: uploadHook wraps the reader of each
 	// upload attempt; beforeManifest runs just before a manifest is
 	// written.
@@ -90,7 +101,12 @@ type Store struct {
 	beforeManifest func()
 }
 
-var _ hone.Store = (*Store)(nil)
+// The store's optional abilities.
+var (
+	_ hone.Store         = (*Store)(nil)
+	_ hone.FileCommitter = (*Store)(nil)
+	_ hone.TopLister     = (*Store)(nil)
+)
 
 // Retry is the backoff policy around each object operation: at most
 // Attempts tries, waiting Base before the second, doubling up to Max.
@@ -152,13 +168,20 @@ func Open(ctx context.Context, rawURL, cacheDir string, opts ...Option) (*Store,
 	default:
 		return nil, fmt.Errorf("blob store %s: scheme %q is not supported (allowed: s3, file, mem)", s.url, u.Scheme)
 	}
-	b, err := cblob.OpenBucket(ctx, u.String())
+	var b *cblob.Bucket
+	if u.Scheme == "s3" {
+		b, err = openS3(ctx, u)
+	} else {
+		b, err = cblob.OpenBucket(ctx, u.String())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("blob store %s: %s", s.url, scrub(err.Error(), rawURL))
 	}
 	if prefix != "" {
 		b = cblob.PrefixedBucket(b, prefix+"/")
+		s.prefix = prefix + "/"
 	}
+	s.bucketName = u.Host
 	s.bucket = b
 	// The start-up check rides out a blip, not an outage: a wrong endpoint
 	// is reported within seconds.
@@ -239,7 +262,7 @@ func newID() string {
 // removed; on error it is left in place, dest is not committed, and what
 // was uploaded is removed as far as the server allows (the rest is a
 // leftover).
-func (s *Store) Commit(staged, dest string) error {
+func (s *Store) Commit(ctx context.Context, staged, dest string) error {
 	k, err := key(dest)
 	if err != nil {
 		return fmt.Errorf("commit checkpoint: %w", err)
@@ -251,7 +274,9 @@ func (s *Store) Commit(staged, dest string) error {
 	if !info.IsDir() {
 		return fmt.Errorf("commit checkpoint %s: staged %s is not a directory", dest, staged)
 	}
-	ctx := context.Background()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+	}
 	if err := s.notCommitted(ctx, k); err != nil {
 		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
 	}
@@ -332,30 +357,140 @@ func (s *Store) upload(ctx context.Context, file, k string) (manifestFile, error
 			return permanent(err)
 		}
 		defer f.Close()
-		wctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		w, err := s.bucket.NewWriter(wctx, k, nil)
-		if err != nil {
-			return err
-		}
-		h := sha256.New()
-		var r io.Reader = io.TeeReader(f, h)
-		if s.uploadHook != nil {
-			r = s.uploadHook(k, r)
-		}
-		n, err := io.Copy(w, r)
-		if err != nil {
-			cancel() // abandons the write
-			_ = w.Close()
-			return err
-		}
-		if err := w.Close(); err != nil {
-			return err
-		}
-		mf = manifestFile{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}
-		return nil
+		mf, err = s.write(ctx, k, f)
+		return err
 	})
 	return mf, err
+}
+
+// uploadReader writes what r holds to the object k. A reader that can seek
+// is retried from where it started on transient errors; any other reader
+// cannot be read again, so its upload is tried once.
+func (s *Store) uploadReader(ctx context.Context, k string, r io.Reader) (manifestFile, error) {
+	seeker, _ := r.(io.Seeker)
+	var start int64
+	if seeker != nil {
+		var err error
+		if start, err = seeker.Seek(0, io.SeekCurrent); err != nil {
+			seeker = nil
+		}
+	}
+	var mf manifestFile
+	attempt := 0
+	err := s.do(ctx, "upload "+k, func(ctx context.Context) error {
+		attempt++
+		if attempt > 1 {
+			if _, err := seeker.Seek(start, io.SeekStart); err != nil {
+				return permanent(err)
+			}
+		}
+		var err error
+		mf, err = s.write(ctx, k, ctxReader{ctx, r})
+		if err != nil && seeker == nil {
+			return permanent(err)
+		}
+		return err
+	})
+	return mf, err
+}
+
+// write makes one attempt at writing r to the object k and returns the
+// size and checksum of what it wrote. An error abandons the write.
+func (s *Store) write(ctx context.Context, k string, r io.Reader) (manifestFile, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := s.bucket.NewWriter(wctx, k, nil)
+	if err != nil {
+		return manifestFile{}, err
+	}
+	h := sha256.New()
+	r = io.TeeReader(r, h)
+	if s.uploadHook != nil {
+		r = s.uploadHook(k, r)
+	}
+	n, err := io.Copy(w, r)
+	if err != nil {
+		cancel() // abandons the write
+		_ = w.Close()
+		return manifestFile{}, err
+	}
+	if err := w.Close(); err != nil {
+		return manifestFile{}, err
+	}
+	return manifestFile{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// ctxReader is r that fails with ctx's error once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// CommitFiles commits the checkpoint dest from a stream of files
+// (hone.FileCommitter): each file is uploaded straight to its object under
+// dest as it is pulled, then the manifest is written last, which commits
+// dest. A file whose reader can seek (an *os.File) is retried from its
+// start on transient errors; any other reader is read once, so a
+// transient error fails the commit (the caller may commit again). If dest
+// is already committed the error wraps fs.ErrExist. Objects a cut-short
+// earlier upload left under dest are removed first; on error, what was
+// uploaded is removed as far as the server allows (the rest is a
+// leftover), and dest is not committed.
+func (s *Store) CommitFiles(ctx context.Context, dest string, files iter.Seq2[string, io.Reader]) error {
+	k, err := key(dest)
+	if err != nil {
+		return fmt.Errorf("commit checkpoint: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+	}
+	if err := s.notCommitted(ctx, k); err != nil {
+		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+	}
+	if err := s.removePrefix(ctx, k); err != nil {
+		return fmt.Errorf("commit checkpoint %s: clearing an earlier upload: %w", dest, err)
+	}
+	m := manifest{Version: 1, ID: newID()}
+	seen := map[string]bool{} // files, and directories (with a trailing slash)
+	for name, r := range files {
+		err := hone.CheckFileName(name)
+		switch {
+		case err != nil:
+		case name == ManifestName:
+			err = fmt.Errorf("file %s has a name the store reserves", name)
+		case seen[name] || seen[name+"/"]:
+			err = fmt.Errorf("file %s comes twice, or is also a directory", name)
+		}
+		for d := path.Dir(name); err == nil && d != "."; d = path.Dir(d) {
+			if seen[d] {
+				err = fmt.Errorf("file %s is inside %s, which is a file", name, d)
+			}
+			seen[d+"/"] = true
+		}
+		var mf manifestFile
+		if err == nil {
+			seen[name] = true
+			mf, err = s.uploadReader(ctx, k+"/"+name, r)
+		}
+		if err != nil {
+			s.abandon(ctx, k)
+			return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+		}
+		mf.Path = name
+		m.Files = append(m.Files, mf)
+	}
+	if err := s.writeManifest(ctx, k, &m); err != nil {
+		s.abandon(ctx, k)
+		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+	}
+	return nil
 }
 
 func (s *Store) writeManifest(ctx context.Context, k string, m *manifest) error {
@@ -424,7 +559,7 @@ func (s *Store) notCommitted(ctx context.Context, k string) error {
 // Link makes dest a copy of the committed checkpoint src with server-side
 // copies of its objects, then writes dest's manifest. If src is not
 // committed the error wraps fs.ErrNotExist; if dest is, fs.ErrExist.
-func (s *Store) Link(src, dest string) error {
+func (s *Store) Link(ctx context.Context, src, dest string) error {
 	from, err := key(src)
 	if err != nil {
 		return fmt.Errorf("link checkpoint: %w", err)
@@ -433,7 +568,6 @@ func (s *Store) Link(src, dest string) error {
 	if err != nil {
 		return fmt.Errorf("link checkpoint: %w", err)
 	}
-	ctx := context.Background()
 	m, err := s.readManifest(ctx, from)
 	if err != nil {
 		return fmt.Errorf("link checkpoint %s: %w", src, err)
@@ -465,10 +599,13 @@ func (s *Store) Link(src, dest string) error {
 // checkpoint stops being committed at once, then its other objects, and
 // its cached copy. A leftover staged directory (with LocalRoot) is removed
 // from local disk. Deleting a missing path is not an error.
-func (s *Store) Delete(p string) error {
+func (s *Store) Delete(ctx context.Context, p string) error {
 	k, err := key(p)
 	if err != nil {
 		return fmt.Errorf("delete checkpoint: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("delete checkpoint %s: %w", p, err)
 	}
 	if path.Base(path.Dir(k)) == hone.StagingDirName {
 		if s.localRoot == "" {
@@ -479,7 +616,6 @@ func (s *Store) Delete(p string) error {
 		}
 		return nil
 	}
-	ctx := context.Background()
 	err = s.do(ctx, "delete manifest", func(ctx context.Context) error {
 		return s.bucket.Delete(ctx, k+"/"+ManifestName)
 	})
@@ -566,12 +702,11 @@ func (s *Store) listKeys(ctx context.Context, prefix string) ([]string, error) {
 // downloading it into the cache unless the cache already holds this commit
 // of p. If p is not committed the error wraps fs.ErrNotExist. The
 // directory's files must not be modified.
-func (s *Store) LocalDir(p string) (string, error) {
+func (s *Store) LocalDir(ctx context.Context, p string) (string, error) {
 	k, err := key(p)
 	if err != nil {
 		return "", fmt.Errorf("checkpoint dir: %w", err)
 	}
-	ctx := context.Background()
 	m, err := s.readManifest(ctx, k)
 	if err != nil {
 		return "", fmt.Errorf("checkpoint dir %s: %w", p, err)
@@ -656,7 +791,7 @@ func (s *Store) download(ctx context.Context, k string, m *manifest, dir string)
 // by index, and the leftovers: checkpoint prefixes without a manifest and,
 // with LocalRoot, the staged directories of the trial. trialDir "." lists
 // the top of the experiment. A missing trialDir has neither.
-func (s *Store) List(trialDir string) (committed, leftovers []string, err error) {
+func (s *Store) List(ctx context.Context, trialDir string) (committed, leftovers []string, err error) {
 	rel := path.Clean(trialDir)
 	prefix := "checkpoint_"
 	if rel != "." {
@@ -667,7 +802,7 @@ func (s *Store) List(trialDir string) (committed, leftovers []string, err error)
 		rel = k
 		prefix = k + "/checkpoint_"
 	}
-	keys, err := s.listKeys(context.Background(), prefix)
+	keys, err := s.listKeys(ctx, prefix)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list checkpoints %s: %w", trialDir, err)
 	}
@@ -735,9 +870,16 @@ func permanent(err error) error { return permanentError{err} }
 func (s *Store) do(ctx context.Context, what string, op func(context.Context) error) error {
 	delay := s.retry.Base
 	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
 		err := op(ctx)
 		if err == nil {
 			return nil
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			// Cancelled: whatever the operation says, stop at once.
+			return fmt.Errorf("%s: %w (%v)", what, cerr, err)
 		}
 		var pe permanentError
 		if errors.As(err, &pe) {
@@ -806,4 +948,45 @@ func Transient(err error) bool {
 		}
 	}
 	return false
+}
+
+// ListTop returns the names at the top of the experiment (hone.TopLister):
+// the first path element of every object under the store's prefix, from a
+// listing with a delimiter (one entry per trial directory, however many
+// objects it holds), and, with LocalRoot, the entries of the local root,
+// where staged leftovers live.
+func (s *Store) ListTop(ctx context.Context) ([]string, error) {
+	seen := map[string]bool{}
+	token := cblob.FirstPageToken
+	for {
+		var page []*cblob.ListObject
+		var next []byte
+		err := s.do(ctx, "list the top level", func(ctx context.Context) error {
+			var err error
+			page, next, err = s.bucket.ListPage(ctx, token, 1000, &cblob.ListOptions{Delimiter: "/"})
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", s.url, err)
+		}
+		for _, o := range page {
+			if name := strings.TrimSuffix(o.Key, "/"); name != "" {
+				seen[name] = true
+			}
+		}
+		if len(next) == 0 {
+			break
+		}
+		token = next
+	}
+	if s.localRoot != "" {
+		entries, err := os.ReadDir(s.localRoot)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("list %s: %w", s.localRoot, err)
+		}
+		for _, e := range entries {
+			seen[e.Name()] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen)), nil
 }

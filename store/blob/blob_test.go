@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/store/storetest"
@@ -112,10 +113,10 @@ func TestLocalDirCached(t *testing.T) {
 			ctx := context.Background()
 			tree := storetest.Tree{"model.bin": strings.Repeat("m", 10000), "sub/x": "x", "empty": ""}
 			const cp = "trial_a/checkpoint_000001"
-			if err := s.Commit(stage(t, root, "trial_a", tree), cp); err != nil {
+			if err := s.Commit(context.Background(), stage(t, root, "trial_a", tree), cp); err != nil {
 				t.Fatal(err)
 			}
-			dir1, err := s.LocalDir(cp)
+			dir1, err := s.LocalDir(context.Background(), cp)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,7 +142,7 @@ func TestLocalDirCached(t *testing.T) {
 			if removed != len(tree) {
 				t.Fatalf("removed %d file objects, want %d (keys %q)", removed, len(tree), keys)
 			}
-			dir2, err := s.LocalDir(cp)
+			dir2, err := s.LocalDir(context.Background(), cp)
 			if err != nil {
 				t.Fatalf("second LocalDir (nothing left to download): %v", err)
 			}
@@ -153,17 +154,17 @@ func TestLocalDirCached(t *testing.T) {
 			}
 
 			// Same path, new commit: the cache must not serve the old one.
-			if err := s.Delete(cp); err != nil {
+			if err := s.Delete(context.Background(), cp); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := os.Stat(dir1); !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("cached copy survives Delete (err %v)", err)
 			}
 			tree2 := storetest.Tree{"model.bin": "new"}
-			if err := s.Commit(stage(t, root, "trial_a", tree2), cp); err != nil {
+			if err := s.Commit(context.Background(), stage(t, root, "trial_a", tree2), cp); err != nil {
 				t.Fatal(err)
 			}
-			dir3, err := s.LocalDir(cp)
+			dir3, err := s.LocalDir(context.Background(), cp)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -179,13 +180,13 @@ func TestLocalDirCached(t *testing.T) {
 func TestLocalDirCorrupt(t *testing.T) {
 	s, root := open(t, "mem://exp")
 	const cp = "trial_a/checkpoint_000000"
-	if err := s.Commit(stage(t, root, "trial_a", storetest.Tree{"f": "good"}), cp); err != nil {
+	if err := s.Commit(context.Background(), stage(t, root, "trial_a", storetest.Tree{"f": "good"}), cp); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.bucket.WriteAll(context.Background(), cp+"/f", []byte("evil"), nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.LocalDir(cp); err == nil || !strings.Contains(err.Error(), "does not match the manifest") {
+	if _, err := s.LocalDir(context.Background(), cp); err == nil || !strings.Contains(err.Error(), "does not match the manifest") {
 		t.Fatalf("LocalDir of a corrupt checkpoint: err = %v, want a manifest mismatch", err)
 	}
 	entries, _ := os.ReadDir(filepath.Join(s.cacheDir, cp))
@@ -201,6 +202,9 @@ const killEnv = "HONE_BLOB_TEST_KILL_BEFORE_MANIFEST"
 func TestMain(m *testing.M) {
 	if u := os.Getenv(killEnv); u != "" {
 		os.Exit(killedCommit(u))
+	}
+	if u := os.Getenv(multipartEnv); u != "" {
+		os.Exit(stuckUpload(u))
 	}
 	os.Exit(m.Run())
 }
@@ -224,7 +228,7 @@ func killedCommit(u string) int {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	}
 	staged := os.Getenv(killEnv + "_STAGED")
-	err = s.Commit(staged, "trial_a/checkpoint_000002")
+	err = s.Commit(context.Background(), staged, "trial_a/checkpoint_000002")
 	fmt.Fprintln(os.Stderr, "commit returned instead of being killed:", err)
 	return 4
 }
@@ -241,7 +245,7 @@ func TestKilledBeforeManifest(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			u := b.url(t)
 			s, root := open(t, u)
-			if err := s.Commit(stage(t, root, "trial_a", storetest.Tree{"a": "committed"}), "trial_a/checkpoint_000001"); err != nil {
+			if err := s.Commit(context.Background(), stage(t, root, "trial_a", storetest.Tree{"a": "committed"}), "trial_a/checkpoint_000001"); err != nil {
 				t.Fatal(err)
 			}
 			staged := stage(t, root, "trial_a", storetest.Tree{"model.bin": strings.Repeat("k", 3000), "stale/only-in-killed": "s"})
@@ -259,7 +263,7 @@ func TestKilledBeforeManifest(t *testing.T) {
 			if err != nil || len(keys) != 2 {
 				t.Fatalf("objects the killed commit left = %q, %v; want its 2 files", keys, err)
 			}
-			committed, left, err := s.List("trial_a")
+			committed, left, err := s.List(context.Background(), "trial_a")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -269,18 +273,18 @@ func TestKilledBeforeManifest(t *testing.T) {
 			if len(left) < 1 || left[0] != killed {
 				t.Errorf("leftovers = %q, want %s first", left, killed)
 			}
-			if _, err := s.LocalDir(killed); !errors.Is(err, fs.ErrNotExist) {
+			if _, err := s.LocalDir(context.Background(), killed); !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("LocalDir of the killed commit: err = %v, want fs.ErrNotExist", err)
 			}
-			if err := s.Link(killed, "trial_b/checkpoint_000000"); !errors.Is(err, fs.ErrNotExist) {
+			if err := s.Link(context.Background(), killed, "trial_b/checkpoint_000000"); !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("Link from the killed commit: err = %v, want fs.ErrNotExist", err)
 			}
 			// Committing the same index again replaces the leftover whole.
 			fresh := storetest.Tree{"model.bin": "fresh"}
-			if err := s.Commit(stage(t, root, "trial_a", fresh), killed); err != nil {
+			if err := s.Commit(context.Background(), stage(t, root, "trial_a", fresh), killed); err != nil {
 				t.Fatalf("Commit over the leftover: %v", err)
 			}
-			dir, err := s.LocalDir(killed)
+			dir, err := s.LocalDir(context.Background(), killed)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -294,7 +298,7 @@ func TestKilledBeforeManifest(t *testing.T) {
 			if err := s.bucket.WriteAll(context.Background(), "trial_a/checkpoint_000003/part", []byte("p"), nil); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Delete("trial_a/checkpoint_000003"); err != nil {
+			if err := s.Delete(context.Background(), "trial_a/checkpoint_000003"); err != nil {
 				t.Fatal(err)
 			}
 			if keys, _ := s.listKeys(context.Background(), "trial_a/checkpoint_000003/"); len(keys) != 0 {
@@ -322,7 +326,7 @@ func TestBadInput(t *testing.T) {
 	}
 	s, root := open(t, "mem://exp")
 	staged := stage(t, root, "trial_a", storetest.Tree{ManifestName: "x"})
-	if err := s.Commit(staged, "trial_a/checkpoint_000000"); err == nil || !strings.Contains(err.Error(), "reserves") {
+	if err := s.Commit(context.Background(), staged, "trial_a/checkpoint_000000"); err == nil || !strings.Contains(err.Error(), "reserves") {
 		t.Errorf("Commit of a staged file named %s: err = %v, want a reserved-name error", ManifestName, err)
 	}
 	if _, err := os.Stat(staged); err != nil {
@@ -441,14 +445,14 @@ func TestFailedCommitCleansUp(t *testing.T) {
 			}
 			const cp = "trial_a/checkpoint_000000"
 			staged := stage(t, root, "trial_a", storetest.Tree{"a": "aaaa", "b": "bbbb"})
-			err := s.Commit(staged, cp)
+			err := s.Commit(context.Background(), staged, cp)
 			if err == nil || !strings.Contains(err.Error(), "disk read failed") {
 				t.Fatalf("Commit with a failing read: err = %v, want the read error", err)
 			}
 			if keys, err := s.listKeys(context.Background(), cp+"/"); err != nil || len(keys) != 0 {
 				t.Errorf("objects left by the failed Commit: %q, %v", keys, err)
 			}
-			committed, left, err := s.List("trial_a")
+			committed, left, err := s.List(context.Background(), "trial_a")
 			if err != nil || len(committed) != 0 || len(left) != 1 || !strings.HasSuffix(left[0], filepath.Base(staged)) {
 				t.Errorf("List after the failed Commit = %q, %q, %v; want only the staged directory as a leftover", committed, left, err)
 			}
@@ -484,4 +488,44 @@ func TestOpenChecksServer(t *testing.T) {
 		t.Errorf("error leaks the secret key: %v", err)
 	}
 	t.Logf("wrong secret: %v", err)
+}
+
+// TestRetryCancelled: a cancelled context stops the retries at once,
+// whether it was cancelled before the first attempt, during an attempt,
+// or during the wait before the next one (here an hour: a store that
+// waited it out would hang the test).
+func TestRetryCancelled(t *testing.T) {
+	s := &Store{retry: Retry{Attempts: 5, Base: time.Hour, Max: time.Hour}}
+	transient := fmt.Errorf("dial: %w", syscall.ECONNREFUSED)
+	calls := 0
+	err := s.do(cancelledCtx(), "op", func(context.Context) error {
+		calls++
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || calls != 0 {
+		t.Errorf("cancelled before: err = %v after %d calls, want context.Canceled after none", err, calls)
+	}
+	for _, during := range []bool{true, false} {
+		ctx, cancel := context.WithCancel(context.Background())
+		calls = 0
+		err = s.do(ctx, "op", func(context.Context) error {
+			calls++
+			if during {
+				cancel()
+			} else {
+				go cancel() // while do waits to retry (or before)
+			}
+			return transient
+		})
+		cancel()
+		if !errors.Is(err, context.Canceled) || calls != 1 {
+			t.Errorf("cancelled (during the attempt: %v): err = %v after %d calls, want context.Canceled after 1", during, err, calls)
+		}
+	}
+}
+
+func cancelledCtx() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
 }

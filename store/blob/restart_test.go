@@ -2,6 +2,7 @@ package blob
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -132,7 +133,7 @@ func TestServerKilledDuringUpload(t *testing.T) {
 		return r
 	}
 	const cp = "trial_a/checkpoint_000003"
-	if err := s.Commit(staged, cp); err != nil {
+	if err := s.Commit(context.Background(), staged, cp); err != nil {
 		t.Fatalf("Commit through a server restart: %v", err)
 	}
 	if restartErr != nil {
@@ -142,11 +143,11 @@ func TestServerKilledDuringUpload(t *testing.T) {
 	if attempts < 2 {
 		t.Errorf("the upload was not retried (%d attempts): the server was not killed during it", attempts)
 	}
-	committed, left, err := s.List("trial_a")
+	committed, left, err := s.List(context.Background(), "trial_a")
 	if err != nil || len(committed) != 1 || committed[0] != cp || len(left) != 0 {
 		t.Fatalf("List = %q, %q, %v; want only %s committed", committed, left, err, cp)
 	}
-	dir, err := s.LocalDir(cp)
+	dir, err := s.LocalDir(context.Background(), cp)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -25,7 +26,7 @@ func TestCommitFromOtherFilesystem(t *testing.T) {
 	staged := filepath.Join(shm, "save")
 	tree := storetest.Tree{"w": "weights", "sub/o": "optim"}
 	write(t, staged, tree)
-	if err := s.Commit(staged, "t/checkpoint_000000"); err != nil {
+	if err := s.Commit(context.Background(), staged, "t/checkpoint_000000"); err != nil {
 		t.Fatal(err)
 	}
 	if got := readTree(t, filepath.Join(s.Root(), "t/checkpoint_000000")); !got.Equal(tree) {
@@ -34,7 +35,7 @@ func TestCommitFromOtherFilesystem(t *testing.T) {
 	if _, err := os.Stat(staged); !os.IsNotExist(err) {
 		t.Errorf("staged directory survives the commit (err %v)", err)
 	}
-	committed, leftovers, err := s.List("t")
+	committed, leftovers, err := s.List(context.Background(), "t")
 	if err != nil || len(committed) != 1 || len(leftovers) != 0 {
 		t.Errorf("List = %q, %q, %v", committed, leftovers, err)
 	}

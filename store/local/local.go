@@ -28,9 +28,12 @@ package local
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"iter"
 	"os"
 	"path"
 	"path/filepath"
@@ -68,7 +71,12 @@ type Store struct {
 	link   func(oldname, newname string) error
 }
 
-var _ hone.Store = (*Store)(nil)
+// The store's optional abilities.
+var (
+	_ hone.Store         = (*Store)(nil)
+	_ hone.FileCommitter = (*Store)(nil)
+	_ hone.TopLister     = (*Store)(nil)
+)
 
 // Option configures a Store.
 type Option func(*Store)
@@ -118,10 +126,13 @@ func (s *Store) abs(p string) (string, error) {
 //
 // Checkpoints are immutable: if dest exists the error wraps fs.ErrExist.
 // On success the staged directory is gone; on error it is left in place.
-func (s *Store) Commit(staged, dest string) error {
+func (s *Store) Commit(ctx context.Context, staged, dest string) error {
 	dst, err := s.abs(dest)
 	if err != nil {
 		return fmt.Errorf("commit checkpoint: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
 	}
 	info, err := os.Lstat(staged)
 	if err != nil {
@@ -142,9 +153,12 @@ func (s *Store) Commit(staged, dest string) error {
 			return fmt.Errorf("commit checkpoint %s: %w", dest, err)
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+	}
 	err = s.rename(staged, dst)
 	if errors.Is(err, syscall.EXDEV) {
-		return s.commitByCopy(staged, dst, dest)
+		return s.commitByCopy(ctx, staged, dst, dest)
 	}
 	if err != nil {
 		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
@@ -163,11 +177,14 @@ func (s *Store) Commit(staged, dest string) error {
 // commitByCopy commits staged onto dst when a rename cannot cross
 // filesystems: copy to a temporary name next to dst, fsync the copy,
 // rename it onto dst, remove staged.
-func (s *Store) commitByCopy(staged, dst, dest string) error {
+func (s *Store) commitByCopy(ctx context.Context, staged, dst, dest string) error {
 	tmp := tempName(dst, tmpPrefix)
 	err := fsutil.CopyTree(staged, tmp)
 	if err == nil && s.durable {
 		err = fsutil.SyncTree(tmp)
+	}
+	if err == nil {
+		err = ctx.Err()
 	}
 	if err == nil {
 		err = s.rename(tmp, dst)
@@ -185,13 +202,107 @@ func (s *Store) commitByCopy(staged, dst, dest string) error {
 	return nil
 }
 
+// CommitFiles commits the checkpoint dest from a stream of files
+// (hone.FileCommitter): it writes and fsyncs each file in a temporary
+// directory next to dest, fsyncs the directories, then renames the
+// temporary directory onto dest, so dest appears complete or not at all.
+// A cancelled ctx or a failing reader stops it; the temporary directory is
+// then removed (a crash leaves it as a leftover). If dest exists the error
+// wraps fs.ErrExist.
+func (s *Store) CommitFiles(ctx context.Context, dest string, files iter.Seq2[string, io.Reader]) error {
+	dst, err := s.abs(dest)
+	if err != nil {
+		return fmt.Errorf("commit checkpoint: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+	}
+	if err := notExist(dst); err != nil {
+		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+	}
+	parent := filepath.Dir(dst)
+	if err := s.mkdirAll(parent); err != nil {
+		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+	}
+	tmp := tempName(dst, tmpPrefix)
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+	}
+	err = s.writeFiles(ctx, tmp, files)
+	if err == nil && s.durable {
+		err = fsutil.SyncDirs(tmp)
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err == nil {
+		err = notExist(dst)
+	}
+	if err == nil {
+		err = s.rename(tmp, dst)
+	}
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+	}
+	if err := s.syncDir(parent); err != nil {
+		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+	}
+	return nil
+}
+
+// writeFiles writes the stream of files under dir, fsyncing each unless
+// NoSync.
+func (s *Store) writeFiles(ctx context.Context, dir string, files iter.Seq2[string, io.Reader]) error {
+	for name, r := range files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := hone.CheckFileName(name); err != nil {
+			return err
+		}
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return fmt.Errorf("file %s: %w", name, err)
+		}
+		_, err = io.Copy(f, ctxReader{ctx, r})
+		if err == nil && s.durable {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("file %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// ctxReader is r that fails with ctx's error once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
 // Link makes dest a clone of the committed checkpoint src: it hard-links
 // every file of src into a temporary directory next to dest, fsyncs the new
 // directories, and renames the temporary directory onto dest. Files that
 // cannot be hard-linked (another filesystem, no link support) are copied
 // and fsynced instead. If src is missing the error wraps fs.ErrNotExist; if
 // dest exists it wraps fs.ErrExist.
-func (s *Store) Link(src, dest string) error {
+func (s *Store) Link(ctx context.Context, src, dest string) error {
 	from, err := s.abs(src)
 	if err != nil {
 		return fmt.Errorf("link checkpoint: %w", err)
@@ -199,6 +310,9 @@ func (s *Store) Link(src, dest string) error {
 	to, err := s.abs(dest)
 	if err != nil {
 		return fmt.Errorf("link checkpoint: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("link checkpoint %s to %s: %w", src, dest, err)
 	}
 	info, err := os.Stat(from)
 	if err != nil {
@@ -214,7 +328,11 @@ func (s *Store) Link(src, dest string) error {
 		return fmt.Errorf("link checkpoint %s to %s: %w", src, dest, err)
 	}
 	tmp := tempName(to, tmpPrefix)
-	if err := s.linkTree(from, tmp); err != nil {
+	err = s.linkTree(from, tmp)
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
 		_ = os.RemoveAll(tmp)
 		return fmt.Errorf("link checkpoint %s to %s: %w", src, dest, err)
 	}
@@ -259,10 +377,13 @@ func (s *Store) linkTree(src, dst string) error {
 // directory is first renamed to a trash name, so a crash during the
 // removal leaves a recognisable leftover rather than a half-deleted
 // checkpoint. Deleting a missing path is not an error.
-func (s *Store) Delete(p string) error {
+func (s *Store) Delete(ctx context.Context, p string) error {
 	abs, err := s.abs(p)
 	if err != nil {
 		return fmt.Errorf("delete checkpoint: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("delete checkpoint %s: %w", p, err)
 	}
 	if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -288,10 +409,13 @@ func (s *Store) Delete(p string) error {
 // LocalDir returns the absolute directory of the checkpoint p. If it does
 // not exist the error wraps fs.ErrNotExist. The directory's files must not
 // be modified: linked checkpoints share them.
-func (s *Store) LocalDir(p string) (string, error) {
+func (s *Store) LocalDir(ctx context.Context, p string) (string, error) {
 	abs, err := s.abs(p)
 	if err != nil {
 		return "", fmt.Errorf("checkpoint dir: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("checkpoint dir %s: %w", p, err)
 	}
 	info, err := os.Stat(abs)
 	if err != nil {
@@ -309,7 +433,10 @@ func (s *Store) LocalDir(p string) (string, error) {
 // (trialDir joined with the name). trialDir "." lists the experiment
 // directory itself (leftovers of deleted trial directories). A missing
 // trialDir has neither.
-func (s *Store) List(trialDir string) (committed, leftovers []string, err error) {
+func (s *Store) List(ctx context.Context, trialDir string) (committed, leftovers []string, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, fmt.Errorf("list checkpoints %s: %w", trialDir, err)
+	}
 	dir := s.root
 	rel := path.Clean(trialDir)
 	if rel != "." {
@@ -416,7 +543,10 @@ func (s *Store) syncDir(dir string) error {
 
 // ListTop returns the names of the entries at the top of the store's root
 // (hone.TopLister).
-func (s *Store) ListTop() ([]string, error) {
+func (s *Store) ListTop(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("list %s: %w", s.root, err)
+	}
 	entries, err := os.ReadDir(s.root)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", s.root, err)

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -92,7 +93,7 @@ func TestCrashShapes(t *testing.T) {
 	// Leftovers of a deleted trial directory, at the experiment level.
 	write(t, filepath.Join(s.Root(), ".trash-trial_y-01234567"), partial)
 
-	committed, leftovers, err := s.List("trial_x")
+	committed, leftovers, err := s.List(context.Background(), "trial_x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestCrashShapes(t *testing.T) {
 	if !slices.Equal(committed, wantCommitted) || !slices.Equal(leftovers, wantLeftovers) {
 		t.Fatalf("List = %q, %q; want %q, %q", committed, leftovers, wantCommitted, wantLeftovers)
 	}
-	_, rootLeft, err := s.List(".")
+	_, rootLeft, err := s.List(context.Background(), ".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,11 +122,11 @@ func TestCrashShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, l := range append(leftovers, rootLeft...) {
-		if err := s2.Delete(l); err != nil {
+		if err := s2.Delete(context.Background(), l); err != nil {
 			t.Fatalf("Delete(%s): %v", l, err)
 		}
 	}
-	committed, leftovers, err = s2.List("trial_x")
+	committed, leftovers, err = s2.List(context.Background(), "trial_x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestDeleteLeavesTrashOnCrash(t *testing.T) {
 	s := newStore(t, NoSync())
 	staged := filepath.Join(s.Root(), "t", StagingDirName, "s")
 	write(t, staged, storetest.Tree{"f": "x"})
-	if err := s.Commit(staged, "t/checkpoint_000000"); err != nil {
+	if err := s.Commit(context.Background(), staged, "t/checkpoint_000000"); err != nil {
 		t.Fatal(err)
 	}
 	s.rename = func(o, n string) error {
@@ -171,9 +172,9 @@ func TestDeleteLeavesTrashOnCrash(t *testing.T) {
 				t.Fatal("Delete did not reach its rename")
 			}
 		}()
-		_ = s.Delete("t/checkpoint_000000")
+		_ = s.Delete(context.Background(), "t/checkpoint_000000")
 	}()
-	committed, leftovers, err := s.List("t")
+	committed, leftovers, err := s.List(context.Background(), "t")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +198,7 @@ func TestCommitAcrossFilesystems(t *testing.T) {
 	staged := filepath.Join(s.Root(), "t", StagingDirName, "s")
 	tree := storetest.Tree{"a": "a", "d/b": strings.Repeat("b", 100000)}
 	write(t, staged, tree)
-	if err := s.Commit(staged, "t/checkpoint_000001"); err != nil {
+	if err := s.Commit(context.Background(), staged, "t/checkpoint_000001"); err != nil {
 		t.Fatal(err)
 	}
 	if len(renames) != 1 || !strings.HasPrefix(renames[0], ".tmp-checkpoint_000001-") {
@@ -206,7 +207,7 @@ func TestCommitAcrossFilesystems(t *testing.T) {
 	if got := readTree(t, filepath.Join(s.Root(), "t", "checkpoint_000001")); !got.Equal(tree) {
 		t.Errorf("committed = %v", got)
 	}
-	committed, leftovers, err := s.List("t")
+	committed, leftovers, err := s.List(context.Background(), "t")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,10 +223,10 @@ func TestLinkUsesHardLinks(t *testing.T) {
 	if err := os.Symlink("w", filepath.Join(staged, "latest")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Commit(staged, "a/checkpoint_000000"); err != nil {
+	if err := s.Commit(context.Background(), staged, "a/checkpoint_000000"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Link("a/checkpoint_000000", "b/checkpoint_000000"); err != nil {
+	if err := s.Link(context.Background(), "a/checkpoint_000000", "b/checkpoint_000000"); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"w", "sub/o"} {
@@ -257,10 +258,10 @@ func TestLinkFallsBackToCopy(t *testing.T) {
 	tree := storetest.Tree{"w": "weights", "sub/o": "optim", "sub/p": "p"}
 	staged := filepath.Join(s.Root(), "a", StagingDirName, "s")
 	write(t, staged, tree)
-	if err := s.Commit(staged, "a/checkpoint_000000"); err != nil {
+	if err := s.Commit(context.Background(), staged, "a/checkpoint_000000"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Link("a/checkpoint_000000", "b/checkpoint_000003"); err != nil {
+	if err := s.Link(context.Background(), "a/checkpoint_000000", "b/checkpoint_000003"); err != nil {
 		t.Fatal(err)
 	}
 	if calls != 1 {
@@ -280,15 +281,15 @@ func TestErrorsNamePaths(t *testing.T) {
 	s := newStore(t)
 	staged := filepath.Join(s.Root(), "a", StagingDirName, "s")
 	write(t, staged, storetest.Tree{"f": "1"})
-	if err := s.Commit(staged, "a/checkpoint_000000"); err != nil {
+	if err := s.Commit(context.Background(), staged, "a/checkpoint_000000"); err != nil {
 		t.Fatal(err)
 	}
 	write(t, staged, storetest.Tree{"f": "2"})
-	err := s.Commit(staged, "a/checkpoint_000000")
+	err := s.Commit(context.Background(), staged, "a/checkpoint_000000")
 	if err == nil || !strings.HasPrefix(err.Error(), "commit checkpoint a/checkpoint_000000: ") {
 		t.Errorf("err = %v", err)
 	}
-	if err := s.Delete("../x"); !errors.Is(err, ErrBadPath) {
+	if err := s.Delete(context.Background(), "../x"); !errors.Is(err, ErrBadPath) {
 		t.Errorf("Delete(../x) = %v, want ErrBadPath", err)
 	}
 }
@@ -302,7 +303,7 @@ func BenchmarkLink(b *testing.B) {
 			s, src := benchCheckpoint(b, size)
 			b.ResetTimer()
 			for i := range b.N {
-				if err := s.Link(src, fmt.Sprintf("clone/checkpoint_%06d", i)); err != nil {
+				if err := s.Link(context.Background(), src, fmt.Sprintf("clone/checkpoint_%06d", i)); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -353,7 +354,7 @@ func benchCheckpoint(b *testing.B, size int) (*Store, string) {
 	if err := os.WriteFile(filepath.Join(staged, "meta.json"), []byte(`{"step":1}`), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	if err := s.Commit(staged, "src/checkpoint_000000"); err != nil {
+	if err := s.Commit(context.Background(), staged, "src/checkpoint_000000"); err != nil {
 		b.Fatal(err)
 	}
 	return s, "src/checkpoint_000000"
@@ -372,7 +373,7 @@ func TestListTop(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	names, err := s.ListTop()
+	names, err := s.ListTop(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,16 +394,16 @@ func TestLocalDirOfDeletedCheckpoint(t *testing.T) {
 	s := newStore(t)
 	staged := filepath.Join(s.Root(), "a", StagingDirName, "s")
 	write(t, staged, storetest.Tree{"f": "1"})
-	if err := s.Commit(staged, "a/checkpoint_000000"); err != nil {
+	if err := s.Commit(context.Background(), staged, "a/checkpoint_000000"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.LocalDir("a/checkpoint_000000"); err != nil {
+	if _, err := s.LocalDir(context.Background(), "a/checkpoint_000000"); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.RemoveAll(filepath.Join(s.Root(), "a", "checkpoint_000000")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.LocalDir("a/checkpoint_000000"); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "a/checkpoint_000000") {
+	if _, err := s.LocalDir(context.Background(), "a/checkpoint_000000"); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "a/checkpoint_000000") {
 		t.Errorf("LocalDir of a deleted checkpoint = %v, want fs.ErrNotExist naming it", err)
 	}
 
@@ -414,7 +415,7 @@ func TestLocalDirOfDeletedCheckpoint(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(s.Root(), "a"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Commit(outside, "a/checkpoint_000001"); !errors.Is(err, syscall.ENOTDIR) {
+	if err := s.Commit(context.Background(), outside, "a/checkpoint_000001"); !errors.Is(err, syscall.ENOTDIR) {
 		t.Errorf("Commit into a trial directory that is a file = %v, want ENOTDIR", err)
 	}
 	if _, err := os.Stat(filepath.Join(outside, "f")); err != nil {

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -142,7 +143,7 @@ func (m *machine) commit(rt *rapid.T) {
 	if err := tree.Write(staged); err != nil {
 		rt.Fatal(err)
 	}
-	err, crashed := m.run(rt, func() error { return m.s.Commit(staged, dest) })
+	err, crashed := m.run(rt, func() error { return m.s.Commit(context.Background(), staged, dest) })
 	switch {
 	case crashed:
 		m.recover(rt, dest, tree, "")
@@ -150,7 +151,7 @@ func (m *machine) commit(rt *rapid.T) {
 		if !errors.Is(err, fs.ErrExist) {
 			rt.Fatalf("Commit onto existing %s: %v", dest, err)
 		}
-		if err := m.s.Delete(stagedRel); err != nil {
+		if err := m.s.Delete(context.Background(), stagedRel); err != nil {
 			rt.Fatal(err)
 		}
 	case err != nil:
@@ -166,7 +167,7 @@ func (m *machine) link(rt *rapid.T) {
 	}
 	src := rapid.SampledFrom(m.committed()).Draw(rt, "src")
 	dest := m.drawDest(rt)
-	err, crashed := m.run(rt, func() error { return m.s.Link(src, dest) })
+	err, crashed := m.run(rt, func() error { return m.s.Link(context.Background(), src, dest) })
 	switch {
 	case crashed:
 		m.recover(rt, dest, m.model[src], "")
@@ -186,7 +187,7 @@ func (m *machine) delete(rt *rapid.T) {
 	if len(m.model) > 0 && rapid.Bool().Draw(rt, "existing") {
 		target = rapid.SampledFrom(m.committed()).Draw(rt, "target")
 	}
-	err, crashed := m.run(rt, func() error { return m.s.Delete(target) })
+	err, crashed := m.run(rt, func() error { return m.s.Delete(context.Background(), target) })
 	switch {
 	case crashed:
 		m.recover(rt, "", nil, target)
@@ -214,7 +215,7 @@ func (m *machine) recover(rt *rapid.T, dest string, tree storetest.Tree, deletin
 	m.s = m.newStore(rt)
 	m.calls, m.crashAt = 0, 0
 	for _, trial := range append([]string{"."}, trials[:]...) {
-		committed, leftovers, err := m.s.List(trial)
+		committed, leftovers, err := m.s.List(context.Background(), trial)
 		if err != nil {
 			rt.Fatal(err)
 		}
@@ -236,7 +237,7 @@ func (m *machine) recover(rt *rapid.T, dest string, tree storetest.Tree, deletin
 			}
 		}
 		for _, l := range leftovers {
-			if err := m.s.Delete(l); err != nil {
+			if err := m.s.Delete(context.Background(), l); err != nil {
 				rt.Fatalf("Delete(%s): %v", l, err)
 			}
 		}
@@ -249,7 +250,7 @@ func (m *machine) recover(rt *rapid.T, dest string, tree storetest.Tree, deletin
 func (m *machine) check(rt *rapid.T) {
 	var all []string
 	for _, trial := range append([]string{"."}, trials[:]...) {
-		committed, leftovers, err := m.s.List(trial)
+		committed, leftovers, err := m.s.List(context.Background(), trial)
 		if err != nil {
 			rt.Fatal(err)
 		}
@@ -263,7 +264,7 @@ func (m *machine) check(rt *rapid.T) {
 		rt.Fatalf("committed = %q, want %q", all, want)
 	}
 	for _, c := range all {
-		dir, err := m.s.LocalDir(c)
+		dir, err := m.s.LocalDir(context.Background(), c)
 		if err != nil {
 			rt.Fatal(err)
 		}
