@@ -155,6 +155,11 @@ func (e *Experiment) Restore(ctx context.Context, truncate bool) (string, error)
 	if err := e.ClearWork(); err != nil {
 		return "", err
 	}
+	// Uploads a killed run left unfinished hold parts on the server that
+	// no listing shows; nothing will finish them now.
+	if _, err := e.Store.AbortIncomplete(ctx); err != nil {
+		return "", fmt.Errorf("restore from %s: %w", e.Shown, err)
+	}
 	jp := filepath.Join(e.Dir, journal.FileName)
 	if _, err := e.Store.DownloadJournal(ctx, jp); err != nil {
 		return "", fmt.Errorf("restore from %s: %w", e.Shown, err)
@@ -227,23 +232,6 @@ func resumeWrites(lines []journal.Line) map[string]bool {
 	return out
 }
 
-// shippedStore is the experiment's object store with one rule added: a
-// checkpoint is deleted only once the journal lines before the delete
-// (the record that made it deletable) are in the bucket, so that the
-// bucket's journal never registers a checkpoint the bucket lacks.
-type shippedStore struct {
-	hone.Store
-	m *blob.Mirror
-}
-
-// Delete ships the journal, then deletes p.
-func (s shippedStore) Delete(p string) error {
-	if err := s.m.Sync(context.Background()); err != nil {
-		return fmt.Errorf("kept %s: the journal could not be shipped first: %w", p, err)
-	}
-	return s.Store.Delete(p)
-}
-
 // Start starts mirroring the working copy to the store and points o at
 // them: the runner's experiment directory is the working copy and its
 // store the experiment's. The working copy's journal must be in its final
@@ -264,7 +252,11 @@ func (e *Experiment) Start(ctx context.Context, o *runner.Options, logf func(str
 	e.mirror = m
 	m.Start()
 	o.Dir = e.Dir
-	o.Store = shippedStore{e.Store, m}
+	o.Store = e.Store
+	// A checkpoint is deleted only once the journal lines before the
+	// delete (the record that made it deletable) are in the bucket, so
+	// the bucket's journal never registers a checkpoint the bucket lacks.
+	o.BeforeDelete = m.Sync
 	return nil
 }
 

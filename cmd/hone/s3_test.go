@@ -158,7 +158,7 @@ func TestS3RunStatusResults(t *testing.T) {
 	e := downloadExperiment(t, st)
 	for _, tr := range e.Trials {
 		rel, _ := filepath.Rel(e.Dir, tr.Dir)
-		committed, _, err := st.List(filepath.ToSlash(rel))
+		committed, _, err := st.List(context.Background(), filepath.ToSlash(rel))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -313,7 +313,7 @@ func TestS3CrashWindow(t *testing.T) {
 		for _, tr := range e.Trials {
 			for _, c := range tr.Checkpoints {
 				rel, _ := filepath.Rel(e.Dir, c)
-				if _, err := st.LocalDir(filepath.ToSlash(rel)); err != nil {
+				if _, err := st.LocalDir(context.Background(), filepath.ToSlash(rel)); err != nil {
 					t.Errorf("round %d: registered checkpoint %s is not in the bucket: %v", round, rel, err)
 				}
 			}
