@@ -232,6 +232,22 @@ type TopLister interface {
 	ListTop(ctx context.Context) ([]string, error)
 }
 
+// TreeLister is an optional extension of Store: what List reports for
+// every trial directory at once. An object store answers it with one
+// listing of the experiment where List costs a request per trial, so a
+// resume's cleanup of an experiment with many trials prefers it. The map
+// is keyed by trial directory (clean, slash-separated, as passed to List)
+// and holds every directory for which List would report anything, with
+// the same committed and leftover paths, in the same order.
+type TreeLister interface {
+	ListTree(ctx context.Context) (map[string]Listing, error)
+}
+
+// Listing is what List reports for one trial directory.
+type Listing struct {
+	Committed, Leftovers []string
+}
+
 // CheckFileName returns nil if name may name a file of a checkpoint
 // committed with FileCommitter: a non-empty, clean, slash-separated path
 // relative to the checkpoint that does not leave it ("a/b.bin", not

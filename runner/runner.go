@@ -1362,6 +1362,19 @@ func resultsToRecover(lines []journal.Line) (from int, trials map[string]int) {
 // temporary directories, and committed checkpoints the journal never
 // registered (no one was told of them).
 func (r *runner) cleanStorage() error {
+	if tl, ok := r.store.(hone.TreeLister); ok {
+		tree, err := tl.ListTree(r.sctx)
+		if err != nil {
+			return fmt.Errorf("list the experiment's checkpoints: %w", err)
+		}
+		for _, t := range r.ctl.Trials() {
+			l := tree[path.Clean(t.Dir)]
+			if err := r.clean(t, l.Committed, l.Leftovers); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	var exists map[string]bool // top-level entries, when the store can tell
 	if l, ok := r.store.(hone.TopLister); ok {
 		names, err := l.ListTop(r.sctx)
@@ -1381,17 +1394,26 @@ func (r *runner) cleanStorage() error {
 		if err != nil {
 			return fmt.Errorf("list checkpoints of %s: %w", t.ID, err)
 		}
-		for _, p := range leftovers {
-			if err := r.store.Delete(r.sctx, p); err != nil {
-				return fmt.Errorf("remove leftover %s: %w", p, err)
-			}
+		if err := r.clean(t, committed, leftovers); err != nil {
+			return err
 		}
-		for _, p := range committed {
-			if !r.ctl.Registered(p) {
-				r.logf("removing checkpoint %s: committed but never registered before the crash", p)
-				if err := r.store.Delete(r.sctx, p); err != nil {
-					return fmt.Errorf("remove unregistered %s: %w", p, err)
-				}
+	}
+	return nil
+}
+
+// clean removes the leftovers of trial t, and those of its committed
+// checkpoints that the journal never registered.
+func (r *runner) clean(t *hone.Trial, committed, leftovers []string) error {
+	for _, p := range leftovers {
+		if err := r.store.Delete(r.sctx, p); err != nil {
+			return fmt.Errorf("remove leftover %s of %s: %w", p, t.ID, err)
+		}
+	}
+	for _, p := range committed {
+		if !r.ctl.Registered(p) {
+			r.logf("removing checkpoint %s: committed but never registered before the crash", p)
+			if err := r.store.Delete(r.sctx, p); err != nil {
+				return fmt.Errorf("remove unregistered %s: %w", p, err)
 			}
 		}
 	}

@@ -106,6 +106,7 @@ var (
 	_ hone.Store         = (*Store)(nil)
 	_ hone.FileCommitter = (*Store)(nil)
 	_ hone.TopLister     = (*Store)(nil)
+	_ hone.TreeLister    = (*Store)(nil)
 )
 
 // Retry is the backoff policy around each object operation: at most
@@ -948,6 +949,92 @@ func Transient(err error) bool {
 		}
 	}
 	return false
+}
+
+// ListTree returns what List reports for every trial directory
+// (hone.TreeLister), from one listing of every object under the store's
+// prefix and, with LocalRoot, the staging directories under the local
+// root.
+func (s *Store) ListTree(ctx context.Context) (map[string]hone.Listing, error) {
+	keys, err := s.listKeys(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", s.url, err)
+	}
+	type state struct{ manifest bool }
+	type trial struct {
+		cps map[string]*state // checkpoint name -> state
+	}
+	trials := map[string]*trial{}
+	for _, k := range keys {
+		parts := strings.Split(k, "/")
+		// The checkpoint is the first element that names one, with
+		// something under it.
+		for i := 1; i < len(parts)-1; i++ {
+			if _, ok := hone.CheckpointIndex(parts[i]); !ok {
+				continue
+			}
+			dir := path.Join(parts[:i]...)
+			tr := trials[dir]
+			if tr == nil {
+				tr = &trial{cps: map[string]*state{}}
+				trials[dir] = tr
+			}
+			st := tr.cps[parts[i]]
+			if st == nil {
+				st = &state{}
+				tr.cps[parts[i]] = st
+			}
+			if i == len(parts)-2 && parts[i+1] == ManifestName {
+				st.manifest = true
+			}
+			break
+		}
+	}
+	out := make(map[string]hone.Listing, len(trials))
+	for dir, tr := range trials {
+		var l hone.Listing
+		names := slices.SortedFunc(maps.Keys(tr.cps), func(a, b string) int {
+			i, _ := hone.CheckpointIndex(a)
+			j, _ := hone.CheckpointIndex(b)
+			return cmp.Compare(i, j)
+		})
+		for _, n := range names {
+			if tr.cps[n].manifest {
+				l.Committed = append(l.Committed, path.Join(dir, n))
+			} else {
+				l.Leftovers = append(l.Leftovers, path.Join(dir, n))
+			}
+		}
+		slices.Sort(l.Leftovers)
+		out[dir] = l
+	}
+	if s.localRoot == "" {
+		return out, nil
+	}
+	entries, err := os.ReadDir(s.localRoot)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("list %s: %w", s.localRoot, err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		staged, err := os.ReadDir(filepath.Join(s.localRoot, e.Name(), hone.StagingDirName))
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", s.localRoot, err)
+		}
+		l := out[e.Name()]
+		for _, st := range staged {
+			l.Leftovers = append(l.Leftovers, path.Join(e.Name(), hone.StagingDirName, st.Name()))
+		}
+		if len(l.Committed)+len(l.Leftovers) > 0 {
+			out[e.Name()] = l
+		}
+	}
+	return out, nil
 }
 
 // ListTop returns the names at the top of the experiment (hone.TopLister):

@@ -124,6 +124,7 @@ func Run(t *testing.T, newStore func(t *testing.T) (s hone.Store, root string)) 
 		{"CommitFilesErrors", testCommitFilesErrors},
 		{"CommitFilesCancelled", testCommitFilesCancelled},
 		{"ListTop", testListTop},
+		{"ListTree", testListTree},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, root := newStore(t)
@@ -616,6 +617,59 @@ func testListTop(t *testing.T, h *harness) {
 	}
 	if _, err := tl.ListTop(cancelled()); !errors.Is(err, context.Canceled) {
 		t.Errorf("ListTop with a cancelled context: err = %v, want one wrapping context.Canceled", err)
+	}
+}
+
+// testListTree: a store that lists its whole tree reports, for every
+// trial directory, exactly what List does, and no directory List has
+// nothing for.
+func testListTree(t *testing.T, h *harness) {
+	tl, ok := h.s.(hone.TreeLister)
+	if !ok {
+		t.Skipf("%T does not implement hone.TreeLister", h.s)
+	}
+	tree, err := tl.ListTree(h.ctx)
+	if err != nil {
+		t.Fatalf("ListTree of an empty experiment: %v", err)
+	}
+	if len(tree) != 0 {
+		t.Errorf("ListTree of an empty experiment = %v", tree)
+	}
+	h.commit(cp("trial_a", 0), treeA())
+	h.commit(cp("trial_a", 2), treeB())
+	h.commit(cp("trial_a", 10), treeC())
+	h.commit(cp("trial_b", 3), treeB())
+	h.commit(cp("trial_gone", 0), treeC())
+	if err := h.s.Delete(h.ctx, cp("trial_gone", 0)); err != nil {
+		t.Fatal(err)
+	}
+	h.stage("trial_b", treeC()) // a leftover beside a checkpoint
+	h.stage("trial_c", treeC()) // only a leftover
+	tree, err = tl.ListTree(h.ctx)
+	if err != nil {
+		t.Fatalf("ListTree: %v", err)
+	}
+	for _, dir := range []string{"trial_a", "trial_b", "trial_c", "trial_gone", "trial_never"} {
+		c, l, err := h.s.List(h.ctx, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := tree[dir]
+		if len(c)+len(l) == 0 {
+			if ok {
+				t.Errorf("ListTree has %s = %+v; List reports nothing for it", dir, got)
+			}
+			continue
+		}
+		if !slices.Equal(got.Committed, c) || !slices.Equal(got.Leftovers, l) {
+			t.Errorf("ListTree[%s] = %+v; List reports committed %q, leftovers %q", dir, got, c, l)
+		}
+	}
+	if len(tree["trial_a"].Committed) != 3 || len(tree["trial_c"].Leftovers) != 1 {
+		t.Errorf("ListTree = %+v; want trial_a's 3 checkpoints and trial_c's leftover", tree)
+	}
+	if _, err := tl.ListTree(cancelled()); !errors.Is(err, context.Canceled) {
+		t.Errorf("ListTree with a cancelled context: err = %v, want one wrapping context.Canceled", err)
 	}
 }
 
