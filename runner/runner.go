@@ -1358,16 +1358,43 @@ func resultsToRecover(lines []journal.Line) (from int, trials map[string]int) {
 	return from, trials
 }
 
+// listEachUpTo is how many trials a resume's cleanup lists one by one on
+// a store that can list its whole tree at once; beyond it, one listing of
+// the tree costs fewer requests.
+const listEachUpTo = 32
+
 // cleanStorage removes what a crash left behind: uncommitted staging and
 // temporary directories, and committed checkpoints the journal never
 // registered (no one was told of them).
 func (r *runner) cleanStorage() error {
 	if tl, ok := r.store.(hone.TreeLister); ok {
+		// An object store, where listing costs requests: only trials
+		// that may run again are cleaned. A TERMINATED trial never
+		// commits again, so what a crash left of it is never in the way,
+		// and never registered.
+		var live []*hone.Trial
+		for _, t := range r.ctl.Trials() {
+			if t.Status != hone.StatusTerminated {
+				live = append(live, t)
+			}
+		}
+		if len(live) <= listEachUpTo {
+			for _, t := range live {
+				committed, leftovers, err := r.store.List(r.sctx, t.Dir)
+				if err != nil {
+					return fmt.Errorf("list checkpoints of %s: %w", t.ID, err)
+				}
+				if err := r.clean(t, committed, leftovers); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 		tree, err := tl.ListTree(r.sctx)
 		if err != nil {
 			return fmt.Errorf("list the experiment's checkpoints: %w", err)
 		}
-		for _, t := range r.ctl.Trials() {
+		for _, t := range live {
 			l := tree[path.Clean(t.Dir)]
 			if err := r.clean(t, l.Committed, l.Leftovers); err != nil {
 				return err
