@@ -69,7 +69,9 @@
 //     reporting every 10 ms through runner.Run with the store on the
 //     server, one of which commits a 1 GiB checkpoint: the p99 latency
 //     from a report to its journal line for the other trials, against
-//     the same experiment with no upload over a window as long); link
+//     the same experiment with no upload over a window as long, and in a
+//     note the experiment beside an upload of the same bytes by hand:
+//     what the machine alone does to the latency); link
 //     (Store.Link, a server-side copy, of a 1 MB … 1 GB checkpoint,
 //     against downloading and uploading the same objects through the
 //     client). The local store's commit against a raw write + fsync is

@@ -330,7 +330,10 @@ const latencyTail = 200 * time.Millisecond
 // result being in the journal, for the trials that do not upload, while
 // one trial commits a checkpoint of Config.StorageUploadBytes to the S3
 // server, against the same experiment with no upload, over a window as
-// long.
+// long. A third run, the experiment with no checkpoint while the same
+// bytes are uploaded by hand beside it, tells what the machine alone
+// does to the latency (the server and the upload share its CPUs and disk
+// with the runner).
 func (b *bench) storageLatency(ctx context.Context, r *s3Run, buf []byte) error {
 	big := filepath.Join(b.scratch, "s3-big")
 	files, err := writeFiles(big, b.cfg.StorageUploadBytes, 1, buf)
@@ -338,46 +341,71 @@ func (b *bench) storageLatency(ctx context.Context, r *s3Run, buf []byte) error 
 		return err
 	}
 	defer os.RemoveAll(big)
+	bigFile := filepath.Join(big, files[0])
 	settle()
-	var up, base, upP50, baseP50, upMBs []float64
+	var up, base, hand, upP50, baseP50, handP50, upMax, baseMax, handMax, upMBs, handMBs []float64
 	var nUp, nBase int
 	var observed, expected int64
 	for rep := range b.cfg.Reps {
 		b.logf("storage latency: repetition %d of %d: %d trials, one commits %s", rep+1, b.cfg.Reps, b.cfg.StorageTrials, mb(b.cfg.StorageUploadBytes))
-		u, err := b.latencyOnce(ctx, r, rep, filepath.Join(big, files[0]), 0)
+		u, err := b.latencyOnce(ctx, r, rep, latencyCommit, bigFile, 0)
 		if err != nil {
 			return fmt.Errorf("with upload: %w", err)
 		}
-		n, err := b.latencyOnce(ctx, r, rep, "", u.window)
+		n, err := b.latencyOnce(ctx, r, rep, latencyNone, "", u.window)
 		if err != nil {
 			return fmt.Errorf("without upload: %w", err)
 		}
-		up, upP50 = append(up, u.p99), append(upP50, u.p50)
-		base, baseP50 = append(base, n.p99), append(baseP50, n.p50)
+		h, err := b.latencyOnce(ctx, r, rep, latencyBeside, bigFile, 0)
+		if err != nil {
+			return fmt.Errorf("with an upload by hand beside: %w", err)
+		}
+		up, upP50, upMax = append(up, u.p99), append(upP50, u.p50), append(upMax, u.max)
+		base, baseP50, baseMax = append(base, n.p99), append(baseP50, n.p50), append(baseMax, n.max)
+		hand, handP50, handMax = append(hand, h.p99), append(handP50, h.p50), append(handMax, h.max)
 		upMBs = append(upMBs, float64(b.cfg.StorageUploadBytes)/(1<<20)/u.window.Seconds())
+		handMBs = append(handMBs, float64(b.cfg.StorageUploadBytes)/(1<<20)/h.window.Seconds())
 		nUp, nBase = nUp+u.samples, nBase+n.samples
-		observed, expected = observed+u.observed+n.observed, expected+u.expected+n.expected
+		observed, expected = observed+u.observed+n.observed+h.observed, expected+u.expected+n.expected+h.expected
 	}
 	b.add(Row{
-		Shape: ShapeStorage, Name: fmt.Sprintf("p99 latency report → journal of %d trials reporting every %v while a %d-th commits a %s checkpoint to S3",
-			b.cfg.StorageTrials-1, b.cfg.StorageReportEvery, b.cfg.StorageTrials, sizeName(b.cfg.StorageUploadBytes)),
+		Shape: ShapeStorage, Name: fmt.Sprintf("p99 latency report → journal of %d trials reporting every %v while another commits a %s checkpoint to S3",
+			b.cfg.StorageTrials-1, b.cfg.StorageReportEvery, sizeName(b.cfg.StorageUploadBytes)),
 		Unit: "ms", Value: median(up), Samples: up,
 		BaseName: "the same experiment with no upload, over a window as long", Base: median(base), BaseSamples: base,
 		Target:   Target{Text: "≤ 2× without upload", Met: func(r Row) bool { return r.Ratio() <= 2 }},
 		Observed: observed, Expected: expected,
 		Notes: []string{
-			fmt.Sprintf("p50: %s ms with the upload, %s ms without; %d and %d results in the windows",
-				formatNum(median(upP50)), formatNum(median(baseP50)), nUp, nBase),
+			fmt.Sprintf("p50: %s ms with the upload, %s ms without; worst: %s ms with, %s ms without; %d and %d results in the windows",
+				formatNum(median(upP50)), formatNum(median(baseP50)), formatNum(slices.Max(upMax)), formatNum(slices.Max(baseMax)), nUp, nBase),
 			fmt.Sprintf("the commit (upload, manifest, then the runner's step) took the window: %s MB/s", formatNum(median(upMBs))),
+			fmt.Sprintf("the machine alone: the experiment with no checkpoint while the same file is uploaded by hand beside it (same SDK, %s MB/s): "+
+				"p99 %s ms (samples %s), p50 %s ms, worst %s ms; hone's commit ÷ this: %s",
+				formatNum(median(handMBs)), formatNum(median(hand)), formatSamples(hand), formatNum(median(handP50)), formatNum(slices.Max(handMax)),
+				formatRatio(median(up)/median(hand))),
 			"latency: from the trainable calling Report to a callback seeing the result, which the runner calls after handing the journal line to the operating system",
 		},
 	})
 	return nil
 }
 
+// Modes of a run of the latency experiment.
+const (
+	// latencyCommit: the big trial's report number latencyWarmup carries
+	// a checkpoint of the big file; the window is its commit.
+	latencyCommit = iota
+	// latencyNone: no checkpoint; the window is a given duration from
+	// the big trial's report number latencyWarmup.
+	latencyNone
+	// latencyBeside: no checkpoint; at the big trial's report number
+	// latencyWarmup the big file is uploaded by hand beside the
+	// experiment, and the window is that upload.
+	latencyBeside
+)
+
 // latencyFigures is what one run of the latency experiment measured.
 type latencyFigures struct {
-	p50, p99           float64 // ms, of the other trials' results in the window
+	p50, p99, max      float64 // ms, of the other trials' results in the window
 	samples            int
 	window             time.Duration
 	observed, expected int64 // results in the journal, results reported
@@ -486,14 +514,11 @@ func (ls *latencyState) fn(ctx context.Context, s trial.Session) error {
 	}
 }
 
-// latencyOnce runs the latency experiment once: with an upload of bigFile
-// (window 0: the upload's own), or without (bigFile "": the window is the
-// given duration from the big trial's report number latencyWarmup).
-func (b *bench) latencyOnce(ctx context.Context, r *s3Run, rep int, bigFile string, window time.Duration) (latencyFigures, error) {
-	name := "latency-" + strconv.Itoa(rep)
-	if bigFile == "" {
-		name += "-none"
-	}
+// latencyOnce runs the latency experiment once in the given mode (see
+// latencyCommit …), with bigFile the checkpoint file to upload and window
+// the window of latencyNone.
+func (b *bench) latencyOnce(ctx context.Context, r *s3Run, rep, mode int, bigFile string, window time.Duration) (latencyFigures, error) {
+	name := "latency-" + strconv.Itoa(rep) + "-" + strconv.Itoa(mode)
 	dir, err := b.freshDir(name)
 	if err != nil {
 		return latencyFigures{}, err
@@ -513,13 +538,18 @@ func (b *bench) latencyOnce(ctx context.Context, r *s3Run, rep int, bigFile stri
 	cb := &latencyCallback{epoch: epoch}
 	exp := &hone.Experiment{Name: "latency", Metric: "loss", Mode: hone.Min, Searcher: sr,
 		MaxConcurrentTrials: n, Seed: seed, Callbacks: []hone.Callback{cb}}
-	ls := &latencyState{epoch: epoch, every: b.cfg.StorageReportEvery, bigFile: bigFile,
+	ls := &latencyState{epoch: epoch, every: b.cfg.StorageReportEvery,
 		started: make(chan struct{}), ended: make(chan struct{})}
+	if mode == latencyCommit {
+		ls.bigFile = bigFile
+	}
 	opts := runner.Options{Dir: dir, Executor: inproc.NewFunc(ls.fn), Store: st, Pool: hone.Resources{CPU: float64(n)}, Log: io.Discard}
 
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
+	var handEnd float64 // µs since epoch at which the upload by hand ended
+	var handErr error
 	wg.Go(func() {
 		defer ls.stop.Store(true)
 		select {
@@ -527,12 +557,16 @@ func (b *bench) latencyOnce(ctx context.Context, r *s3Run, rep int, bigFile stri
 			return
 		case <-ls.started:
 		}
-		if window > 0 {
+		switch mode {
+		case latencyNone:
 			select {
 			case <-rctx.Done():
 			case <-time.After(window):
 			}
-		} else {
+		case latencyBeside:
+			_, handErr = uploadFile(rctx, r.raw, bigFile, name+"/beside.bin")
+			handEnd = float64(time.Since(epoch).Nanoseconds()) / 1000
+		default:
 			select {
 			case <-rctx.Done():
 			case <-ls.ended:
@@ -556,14 +590,22 @@ func (b *bench) latencyOnce(ctx context.Context, r *s3Run, rep int, bigFile stri
 	if seen != ls.reported.Load() {
 		return latencyFigures{}, fmt.Errorf("hone journaled %d results, the trials reported %d", seen, ls.reported.Load())
 	}
-	if bigFile != "" {
+	from, to := ls.start, ls.end
+	switch mode {
+	case latencyCommit:
 		if err := checkOneCheckpoint(out, ls.bigTrial); err != nil {
 			return latencyFigures{}, err
 		}
-	}
-	from, to := ls.start, ls.end
-	if window > 0 {
+	case latencyNone:
 		to = from + float64(window.Microseconds())
+	case latencyBeside:
+		if handErr != nil {
+			return latencyFigures{}, handErr
+		}
+		if err := deleteAll(ctx, r.raw, name+"/"); err != nil {
+			return latencyFigures{}, err
+		}
+		to = handEnd
 	}
 	var ms []float64
 	for _, s := range cb.samples {
@@ -575,7 +617,7 @@ func (b *bench) latencyOnce(ctx context.Context, r *s3Run, rep int, bigFile stri
 		return latencyFigures{}, fmt.Errorf("no result of the other trials in the window of %v", time.Duration(to-from)*time.Microsecond)
 	}
 	slices.Sort(ms)
-	return latencyFigures{p50: benchutil.Quantile(ms, 0.5), p99: benchutil.Quantile(ms, 0.99), samples: len(ms),
+	return latencyFigures{p50: benchutil.Quantile(ms, 0.5), p99: benchutil.Quantile(ms, 0.99), max: ms[len(ms)-1], samples: len(ms),
 		window: time.Duration(to-from) * time.Microsecond, observed: seen, expected: ls.reported.Load()}, nil
 }
 
