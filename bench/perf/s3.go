@@ -3,6 +3,7 @@ package perf
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -152,20 +153,67 @@ func handUpload(ctx context.Context, b *cblob.Bucket, dir string, files []string
 	return nil
 }
 
+// handUploadChecked is handUpload doing the work hone's store does beyond
+// it: it first checks that no manifest exists and lists the prefix (for a
+// cut-short earlier upload to remove), and hashes every file with SHA-256
+// as it uploads it, listing the checksums in the manifest.
+func handUploadChecked(ctx context.Context, b *cblob.Bucket, dir string, files []string, k string) error {
+	if ok, err := b.Exists(ctx, k+"/"+handManifestName); err != nil || ok {
+		return fmt.Errorf("check manifest: exists %v: %w", ok, err)
+	}
+	if _, err := listAll(ctx, b, k+"/"); err != nil {
+		return err
+	}
+	type file struct {
+		Path   string `json:"path"`
+		Size   int64  `json:"size"`
+		SHA256 string `json:"sha256"`
+	}
+	var m struct {
+		Files []file `json:"files"`
+	}
+	for _, name := range files {
+		h := sha256.New()
+		n, err := uploadFrom(ctx, b, filepath.Join(dir, name), k+"/"+name, h)
+		if err != nil {
+			return err
+		}
+		m.Files = append(m.Files, file{Path: name, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))})
+	}
+	mb, err := json.Marshal(&m)
+	if err != nil {
+		return err
+	}
+	if err := b.WriteAll(ctx, k+"/"+handManifestName, mb, &cblob.WriterOptions{ContentType: "application/json"}); err != nil {
+		return fmt.Errorf("write manifest: %w", err)
+	}
+	return nil
+}
+
 // uploadFile writes the local file p to the object k and returns its size.
 func uploadFile(ctx context.Context, b *cblob.Bucket, p, k string) (int64, error) {
+	return uploadFrom(ctx, b, p, k, nil)
+}
+
+// uploadFrom writes the local file p to the object k, also into tee if
+// not nil, and returns its size.
+func uploadFrom(ctx context.Context, b *cblob.Bucket, p, k string, tee io.Writer) (int64, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
+	var r io.Reader = f
+	if tee != nil {
+		r = io.TeeReader(f, tee)
+	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w, err := b.NewWriter(wctx, k, nil)
 	if err != nil {
 		return 0, fmt.Errorf("upload %s: %w", k, err)
 	}
-	n, err := io.Copy(w, f)
+	n, err := io.Copy(w, r)
 	if err != nil {
 		cancel() // abandons the write
 		_ = w.Close()

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"sync"
@@ -131,7 +132,8 @@ func hashMs(dir string, files []string) (float64, error) {
 
 // storageCommits measures Store.Commit of store/blob on the S3 server for
 // every size and number of files, against uploading the same files by
-// hand with the same SDK plus a manifest object last.
+// hand with the same SDK plus a manifest object last; and, for a note, by
+// hand doing the checks and checksums hone's store does too.
 func (b *bench) storageCommits(ctx context.Context, r *s3Run, buf []byte) error {
 	st, err := r.openStore(ctx, "commit")
 	if err != nil {
@@ -151,17 +153,18 @@ func (b *bench) storageCommits(ctx context.Context, r *s3Run, buf []byte) error 
 				return err
 			}
 			k := commitsPerRep(size)
-			var honeRates, handRates []float64
+			var honeRates, handRates, checkedRates []float64
 			for rep := range b.cfg.Reps {
 				b.logf("storage commit %s in %s: repetition %d of %d: %d commits", sizeName(size), plural(n, "file"), rep+1, b.cfg.Reps, k)
 				for i := range k {
-					for j := range 2 {
+					for j := range 3 {
 						if err := ctx.Err(); err != nil {
 							return err
 						}
 						seq++
 						dest := fmt.Sprintf("c%d/%s", seq, hone.CheckpointDirName(1))
-						if (i+j+rep)%2 == 0 {
+						switch (i + j + rep) % 3 {
+						case 0:
 							staged := filepath.Join(b.scratch, "s3-staged", strconv.Itoa(seq))
 							if err := stage(src, staged, files); err != nil {
 								return err
@@ -174,13 +177,17 @@ func (b *bench) storageCommits(ctx context.Context, r *s3Run, buf []byte) error 
 							if err := storeDelete(ctx, st, dest); err != nil {
 								return err
 							}
-						} else {
+						default:
 							k := "hand/" + dest
+							upload, rates := handUpload, &handRates
+							if (i+j+rep)%3 == 2 {
+								upload, rates = handUploadChecked, &checkedRates
+							}
 							start := time.Now()
-							if err := handUpload(ctx, r.raw, src, files, k); err != nil {
+							if err := upload(ctx, r.raw, src, files, k); err != nil {
 								return err
 							}
-							handRates = append(handRates, float64(size)/(1<<20)/time.Since(start).Seconds())
+							*rates = append(*rates, float64(size)/(1<<20)/time.Since(start).Seconds())
 							if err := deleteAll(ctx, r.raw, k+"/"); err != nil {
 								return err
 							}
@@ -205,6 +212,8 @@ func (b *bench) storageCommits(ctx context.Context, r *s3Run, buf []byte) error 
 					fmt.Sprintf("hone also checks that no manifest exists and lists the prefix for a cut-short earlier upload (two round trips) "+
 						"and hashes every file (SHA-256 of these bytes alone: %s ms, %s of the by-hand upload's time)",
 						formatNum(hash), formatRatio(hash/1000/(float64(size)/(1<<20)/hand))),
+					fmt.Sprintf("by hand doing that work too (the check, the listing, SHA-256 as it uploads, checksums in the manifest): %s MB/s; hone ÷ this: %s",
+						formatNum(median(checkedRates)), formatRatio(median(honeRates)/median(checkedRates))),
 				},
 			})
 		}
@@ -344,6 +353,7 @@ func (b *bench) storageLatency(ctx context.Context, r *s3Run, buf []byte) error 
 	bigFile := filepath.Join(big, files[0])
 	settle()
 	var up, base, hand, upP50, baseP50, handP50, upMax, baseMax, handMax, upMBs, handMBs []float64
+	var upSched, baseSched, handSched []float64
 	var nUp, nBase int
 	var observed, expected int64
 	for rep := range b.cfg.Reps {
@@ -363,6 +373,7 @@ func (b *bench) storageLatency(ctx context.Context, r *s3Run, buf []byte) error 
 		up, upP50, upMax = append(up, u.p99), append(upP50, u.p50), append(upMax, u.max)
 		base, baseP50, baseMax = append(base, n.p99), append(baseP50, n.p50), append(baseMax, n.max)
 		hand, handP50, handMax = append(hand, h.p99), append(handP50, h.p50), append(handMax, h.max)
+		upSched, baseSched, handSched = append(upSched, u.sched), append(baseSched, n.sched), append(handSched, h.sched)
 		upMBs = append(upMBs, float64(b.cfg.StorageUploadBytes)/(1<<20)/u.window.Seconds())
 		handMBs = append(handMBs, float64(b.cfg.StorageUploadBytes)/(1<<20)/h.window.Seconds())
 		nUp, nBase = nUp+u.samples, nBase+n.samples
@@ -383,6 +394,8 @@ func (b *bench) storageLatency(ctx context.Context, r *s3Run, buf []byte) error 
 				"p99 %s ms (samples %s), p50 %s ms, worst %s ms; hone's commit ÷ this: %s",
 				formatNum(median(handMBs)), formatNum(median(hand)), formatSamples(hand), formatNum(median(handP50)), formatNum(slices.Max(handMax)),
 				formatRatio(median(up)/median(hand))),
+			fmt.Sprintf("p99 of how long a runnable goroutine waited for a CPU in the window (runtime/metrics %s): %s ms with hone's commit, %s ms without, %s ms beside the upload by hand",
+				schedLatencies, formatNum(median(upSched)), formatNum(median(baseSched)), formatNum(median(handSched))),
 			"latency: from the trainable calling Report to a callback seeing the result, which the runner calls after handing the journal line to the operating system",
 		},
 	})
@@ -406,6 +419,7 @@ const (
 // latencyFigures is what one run of the latency experiment measured.
 type latencyFigures struct {
 	p50, p99, max      float64 // ms, of the other trials' results in the window
+	sched              float64 // ms, p99 of the Go scheduler's latency in the window
 	samples            int
 	window             time.Duration
 	observed, expected int64 // results in the journal, results reported
@@ -550,6 +564,7 @@ func (b *bench) latencyOnce(ctx context.Context, r *s3Run, rep, mode int, bigFil
 	var wg sync.WaitGroup
 	var handEnd float64 // µs since epoch at which the upload by hand ended
 	var handErr error
+	var schedFrom, schedTo *metrics.Float64Histogram
 	wg.Go(func() {
 		defer ls.stop.Store(true)
 		select {
@@ -557,6 +572,7 @@ func (b *bench) latencyOnce(ctx context.Context, r *s3Run, rep, mode int, bigFil
 			return
 		case <-ls.started:
 		}
+		schedFrom = schedSnapshot()
 		switch mode {
 		case latencyNone:
 			select {
@@ -572,6 +588,7 @@ func (b *bench) latencyOnce(ctx context.Context, r *s3Run, rep, mode int, bigFil
 			case <-ls.ended:
 			}
 		}
+		schedTo = schedSnapshot()
 		select {
 		case <-rctx.Done():
 		case <-time.After(latencyTail):
@@ -617,7 +634,7 @@ func (b *bench) latencyOnce(ctx context.Context, r *s3Run, rep, mode int, bigFil
 		return latencyFigures{}, fmt.Errorf("no result of the other trials in the window of %v", time.Duration(to-from)*time.Microsecond)
 	}
 	slices.Sort(ms)
-	return latencyFigures{p50: benchutil.Quantile(ms, 0.5), p99: benchutil.Quantile(ms, 0.99), max: ms[len(ms)-1], samples: len(ms),
+	return latencyFigures{p50: benchutil.Quantile(ms, 0.5), p99: benchutil.Quantile(ms, 0.99), max: ms[len(ms)-1], sched: schedQuantile(schedFrom, schedTo, 0.99), samples: len(ms),
 		window: time.Duration(to-from) * time.Microsecond, observed: seen, expected: ls.reported.Load()}, nil
 }
 
