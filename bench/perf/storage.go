@@ -153,6 +153,9 @@ func (b *bench) storageCommits(ctx context.Context, r *s3Run, buf []byte) error 
 				return err
 			}
 			k := commitsPerRep(size)
+			if b.cfg.Smoke {
+				k = min(k, smokeOps)
+			}
 			var honeRates, handRates, checkedRates []float64
 			for rep := range b.cfg.Reps {
 				b.logf("storage commit %s in %s: repetition %d of %d: %d commits", sizeName(size), plural(n, "file"), rep+1, b.cfg.Reps, k)
@@ -251,6 +254,9 @@ func (b *bench) storageLinks(ctx context.Context, r *s3Run, buf []byte) error {
 		settle()
 		f := fig{size: size}
 		k := linksPerSize(size)
+		if b.cfg.Smoke {
+			k = min(k, smokeOps)
+		}
 		for rep := range b.cfg.Reps {
 			b.logf("storage link %s: repetition %d of %d: %d copies", sizeName(size), rep+1, b.cfg.Reps, k)
 			for i := range k {
@@ -311,6 +317,10 @@ func (b *bench) storageLinks(ctx context.Context, r *s3Run, buf []byte) error {
 	}
 	return nil
 }
+
+// smokeOps bounds the commits and copies of each kind per size and
+// repetition at smoke sizes.
+const smokeOps = 3
 
 // linksPerSize is how many copies of a checkpoint of size each repetition
 // times (each way).
