@@ -158,8 +158,12 @@ func handUpload(ctx context.Context, b *cblob.Bucket, dir string, files []string
 // cut-short earlier upload to remove), and hashes every file with SHA-256
 // as it uploads it, listing the checksums in the manifest.
 func handUploadChecked(ctx context.Context, b *cblob.Bucket, dir string, files []string, k string) error {
-	if ok, err := b.Exists(ctx, k+"/"+handManifestName); err != nil || ok {
-		return fmt.Errorf("check manifest: exists %v: %w", ok, err)
+	ok, err := b.Exists(ctx, k+"/"+handManifestName)
+	if err != nil {
+		return fmt.Errorf("check manifest: %w", err)
+	}
+	if ok {
+		return fmt.Errorf("%s: already committed", k)
 	}
 	if _, err := listAll(ctx, b, k+"/"); err != nil {
 		return err
