@@ -342,8 +342,13 @@ const latencyMetric = "sent_us"
 // one carrying its checkpoint.
 const latencyWarmup = 50
 
-// latencyTail is how long the trials keep reporting after the window.
-const latencyTail = 200 * time.Millisecond
+// latencyTail is how long, at least, the trials keep reporting after the
+// window (and always longer than the shortest window); latencyMinPeriods
+// report periods is the shortest window.
+const (
+	latencyTail       = 200 * time.Millisecond
+	latencyMinPeriods = 5
+)
 
 // storageLatency measures the p99 latency from a trial's report to the
 // result being in the journal, for the trials that do not upload, while
@@ -601,7 +606,7 @@ func (b *bench) latencyOnce(ctx context.Context, r *s3Run, rep, mode int, bigFil
 		schedTo = schedSnapshot()
 		select {
 		case <-rctx.Done():
-		case <-time.After(latencyTail):
+		case <-time.After(max(latencyTail, (latencyMinPeriods+1)*ls.every)):
 		}
 	})
 	out, _, err := runTimed(rctx, exp, opts)
@@ -634,6 +639,9 @@ func (b *bench) latencyOnce(ctx context.Context, r *s3Run, rep, mode int, bigFil
 		}
 		to = handEnd
 	}
+	// A window shorter than a few report periods (a small upload at
+	// smoke sizes) could hold no result of the other trials.
+	to = max(to, from+float64((latencyMinPeriods*ls.every).Microseconds()))
 	var ms []float64
 	for _, s := range cb.samples {
 		if s.trial != ls.bigTrial && s.sentUs >= from && s.sentUs <= to {
