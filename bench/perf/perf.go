@@ -60,6 +60,22 @@
 //     Reps): about 4 to 5 minutes in all.
 //   - process: the subprocess shapes of bench/process, run only when named
 //     with -only (they have their own command, procbench).
+//   - storage: hone's object store (store/blob) on a real S3 server
+//     (Config.StorageURL, by default $HONE_TEST_S3_URL), run only when
+//     named with -only. Variants: commit (Store.Commit of a 1 MB and a
+//     100 MB checkpoint in 1 and in 4 files, MB/s, against uploading the
+//     same files by hand with the same SDK, a gocloud.dev blob writer per
+//     file and a small manifest object last); latency (8 inproc trials
+//     reporting every 10 ms through runner.Run with the store on the
+//     server, one of which commits a 1 GiB checkpoint: the p99 latency
+//     from a report to its journal line for the other trials, against
+//     the same experiment with no upload over a window as long, and in a
+//     note the experiment beside an upload of the same bytes by hand:
+//     what the machine alone does to the latency); link
+//     (Store.Link, a server-side copy, of a 1 MB … 1 GB checkpoint,
+//     against downloading and uploading the same objects through the
+//     client). The local store's commit against a raw write + fsync is
+//     the checkpoint shape.
 //
 // With -cpuprofile, each measurement's first hone run (not its baseline,
 // except in the checkpoint shape, where commits and raw writes alternate
@@ -131,6 +147,21 @@ type Config struct {
 	// baseline alternately; figures are medians).
 	OverheadTrials, OverheadConcurrency, OverheadReps int
 	OverheadSleep                                     time.Duration
+	// StorageURL is the S3 server of the storage shape (an s3:// URL; the
+	// shape works under a fresh key prefix of it and removes it at the
+	// end). Empty: the shape fails, saying how to start one.
+	StorageURL string
+	// StorageCommitSizes are the checkpoint sizes of the storage shape's
+	// commit variant, each committed as every number of files of
+	// StorageCommitFiles; StorageLinkSizes those of its link variant.
+	StorageCommitSizes, StorageLinkSizes []int64
+	StorageCommitFiles                   []int
+	// StorageUploadBytes is the checkpoint one of StorageTrials trials,
+	// each reporting every StorageReportEvery, commits in the storage
+	// shape's latency variant.
+	StorageUploadBytes int64
+	StorageTrials      int
+	StorageReportEvery time.Duration
 	// Reps is how many times each measurement is repeated, hone and its
 	// baseline alternately; figures are medians. The memory shape is
 	// measured once, the overhead shape OverheadReps times.
@@ -177,6 +208,12 @@ func DefaultConfig() Config {
 		OverheadConcurrency: 16,
 		OverheadReps:        1,
 		OverheadSleep:       time.Second,
+		StorageCommitSizes:  []int64{1 << 20, 100 << 20},
+		StorageCommitFiles:  []int{1, 4},
+		StorageLinkSizes:    []int64{1 << 20, 10 << 20, 100 << 20, 1 << 30},
+		StorageUploadBytes:  1 << 30,
+		StorageTrials:       8,
+		StorageReportEvery:  10 * time.Millisecond,
 		Reps:                3,
 	}
 }
@@ -202,6 +239,12 @@ func SmokeConfig() Config {
 		OverheadConcurrency: 4,
 		OverheadReps:        1,
 		OverheadSleep:       time.Second,
+		StorageCommitSizes:  []int64{64 << 10, 1 << 20},
+		StorageCommitFiles:  []int{1, 4},
+		StorageLinkSizes:    []int64{64 << 10, 1 << 20},
+		StorageUploadBytes:  4 << 20,
+		StorageTrials:       4,
+		StorageReportEvery:  10 * time.Millisecond,
 		Reps:                1,
 	}
 }
@@ -217,11 +260,12 @@ const (
 	ShapePausing     = "pausing"
 	ShapeOverhead    = "overhead"
 	ShapeProcess     = "process"
+	ShapeStorage     = "storage"
 )
 
 // ShapeNames returns the shape names in the order they run.
 func ShapeNames() []string {
-	return []string{ShapeBookkeeping, ShapeResults, ShapeScaling, ShapeCheckpoint, ShapeJournal, ShapeMemory, ShapePausing, ShapeOverhead, ShapeProcess}
+	return []string{ShapeBookkeeping, ShapeResults, ShapeScaling, ShapeCheckpoint, ShapeJournal, ShapeMemory, ShapePausing, ShapeOverhead, ShapeProcess, ShapeStorage}
 }
 
 // Target is issue 6's target for a figure.
@@ -292,7 +336,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	only := fs.String("only", "", "comma-separated shapes to run ("+strings.Join(ShapeNames(), ", ")+
 		"), or shape/variant: results/{inproc,sim}-{fifo,asha,pbt}, scaling/{sim-trials,sim-results,inproc-results}, "+
 		"checkpoint/<size, e.g. 10MB>, journal/{append,resume}, "+
-		"memory/{live,finished}; default: all but process")
+		"memory/{live,finished}, storage/{commit,latency,link}; default: all but process and storage")
 	dir := fs.String("dir", "", "scratch directory for experiments and files (default: the system temporary directory)")
 	cpu := fs.String("cpuprofile", "", "write a CPU profile of each measurement's hone run to `prefix`-<measurement>.pprof")
 	mem := fs.String("memprofile", "", "write a heap profile after each measurement's hone run to `prefix`-<measurement>.pprof")
@@ -311,6 +355,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	ovTrials := fs.Int("overhead-trials", 0, "one-second process trials of the overhead shape (default 2000, smoke 8)")
 	ovConc := fs.Int("overhead-concurrency", 0, "trials at once in the overhead shape (default 16, smoke 4)")
 	ovReps := fs.Int("overhead-reps", 0, "repetitions of the overhead shape, about 2 × ideal time each (default 1)")
+	storageURL := fs.String("storage-url", os.Getenv(StorageURLEnv), "S3 server of the storage shape (`s3://BUCKET?endpoint=...`; default $"+StorageURLEnv+")")
+	uploadMB := fs.Int("storage-upload-mb", 0, "checkpoint size in MB the storage shape's latency variant uploads (default 1024, smoke 4)")
 	quiet := fs.Bool("q", false, "no progress notes on stderr")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: perfbench [flags]\n\nMeasures hone's control plane against physical baselines (BENCHMARKS.md §1).")
@@ -333,6 +379,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			*o.dst = o.flag
 		}
 	}
+	if *uploadMB != 0 {
+		cfg.StorageUploadBytes = int64(*uploadMB) << 20
+	}
+	cfg.StorageURL = *storageURL
 	if *pauseMB != 0 {
 		cfg.PauseBytes = int64(*pauseMB) << 20
 	}
@@ -398,7 +448,7 @@ func (b *bench) logf(format string, args ...any) {
 // selected.
 func (b *bench) want(shape, variant string) bool {
 	if len(b.cfg.Only) == 0 {
-		return shape != ShapeProcess
+		return shape != ShapeProcess && shape != ShapeStorage
 	}
 	for _, o := range b.cfg.Only {
 		s, v, hasVariant := strings.Cut(o, "/")
@@ -445,6 +495,14 @@ func Run(ctx context.Context, cfg Config, w io.Writer) ([]Row, error) {
 	}
 	defer os.RemoveAll(scratch)
 	b := &bench{cfg: cfg, scratch: scratch, out: w, prof: profiler{cpu: cfg.CPUProfile, mem: cfg.MemProfile}}
+	if b.want(ShapeStorage, "") {
+		if len(cfg.StorageCommitSizes) == 0 || slices.Min(cfg.StorageCommitSizes) < 1 || len(cfg.StorageCommitFiles) == 0 ||
+			slices.Min(cfg.StorageCommitFiles) < 1 || len(cfg.StorageLinkSizes) == 0 || slices.Min(cfg.StorageLinkSizes) < 1 ||
+			cfg.StorageUploadBytes < 1 || cfg.StorageTrials < 2 || cfg.StorageReportEvery <= 0 {
+			return nil, fmt.Errorf("storage: every size must be positive (commit sizes %v, files %v, link sizes %v, upload bytes %d, report every %v) and trials at least 2 (%d)",
+				cfg.StorageCommitSizes, cfg.StorageCommitFiles, cfg.StorageLinkSizes, cfg.StorageUploadBytes, cfg.StorageReportEvery, cfg.StorageTrials)
+		}
+	}
 
 	mode := "full sizes"
 	if cfg.Smoke {
@@ -472,6 +530,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) ([]Row, error) {
 		{ShapePausing, b.pausing},
 		{ShapeOverhead, b.overhead},
 		{ShapeProcess, b.process},
+		{ShapeStorage, b.storage},
 	}
 	for _, s := range shapes {
 		if !b.want(s.name, "") {

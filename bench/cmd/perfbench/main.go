@@ -14,6 +14,13 @@
 //	go run ./cmd/perfbench -smoke                   # tiny sizes, seconds
 //	go run ./cmd/perfbench -only results/inproc-fifo -cpuprofile /tmp/cpu
 //	go run ./cmd/perfbench -only overhead -plots "" # about 4 to 5 minutes
+//	go run ./cmd/perfbench -only storage            # object storage, on $HONE_TEST_S3_URL
+//
+// The storage shape needs an S3 server; from the repository root,
+//
+//	bash -c '. scripts/s3server.sh && hone_s3_start && cd bench && go run ./cmd/perfbench -only storage'
+//
+// builds one (once per machine), starts it for the run and stops it after.
 //
 // See package perf (bench/perf) for what is measured and how.
 package main
