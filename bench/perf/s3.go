@@ -18,7 +18,6 @@ import (
 	cblob "gocloud.dev/blob"
 	_ "gocloud.dev/blob/s3blob" // s3:// URLs for the by-hand baselines
 
-	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/store/blob"
 )
 
@@ -98,21 +97,6 @@ func (r *s3Run) openStore(ctx context.Context, sub string, opts ...blob.Option) 
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	return st, nil
-}
-
-// storeCommit commits the staged directory to dest with hone's store.
-func storeCommit(_ context.Context, st hone.Store, staged, dest string) error {
-	return st.Commit(staged, dest)
-}
-
-// storeLink links the committed checkpoint src to dest with hone's store.
-func storeLink(_ context.Context, st hone.Store, src, dest string) error {
-	return st.Link(src, dest)
-}
-
-// storeDelete deletes the checkpoint p with hone's store.
-func storeDelete(_ context.Context, st hone.Store, p string) error {
-	return st.Delete(p)
 }
 
 // handManifest is the manifest object the baselines by hand write last,

@@ -173,11 +173,11 @@ func (b *bench) storageCommits(ctx context.Context, r *s3Run, buf []byte) error 
 								return err
 							}
 							start := time.Now()
-							if err := storeCommit(ctx, st, staged, dest); err != nil {
+							if err := st.Commit(ctx, staged, dest); err != nil {
 								return err
 							}
 							honeRates = append(honeRates, float64(size)/(1<<20)/time.Since(start).Seconds())
-							if err := storeDelete(ctx, st, dest); err != nil {
+							if err := st.Delete(ctx, dest); err != nil {
 								return err
 							}
 						default:
@@ -248,7 +248,7 @@ func (b *bench) storageLinks(ctx context.Context, r *s3Run, buf []byte) error {
 			return err
 		}
 		src := fmt.Sprintf("src-%s/%s", sizeName(size), hone.CheckpointDirName(1))
-		if err := storeCommit(ctx, st, staged, src); err != nil {
+		if err := st.Commit(ctx, staged, src); err != nil {
 			return err
 		}
 		settle()
@@ -268,11 +268,11 @@ func (b *bench) storageLinks(ctx context.Context, r *s3Run, buf []byte) error {
 					dest := fmt.Sprintf("dest-%d/%s", seq, hone.CheckpointDirName(1))
 					if (i+j+rep)%2 == 0 {
 						start := time.Now()
-						if err := storeLink(ctx, st, src, dest); err != nil {
+						if err := st.Link(ctx, src, dest); err != nil {
 							return err
 						}
 						f.links = append(f.links, float64(time.Since(start).Microseconds())/1000)
-						if err := storeDelete(ctx, st, dest); err != nil {
+						if err := st.Delete(ctx, dest); err != nil {
 							return err
 						}
 					} else {
@@ -289,7 +289,7 @@ func (b *bench) storageLinks(ctx context.Context, r *s3Run, buf []byte) error {
 				}
 			}
 		}
-		if err := storeDelete(ctx, st, src); err != nil {
+		if err := st.Delete(ctx, src); err != nil {
 			return err
 		}
 		figs = append(figs, f)
