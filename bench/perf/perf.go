@@ -162,6 +162,9 @@ type Config struct {
 	StorageUploadBytes int64
 	StorageTrials      int
 	StorageReportEvery time.Duration
+	// StorageResumeTrials is the size of the finished sim experiment the
+	// storage shape's resume variant resumes from S3 and from local disk.
+	StorageResumeTrials int
 	// Reps is how many times each measurement is repeated, hone and its
 	// baseline alternately; figures are medians. The memory shape is
 	// measured once, the overhead shape OverheadReps times.
@@ -214,6 +217,7 @@ func DefaultConfig() Config {
 		StorageUploadBytes:  1 << 30,
 		StorageTrials:       8,
 		StorageReportEvery:  10 * time.Millisecond,
+		StorageResumeTrials: 10000,
 		Reps:                3,
 	}
 }
@@ -245,6 +249,7 @@ func SmokeConfig() Config {
 		StorageUploadBytes:  4 << 20,
 		StorageTrials:       4,
 		StorageReportEvery:  10 * time.Millisecond,
+		StorageResumeTrials: 100,
 		Reps:                1,
 	}
 }

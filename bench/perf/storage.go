@@ -31,6 +31,7 @@ const (
 	storageCommit  = "commit"
 	storageLatency = "latency"
 	storageLink    = "link"
+	storageResume  = "resume"
 )
 
 // storage measures the storage shape on the S3 server of
@@ -60,7 +61,7 @@ func (b *bench) storage(ctx context.Context) (err error) {
 	for _, v := range []struct {
 		name string
 		run  func(context.Context, *s3Run, []byte) error
-	}{{storageCommit, b.storageCommits}, {storageLatency, b.storageLatency}, {storageLink, b.storageLinks}} {
+	}{{storageCommit, b.storageCommits}, {storageLatency, b.storageLatency}, {storageLink, b.storageLinks}, {storageResume, b.storageResume}} {
 		if !b.want(ShapeStorage, v.name) {
 			continue
 		}

@@ -37,7 +37,7 @@ func TestSmokeStorage(t *testing.T) {
 	}
 	text := out.String()
 	want := map[string]int{"commit to S3": len(cfg.StorageCommitSizes) * len(cfg.StorageCommitFiles),
-		"p99 latency": 1, "exploit copy on S3": len(cfg.StorageLinkSizes)}
+		"p99 latency": 1, "exploit copy on S3": len(cfg.StorageLinkSizes), "resume of a finished": 1}
 	got := map[string]int{}
 	for _, r := range rows {
 		if r.Shape != ShapeStorage {
