@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"io/fs"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -411,5 +414,194 @@ func TestS3DeletedCheckpointObject(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// gateway is an S3 server (versitygw) of a test's own, on a fixed port
+// and data directory, that the test kills and starts again.
+type gateway struct {
+	bin, data, addr string
+	cmd             *exec.Cmd
+}
+
+// newGateway starts a server with one bucket, bucket, on a free port of
+// 127.0.0.1, or skips the test loudly when there is no server binary. The
+// server is killed when the test ends.
+func newGateway(t *testing.T, bucket string) *gateway {
+	t.Helper()
+	bin := os.Getenv("HONE_TEST_VERSITYGW")
+	if bin == "" || os.Getenv("AWS_ACCESS_KEY_ID") == "" {
+		t.Skip("SKIPPED: HONE_TEST_VERSITYGW is not set; scripts/test.sh builds the S3 test server (versitygw) " +
+			"and sets it. Run the tests through scripts/test.sh to cover a server killed during an upload.")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gateway{bin: bin, data: filepath.Join(t.TempDir(), "data"), addr: l.Addr().String()}
+	_ = l.Close()
+	if err := os.MkdirAll(filepath.Join(g.data, bucket), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	g.start(t)
+	t.Cleanup(g.kill)
+	return g
+}
+
+// start starts the server and waits until it accepts connections.
+func (g *gateway) start(t *testing.T) {
+	t.Helper()
+	cmd := exec.Command(g.bin, "--port", g.addr, "posix", g.data)
+	cmd.Env = append(os.Environ(),
+		"ROOT_ACCESS_KEY_ID="+os.Getenv("AWS_ACCESS_KEY_ID"),
+		"ROOT_SECRET_ACCESS_KEY="+os.Getenv("AWS_SECRET_ACCESS_KEY"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	g.cmd = cmd
+	for range 200 {
+		if c, err := net.Dial("tcp", g.addr); err == nil {
+			_ = c.Close()
+			return
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatalf("the S3 server on %s did not come up", g.addr)
+}
+
+// kill kills the server (SIGKILL) and waits for it.
+func (g *gateway) kill() {
+	if g.cmd != nil {
+		_ = g.cmd.Process.Kill()
+		_ = g.cmd.Wait()
+		g.cmd = nil
+	}
+}
+
+// uploading reports whether the server holds a part of a multipart
+// upload in flight to bucket (the client library uploads large files in
+// parts).
+func (g *gateway) uploading(bucket string) bool {
+	found := false
+	_ = filepath.WalkDir(filepath.Join(g.data, bucket, ".sgwtmp", "multipart"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			found = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found
+}
+
+// bigSpec is a spec of one trial that reports for iters iterations, each
+// with a checkpoint, the one of iteration 2 holding a file of mb
+// megabytes.
+func bigSpec(iters, mb int) string {
+	return fmt.Sprintf(`metric: score
+mode: max
+search_space:
+  x: {grid: [1]}
+stop: {training_iteration: %d}
+checkpoint: {num_to_keep: 3}
+command:
+  - sh
+  - -c
+  - |
+    i=${HONE_ITERATION:-0}
+    if [ -n "$HONE_RESTORE_DIR" ]; then i=$(cat "$HONE_RESTORE_DIR/iter"); fi
+    while :; do
+      i=$((i+1))
+      d="$HONE_STAGING_DIR/c$i"
+      mkdir -p "$d" && echo "$i" > "$d/iter"
+      if [ "$i" = 2 ]; then dd if=/dev/urandom of="$d/big.bin" bs=1048576 count=%d 2>/dev/null; fi
+      echo "HONE_REPORT {\"metrics\":{\"score\":$i},\"checkpoint\":\"$d\"}"
+      sleep 0.2
+    done
+`, iters, mb)
+}
+
+// TestS3ServerRestartDuringUpload runs an experiment through the CLI
+// against an S3 server of its own, whose trial commits a large
+// checkpoint, and SIGKILLs the server while that upload is in flight,
+// starting it again on the same port and data directory seconds later:
+// the save is retried, the experiment completes with exit 0, every
+// registered checkpoint is committed whole (manifest, every file at its
+// size) and nothing half-uploaded is left or registered.
+func TestS3ServerRestartDuringUpload(t *testing.T) {
+	const bucket, iters, mb = "hone-restart", 4, 128
+	g := newGateway(t, bucket)
+	storage := "s3://" + bucket + "/big?endpoint=http://" + g.addr + "&region=us-east-1&use_path_style=true"
+	specPath, _ := writeSpec(t, "big", bigSpec(iters, mb))
+	cmd := s3Binary(t, t.TempDir(), "run", "--storage", storage, specPath)
+	cmd.Dir = t.TempDir()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	finished := false
+	defer func() {
+		if !finished {
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}()
+	for !g.uploading(bucket) {
+		select {
+		case err := <-done:
+			finished = true
+			t.Fatalf("hone ended before the server saw the large upload: %v\n%s", err, cmd.Stderr)
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	g.kill()
+	// The kill came before the large checkpoint was committed: no manifest
+	// stands next to its file yet.
+	manifests, _ := filepath.Glob(filepath.Join(g.data, bucket, "big", "big", "*", "checkpoint_*", blob.ManifestName))
+	for _, m := range manifests {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(m), "big.bin")); err == nil {
+			t.Fatalf("the large checkpoint %s was committed before the server was killed", filepath.Dir(m))
+		}
+	}
+	// Down long enough for the client library's own retries to give up.
+	time.Sleep(3 * time.Second)
+	g.start(t)
+
+	select {
+	case <-done:
+		finished = true
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("hone did not finish within 3 minutes after the server restarted\n%s", cmd.Stderr)
+	}
+	out, errOut := output(cmd)
+	if code := cmd.ProcessState.ExitCode(); code != exitOK {
+		t.Fatalf("run: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	u := expURL(storage, "big")
+	st := openS3(t, u)
+	e := downloadExperiment(t, st)
+	if len(e.Trials) != 1 {
+		t.Fatalf("%d trials, want 1", len(e.Trials))
+	}
+	tr := e.Trials[0]
+	last, _ := tr.Last()
+	if it, _ := last.Value(hone.FieldTrainingIteration); tr.Status != hone.StatusTerminated || it != iters {
+		t.Errorf("trial %s: %s at iteration %v, want TERMINATED at %d", tr.ID, tr.Status, it, iters)
+	}
+	if len(tr.Checkpoints) != 3 {
+		t.Errorf("trial %s registers %d checkpoints, want num_to_keep 3", tr.ID, len(tr.Checkpoints))
+	}
+	sizes := checkBucketCheckpoints(t, rawBucket(t, u), st, e)
+	big := 0
+	for p, files := range sizes {
+		if n, ok := files["big.bin"]; ok {
+			big++
+			if n != mb<<20 {
+				t.Errorf("%s/big.bin is %d bytes, want %d", p, n, mb<<20)
+			}
+		}
+	}
+	if big != 1 {
+		t.Errorf("%d registered checkpoints hold big.bin, want 1", big)
 	}
 }
