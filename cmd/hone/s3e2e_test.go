@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,6 +24,7 @@ import (
 	cblob "gocloud.dev/blob"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/internal/journal"
 	"github.com/hone-tune/hone/results"
 	"github.com/hone-tune/hone/store/blob"
 )
@@ -604,4 +606,74 @@ func TestS3ServerRestartDuringUpload(t *testing.T) {
 	if big != 1 {
 		t.Errorf("%d registered checkpoints hold big.bin, want 1", big)
 	}
+}
+
+// TestS3SpecStorageAndResumeSpec runs an experiment whose spec itself
+// says storage: s3://..., interrupts it (SIGINT), and resumes it from an
+// empty cache with another spec that changes only max_concurrent_trials:
+// the resume notes the change, adopts the new spec and completes, and the
+// bucket holds the new spec as spec.yaml with the one before kept as
+// spec.1.yaml.
+func TestS3SpecStorageAndResumeSpec(t *testing.T) {
+	storage := s3Storage(t)
+	dir := t.TempDir()
+	original := []byte("name: respec\nstorage: \"" + storage + "\"\n" + shSpec(12, "0.1", ""))
+	specPath := filepath.Join(dir, "respec.yaml")
+	if err := os.WriteFile(specPath, original, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u := expURL(storage, "respec")
+	cache := t.TempDir()
+	cmd := s3Binary(t, cache, "run", specPath)
+	cmd.Dir = t.TempDir()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	waitLines(t, filepath.Join(workDir(t, cache, u), journal.FileName), 12, done)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	out, errOut := output(cmd)
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Fatalf("interrupted run: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitInterrupted, out, errOut)
+	}
+	if !strings.Contains(errOut, "s3://") || !strings.Contains(errOut, "hone resume '"+blob.Redact(u)+"'") {
+		t.Errorf("the run does not say it ran in the bucket, or how to resume from it:\n%s", errOut)
+	}
+
+	st := openS3(t, u)
+	unfinished := 0
+	for _, tr := range downloadExperiment(t, st).Trials {
+		if tr.Status != hone.StatusTerminated {
+			unfinished++
+		}
+	}
+	if unfinished == 0 {
+		t.Fatal("the interrupted run left no unfinished trial in the bucket: nothing for the resume to do")
+	}
+
+	changed := bytes.Replace(original, []byte("max_concurrent_trials: 2\n"), []byte("max_concurrent_trials: 1\n"), 1)
+	newPath := filepath.Join(t.TempDir(), "new.yaml")
+	if err := os.WriteFile(newPath, changed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runS3(t, t.TempDir(), "resume", u, "--spec", newPath)
+	if code != exitOK {
+		t.Fatalf("resume --spec: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"  max_concurrent_trials:", newPath + " is now the experiment's spec"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("the resume does not say %q:\n%s", want, errOut)
+		}
+	}
+	e := downloadExperiment(t, st)
+	for _, tr := range e.Trials {
+		if tr.Status != hone.StatusTerminated {
+			t.Errorf("trial %s: %s", tr.ID, tr.Status)
+		}
+	}
+	assertSpecs(t, e.Dir, changed, [][]byte{original})
 }
