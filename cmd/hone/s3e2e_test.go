@@ -415,6 +415,9 @@ func TestS3DeletedCheckpointObject(t *testing.T) {
 						x.ID, next, score, fallback+1, before)
 				}
 			}
+			// The damaged checkpoint is registered no more, or whole again:
+			// the bucket holds exactly the registered checkpoints.
+			checkBucketCheckpoints(t, rawBucket(t, u), st, e)
 		})
 	}
 }
