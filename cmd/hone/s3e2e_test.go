@@ -321,6 +321,7 @@ func latestRunning(e *results.Experiment) *results.Trial {
 // before, as on local storage, the log says so, and the experiment
 // completes.
 func TestS3DeletedCheckpointObject(t *testing.T) {
+	s3Storage(t) // skips without the server
 	for _, c := range []struct{ name, object string }{
 		{"file", "iter"},
 		{"manifest", blob.ManifestName},
@@ -498,31 +499,34 @@ func (g *gateway) uploading(bucket string) bool {
 	return found
 }
 
-// bigSpec is a spec of one trial that reports for iters iterations, each
-// with a checkpoint, the one of iteration 2 holding a file of mb
-// megabytes.
-func bigSpec(iters, mb int) string {
+// bigSpec is a spec of two trials, x in {1, 2}, two at a time, that
+// report for iters iterations, each with a checkpoint, keeping the last
+// three: the checkpoint of trial x=1 at iteration big holds a file of mb
+// megabytes, all others a few bytes.
+func bigSpec(iters, big, mb int) string {
 	return fmt.Sprintf(`metric: score
 mode: max
 search_space:
-  x: {grid: [1]}
+  x: {grid: [1, 2]}
 stop: {training_iteration: %d}
+max_concurrent_trials: 2
 checkpoint: {num_to_keep: 3}
 command:
   - sh
   - -c
   - |
+    x=$(printf '%%s' "$HONE_CONFIG" | sed -n 's/.*"x": *\([0-9]*\).*/\1/p')
     i=${HONE_ITERATION:-0}
     if [ -n "$HONE_RESTORE_DIR" ]; then i=$(cat "$HONE_RESTORE_DIR/iter"); fi
     while :; do
       i=$((i+1))
       d="$HONE_STAGING_DIR/c$i"
       mkdir -p "$d" && echo "$i" > "$d/iter"
-      if [ "$i" = 2 ]; then dd if=/dev/urandom of="$d/big.bin" bs=1048576 count=%d 2>/dev/null; fi
-      echo "HONE_REPORT {\"metrics\":{\"score\":$i},\"checkpoint\":\"$d\"}"
+      if [ "$x$i" = 1%d ]; then dd if=/dev/urandom of="$d/big.bin" bs=1048576 count=%d 2>/dev/null; fi
+      echo "HONE_REPORT {\"metrics\":{\"score\":$((x*i))},\"checkpoint\":\"$d\"}"
       sleep 0.2
     done
-`, iters, mb)
+`, iters, big, mb)
 }
 
 // TestS3ServerRestartDuringUpload runs an experiment through the CLI
@@ -533,10 +537,10 @@ command:
 // registered checkpoint is committed whole (manifest, every file at its
 // size) and nothing half-uploaded is left or registered.
 func TestS3ServerRestartDuringUpload(t *testing.T) {
-	const bucket, iters, mb = "hone-restart", 4, 128
+	const bucket, iters, big, mb = "hone-restart", 8, 6, 128
 	g := newGateway(t, bucket)
 	storage := "s3://" + bucket + "/big?endpoint=http://" + g.addr + "&region=us-east-1&use_path_style=true"
-	specPath, _ := writeSpec(t, "big", bigSpec(iters, mb))
+	specPath, _ := writeSpec(t, "big", bigSpec(iters, big, mb))
 	cmd := s3Binary(t, t.TempDir(), "run", "--storage", storage, specPath)
 	cmd.Dir = t.TempDir()
 	if err := cmd.Start(); err != nil {
@@ -585,29 +589,30 @@ func TestS3ServerRestartDuringUpload(t *testing.T) {
 	u := expURL(storage, "big")
 	st := openS3(t, u)
 	e := downloadExperiment(t, st)
-	if len(e.Trials) != 1 {
-		t.Fatalf("%d trials, want 1", len(e.Trials))
+	if len(e.Trials) != 2 {
+		t.Fatalf("%d trials, want 2", len(e.Trials))
 	}
-	tr := e.Trials[0]
-	last, _ := tr.Last()
-	if it, _ := last.Value(hone.FieldTrainingIteration); tr.Status != hone.StatusTerminated || it != iters {
-		t.Errorf("trial %s: %s at iteration %v, want TERMINATED at %d", tr.ID, tr.Status, it, iters)
-	}
-	if len(tr.Checkpoints) != 3 {
-		t.Errorf("trial %s registers %d checkpoints, want num_to_keep 3", tr.ID, len(tr.Checkpoints))
+	for _, tr := range e.Trials {
+		last, _ := tr.Last()
+		if it, _ := last.Value(hone.FieldTrainingIteration); tr.Status != hone.StatusTerminated || it != iters {
+			t.Errorf("trial %s: %s at iteration %v, want TERMINATED at %d", tr.ID, tr.Status, it, iters)
+		}
+		if len(tr.Checkpoints) != 3 {
+			t.Errorf("trial %s registers %d checkpoints, want num_to_keep 3", tr.ID, len(tr.Checkpoints))
+		}
 	}
 	sizes := checkBucketCheckpoints(t, rawBucket(t, u), st, e)
-	big := 0
+	bigs := 0
 	for p, files := range sizes {
 		if n, ok := files["big.bin"]; ok {
-			big++
+			bigs++
 			if n != mb<<20 {
 				t.Errorf("%s/big.bin is %d bytes, want %d", p, n, mb<<20)
 			}
 		}
 	}
-	if big != 1 {
-		t.Errorf("%d registered checkpoints hold big.bin, want 1", big)
+	if bigs != 1 {
+		t.Errorf("%d registered checkpoints hold big.bin, want 1", bigs)
 	}
 }
 
