@@ -319,12 +319,17 @@ func latestRunning(e *results.Experiment) *results.Trial {
 // a RUNNING trial (a file, or the manifest) directly in the bucket, and
 // resumes from an empty cache: the trial falls back to its checkpoint
 // before, as on local storage, the log says so, and the experiment
-// completes.
+// completes. With an object of the checkpoint before deleted too, the
+// trial starts again from scratch.
 func TestS3DeletedCheckpointObject(t *testing.T) {
 	s3Storage(t) // skips without the server
-	for _, c := range []struct{ name, object string }{
-		{"file", "iter"},
-		{"manifest", blob.ManifestName},
+	for _, c := range []struct {
+		name, object string
+		both         bool // delete the checkpoint before's iter file too
+	}{
+		{"file", "iter", false},
+		{"manifest", blob.ManifestName, false},
+		{"both", blob.ManifestName, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			storage := s3Storage(t)
@@ -382,6 +387,12 @@ func TestS3DeletedCheckpointObject(t *testing.T) {
 			if err := rawBucket(t, u).Delete(context.Background(), latest+"/"+c.object); err != nil {
 				t.Fatalf("delete %s/%s: %v", latest, c.object, err)
 			}
+			if c.both {
+				if err := rawBucket(t, u).Delete(context.Background(), before+"/iter"); err != nil {
+					t.Fatalf("delete %s/iter: %v", before, err)
+				}
+				fallback = 0
+			}
 
 			code, out, errOut := runS3(t, t.TempDir(), "resume", u)
 			if code != exitOK {
@@ -390,6 +401,9 @@ func TestS3DeletedCheckpointObject(t *testing.T) {
 			if !strings.Contains(errOut, "checkpoint "+latest+" is missing") || !strings.Contains(errOut, "restarting from ") ||
 				!strings.Contains(errOut[strings.Index(errOut, latest+" is missing"):], path.Base(before)) {
 				t.Errorf("the log does not say %s is missing and the trial restarts from %s:\n%s", latest, before, errOut)
+			}
+			if c.both && !strings.Contains(errOut, "checkpoint "+before+" is missing") {
+				t.Errorf("the log does not say %s is missing too:\n%s", before, errOut)
 			}
 			e = downloadExperiment(t, st)
 			for _, x := range e.Trials {
