@@ -635,7 +635,8 @@ func TestS3ServerRestartDuringUpload(t *testing.T) {
 // empty cache with another spec that changes only max_concurrent_trials:
 // the resume notes the change, adopts the new spec and completes, and the
 // bucket holds the new spec as spec.yaml with the one before kept as
-// spec.1.yaml.
+// spec.1.yaml. Resumes with specs that are refused change no spec in the
+// bucket.
 func TestS3SpecStorageAndResumeSpec(t *testing.T) {
 	storage := s3Storage(t)
 	dir := t.TempDir()
@@ -677,11 +678,27 @@ func TestS3SpecStorageAndResumeSpec(t *testing.T) {
 		t.Fatal("the interrupted run left no unfinished trial in the bucket: nothing for the resume to do")
 	}
 
-	changed := bytes.Replace(original, []byte("max_concurrent_trials: 2\n"), []byte("max_concurrent_trials: 1\n"), 1)
-	newPath := filepath.Join(t.TempDir(), "new.yaml")
-	if err := os.WriteFile(newPath, changed, 0o644); err != nil {
-		t.Fatal(err)
+	write := func(name string, body []byte) string {
+		t.Helper()
+		p := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(p, body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
+	// Refused specs change nothing in the bucket: one that changes a
+	// decision, and one whose plan cannot be built.
+	flipped := bytes.Replace(original, []byte("mode: max"), []byte("mode: min"), 1)
+	tooBig := append(bytes.Clone(original), []byte("resources: {cpu: 1000000}\n")...)
+	for refused, why := range map[string]string{write("flipped.yaml", flipped): "\n  mode", write("big.yaml", tooBig): "cpu"} {
+		if code, _, errOut := runS3(t, t.TempDir(), "resume", u, "--spec", refused); code != exitUsage || !strings.Contains(errOut, why) {
+			t.Errorf("resume --spec %s: exit %d, want %d naming %q\n%s", filepath.Base(refused), code, exitUsage, why, errOut)
+		}
+		assertSpecs(t, downloadExperiment(t, st).Dir, original, nil)
+	}
+
+	changed := bytes.Replace(original, []byte("max_concurrent_trials: 2\n"), []byte("max_concurrent_trials: 1\n"), 1)
+	newPath := write("new.yaml", changed)
 	code, out, errOut := runS3(t, t.TempDir(), "resume", u, "--spec", newPath)
 	if code != exitOK {
 		t.Fatalf("resume --spec: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
