@@ -1245,6 +1245,12 @@ func (r *runner) start(a *controller.Action) error {
 	if a.Checkpoint != nil {
 		d, err := r.store.LocalDir(r.sctx, a.Checkpoint.Path)
 		if errors.Is(err, fs.ErrNotExist) {
+			// The controller forgets the checkpoint, so nothing would
+			// delete what is left of it: on object storage a file
+			// deleted by hand leaves the other objects, manifest too.
+			if derr := r.store.Delete(a.Checkpoint.Path); derr != nil {
+				r.logf("remove what is left of the missing checkpoint %s: %v", a.Checkpoint.Path, derr)
+			}
 			return fmt.Errorf("restore from %s: %w", a.Checkpoint.Path, errCheckpointMissing)
 		}
 		if err != nil {
