@@ -78,7 +78,7 @@ func TestMissingCheckpointRemnantRemoved(t *testing.T) {
 		rel, _ := filepath.Rel(dir, c)
 		registered = append(registered, filepath.ToSlash(rel))
 	}
-	committed, leftovers, err := opts.Store.List(tr.Dir)
+	committed, leftovers, err := opts.Store.List(context.Background(), tr.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}

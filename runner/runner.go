@@ -1248,7 +1248,7 @@ func (r *runner) start(a *controller.Action) error {
 			// The controller forgets the checkpoint, so nothing would
 			// delete what is left of it: on object storage a file
 			// deleted by hand leaves the other objects, manifest too.
-			if derr := r.store.Delete(a.Checkpoint.Path); derr != nil {
+			if derr := r.store.Delete(r.sctx, a.Checkpoint.Path); derr != nil {
 				r.logf("remove what is left of the missing checkpoint %s: %v", a.Checkpoint.Path, derr)
 			}
 			return fmt.Errorf("restore from %s: %w", a.Checkpoint.Path, errCheckpointMissing)

@@ -34,6 +34,11 @@ type target struct {
 	shown string
 	// exp is set for an object store.
 	exp *remote.Experiment
+	// settle, if set, runs when the experiment's run ends, before the last
+	// sync to the object store: it puts back a spec that a resume which
+	// never started adopted (adoptSpec's finish), so the bucket never
+	// gets it. It may run again afterwards, doing nothing.
+	settle func(error) error
 }
 
 // isRemote reports whether arg names an object store (s3://...) rather
@@ -173,6 +178,7 @@ func (a *app) resumeWithSpec(ctx context.Context, t *target, s *spec.Spec, specP
 	if err != nil {
 		return withCode(exitFailed, err)
 	}
+	t.settle = finish
 	fmt.Fprintf(a.stderr, "hone: resuming the experiment in %s\n", t.shown)
 	return finish(a.runExperiment(ctx, s, t, &controller.ResumeFlags{Unfinished: true}))
 }

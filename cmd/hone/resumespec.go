@@ -145,7 +145,12 @@ func (a *app) adoptSpec(dir, path string, data []byte) (finish func(error) error
 	} else {
 		fmt.Fprintf(a.stderr, "hone: %s is now the experiment's spec (%s), for this resume and every later one\n", path, stored)
 	}
+	done := false
 	return func(runErr error) error {
+		if done {
+			return runErr // already put back (or kept) once
+		}
+		done = true
 		if journalState(dir) != before {
 			return runErr // the resume started: the spec is the experiment's
 		}

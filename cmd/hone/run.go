@@ -225,6 +225,7 @@ the lines cut in experiment_state.jsonl.corrupt-N beside the journal.
 				if finish, err = a.adoptSpec(t.dir, specPath, data); err != nil {
 					return withCode(exitFailed, err)
 				}
+				t.settle = finish
 			}
 			fmt.Fprintf(a.stderr, "hone: resuming the experiment in %s\n", t.shown)
 			return finish(a.runExperiment(ctx, s, t, &controller.ResumeFlags{
@@ -381,6 +382,9 @@ func (a *app) runExperiment(ctx context.Context, s *spec.Spec, t *target, flags 
 		err = cerr
 	}
 	if t.exp != nil {
+		if t.settle != nil {
+			err = t.settle(err)
+		}
 		if cerr := t.exp.Finish(context.Background()); cerr != nil {
 			fmt.Fprintf(a.stderr, "hone: the experiment's last changes did not reach %s: %v\n(its local copy is in %s; hone resume %s continues from what the store holds)\n", t.shown, cerr, t.dir, t.shown)
 			if err == nil {

@@ -98,7 +98,7 @@ func checkBucketCheckpoints(t *testing.T, b *cblob.Bucket, st *blob.Store, e *re
 			want = append(want, filepath.ToSlash(r))
 			registered[filepath.ToSlash(r)] = true
 		}
-		committed, leftovers, err := st.List(filepath.ToSlash(rel))
+		committed, leftovers, err := st.List(context.Background(), filepath.ToSlash(rel))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -371,7 +371,7 @@ func TestS3DeletedCheckpointObject(t *testing.T) {
 			latest, _ := filepath.Rel(e.Dir, tr.Checkpoints[len(tr.Checkpoints)-1])
 			before, _ := filepath.Rel(e.Dir, tr.Checkpoints[len(tr.Checkpoints)-2])
 			latest, before = filepath.ToSlash(latest), filepath.ToSlash(before)
-			d, err := st.LocalDir(before)
+			d, err := st.LocalDir(context.Background(), before)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -715,4 +715,43 @@ func TestS3SpecStorageAndResumeSpec(t *testing.T) {
 		}
 	}
 	assertSpecs(t, e.Dir, changed, [][]byte{original})
+}
+
+// TestS3ResumeNotStartedKeepsNoSpec: a resume --spec that never starts
+// (the spec describes another experiment, which only the runner can tell
+// once the bucket has lost its spec copy) leaves no trace of that spec in
+// the bucket: the spec is put back before the last sync, and the files
+// it wrote are removed from the bucket too.
+func TestS3ResumeNotStartedKeepsNoSpec(t *testing.T) {
+	storage := s3Storage(t)
+	path, _ := writeSpec(t, "sh", shSpec(3, "0.01", ""))
+	if code, out, errOut := runS3(t, t.TempDir(), "run", "--storage", storage, path); code != exitOK {
+		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
+	}
+	u := expURL(storage, "sh")
+	b := rawBucket(t, u)
+	ctx := context.Background()
+	for _, k := range []string{specCopy, originFile} {
+		if err := b.Delete(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other = bytes.Replace(other, []byte("grid: [1, 2, 3]"), []byte("grid: [1, 2, 3, 4]"), 1)
+	otherPath := filepath.Join(t.TempDir(), "other.yaml")
+	if err := os.WriteFile(otherPath, other, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runS3(t, t.TempDir(), "resume", u, "--spec", otherPath)
+	if code == exitOK || !strings.Contains(errOut, "the resume did not start") {
+		t.Fatalf("resume with another experiment's spec: exit %d\n%s", code, errOut)
+	}
+	for _, k := range []string{specCopy, originFile, "spec.1.yaml"} {
+		if ok, err := b.Exists(ctx, k); err != nil || ok {
+			t.Errorf("after a resume that never started, the bucket has %s: %v, %v", k, ok, err)
+		}
+	}
 }

@@ -386,7 +386,8 @@ type MirrorOptions struct {
 // Mirror keeps an experiment's objects in step with its local working
 // directory: the journal as sealed segments, and every mirrored file (the
 // spec copy, the trials' result files and logs) as an object of its own,
-// uploaded again whenever it changes. Checkpoints are the Store's.
+// uploaded again whenever it changes and deleted when a file it uploaded
+// is removed. Checkpoints are the Store's.
 //
 // One sync uploads the changed files first and the journal's new complete
 // lines second, so every journal line in the bucket refers only to files
@@ -692,6 +693,7 @@ func (m *Mirror) syncFiles(ctx context.Context) error {
 		st  stamp
 	}
 	var todo []change
+	seen := make(map[string]bool, len(m.files))
 	err := filepath.WalkDir(m.dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -724,6 +726,7 @@ func (m *Mirror) syncFiles(ctx context.Context) error {
 			return err
 		}
 		st := stamp{info.Size(), info.ModTime().UnixNano()}
+		seen[rel] = true
 		if m.files[rel] != st {
 			todo = append(todo, change{rel, st})
 		}
@@ -731,6 +734,21 @@ func (m *Mirror) syncFiles(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("sync files: %w", err)
+	}
+	// A file this mirror uploaded and that is gone from the working copy
+	// (a spec put back, a trial directory moved aside) goes from the
+	// bucket too.
+	var gone []string
+	for rel := range m.files {
+		if !seen[rel] {
+			gone = append(gone, rel)
+		}
+	}
+	for _, rel := range gone {
+		if err := m.s.deleteKey(ctx, rel); err != nil {
+			return fmt.Errorf("sync files: %w", err)
+		}
+		delete(m.files, rel)
 	}
 	var mu sync.Mutex
 	err = parallel(ctx, len(todo), 8, func(ctx context.Context, i int) error {

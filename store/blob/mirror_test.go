@@ -130,6 +130,27 @@ func TestMirrorFiles(t *testing.T) {
 			if got, _ := objectText(t, s, "trial_1/result.json"); got != "v1\nv2\n" {
 				t.Errorf("a changed file is uploaded again: got %q", got)
 			}
+			// A file the mirror uploaded and that is removed goes from the
+			// bucket; one it never uploaded stays.
+			if err := s.bucket.WriteAll(ctx, "trial_0/result.json", []byte("old\n"), nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(filepath.Join(dir, "trial_1", "sub", "x.txt")); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := objectText(t, s, "trial_1/sub/x.txt"); ok {
+				t.Error("a file removed from the working copy is still in the bucket")
+			}
+			if _, ok := objectText(t, s, "trial_0/result.json"); !ok {
+				t.Error("an object the mirror never uploaded was deleted")
+			}
+			appendFile(t, filepath.Join(dir, "trial_1", "sub", "x.txt"), "v1\n")
+			if err := m.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
 			// Download into an empty directory: the mirrored files only,
 			// filtered.
 			dst := t.TempDir()
