@@ -278,25 +278,32 @@ func (s *Store) Commit(ctx context.Context, staged, dest string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
 	}
-	if err := s.notCommitted(ctx, k); err != nil {
-		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
-	}
 	files, dirs, err := scan(staged)
 	if err != nil {
 		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
 	}
-	if err := s.removePrefix(ctx, k); err != nil {
+	// One listing tells both whether dest is committed (its manifest is
+	// there) and what a cut-short earlier upload left under it.
+	left, err := s.listKeys(ctx, k+"/")
+	if err != nil {
+		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+	}
+	if slices.ContainsFunc(left, func(o string) bool { return isManifest(o) == 1 }) {
+		return fmt.Errorf("commit checkpoint %s: %w", dest, fs.ErrExist)
+	}
+	if err := s.deleteKeys(ctx, left); err != nil {
 		return fmt.Errorf("commit checkpoint %s: clearing an earlier upload: %w", dest, err)
 	}
-	m := manifest{Version: 1, ID: newID(), Dirs: dirs}
-	for _, f := range files {
-		mf, err := s.upload(ctx, filepath.Join(staged, filepath.FromSlash(f)), k+"/"+f)
-		if err != nil {
-			s.abandon(ctx, k)
-			return fmt.Errorf("commit checkpoint %s: %w", dest, err)
-		}
-		mf.Path = f
-		m.Files = append(m.Files, mf)
+	m := manifest{Version: 1, ID: newID(), Dirs: dirs, Files: make([]manifestFile, len(files))}
+	err = parallel(ctx, len(files), uploadsAtOnce, func(ctx context.Context, i int) error {
+		mf, err := s.upload(ctx, filepath.Join(staged, filepath.FromSlash(files[i])), k+"/"+files[i])
+		mf.Path = files[i]
+		m.Files[i] = mf
+		return err
+	})
+	if err != nil {
+		s.abandon(ctx, k)
+		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
 	}
 	if err := s.writeManifest(ctx, k, &m); err != nil {
 		s.abandon(ctx, k)
@@ -643,14 +650,22 @@ func (s *Store) abandon(ctx context.Context, k string) {
 	_ = once.removePrefix(ctx, k)
 }
 
+// uploadsAtOnce is how many files of one checkpoint upload at a time.
+const uploadsAtOnce = 4
+
 // removePrefix deletes every object under k/, the manifest (if any) first.
 func (s *Store) removePrefix(ctx context.Context, k string) error {
 	keys, err := s.listKeys(ctx, k+"/")
 	if err != nil {
 		return err
 	}
-	// Manifests first: a checkpoint stops being committed before any of
-	// its files goes.
+	return s.deleteKeys(ctx, keys)
+}
+
+// deleteKeys deletes the objects, manifests first: a checkpoint stops
+// being committed before any of its files goes. Missing ones are not an
+// error.
+func (s *Store) deleteKeys(ctx context.Context, keys []string) error {
 	slices.SortStableFunc(keys, func(a, b string) int {
 		return isManifest(b) - isManifest(a)
 	})
