@@ -39,6 +39,9 @@
 // checkpoint's path and its manifest's commit identifier, so a second
 // LocalDir of the same checkpoint downloads nothing, and a checkpoint
 // deleted and committed again under the same path is downloaded afresh.
+// Commit moves the staged directory it uploaded into the cache as the
+// copy of that commit, so a checkpoint restored on the machine that
+// committed it is not downloaded at all; Delete removes the cached copy.
 package blob
 
 import (
@@ -309,10 +312,42 @@ func (s *Store) Commit(ctx context.Context, staged, dest string) error {
 		s.abandon(ctx, k)
 		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
 	}
-	// dest is committed; a staged directory that cannot be removed is a
-	// leftover, not a failed commit.
-	_ = os.RemoveAll(staged)
+	// dest is committed. The staged directory holds exactly the bytes
+	// uploaded: it becomes the cached copy of this commit, so restoring
+	// the checkpoint on this machine downloads nothing. If it cannot (the
+	// cache is on another filesystem), it is removed; one that cannot be
+	// removed is a leftover, not a failed commit.
+	if !s.adopt(staged, k, m.ID) {
+		_ = os.RemoveAll(staged)
+	}
 	return nil
+}
+
+// adopt moves the staged directory of the commit id of checkpoint k into
+// the cache, as LocalDir would have downloaded it, and reports whether it
+// did.
+func (s *Store) adopt(staged, k, id string) bool {
+	base := filepath.Join(s.cacheDir, filepath.FromSlash(k))
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return false
+	}
+	if err := os.Rename(staged, filepath.Join(base, id)); err != nil {
+		return false
+	}
+	pruneStale(base, id)
+	return true
+}
+
+// pruneStale removes from the cache directory base of one checkpoint
+// path the copies of commits other than id: they are stale.
+func pruneStale(base, id string) {
+	if entries, err := os.ReadDir(base); err == nil {
+		for _, e := range entries {
+			if e.Name() != id && !strings.HasPrefix(e.Name(), ".tmp-") {
+				_ = os.RemoveAll(filepath.Join(base, e.Name()))
+			}
+		}
+	}
 }
 
 // scan returns the regular files (slash paths relative to dir, sorted) and
@@ -750,14 +785,7 @@ func (s *Store) LocalDir(ctx context.Context, p string) (string, error) {
 		}
 		return "", fmt.Errorf("checkpoint dir %s: %w", p, err)
 	}
-	// Copies of earlier commits at the same path are stale.
-	if entries, err := os.ReadDir(base); err == nil {
-		for _, e := range entries {
-			if e.Name() != m.ID && !strings.HasPrefix(e.Name(), ".tmp-") {
-				_ = os.RemoveAll(filepath.Join(base, e.Name()))
-			}
-		}
-	}
+	pruneStale(base, m.ID)
 	return final, nil
 }
 

@@ -125,7 +125,8 @@ func TestLocalDirCached(t *testing.T) {
 			}
 			// Remove every file object behind the store's back: only the
 			// manifest stays. A second LocalDir that downloaded anything
-			// would fail.
+			// would fail. (The first read the copy the commit left in the
+			// cache; TestLocalDirCorrupt covers a download.)
 			keys, err := s.listKeys(ctx, cp+"/")
 			if err != nil {
 				t.Fatal(err)
@@ -178,11 +179,14 @@ func TestLocalDirCached(t *testing.T) {
 // TestLocalDirCorrupt: a file object that does not match the manifest is
 // an error, and nothing is cached.
 func TestLocalDirCorrupt(t *testing.T) {
-	s, root := open(t, "mem://exp")
+	u := "file://" + filepath.ToSlash(filepath.Join(t.TempDir(), "bucket"))
+	committer, root := open(t, u)
 	const cp = "trial_a/checkpoint_000000"
-	if err := s.Commit(context.Background(), stage(t, root, "trial_a", storetest.Tree{"f": "good"}), cp); err != nil {
+	if err := committer.Commit(context.Background(), stage(t, root, "trial_a", storetest.Tree{"f": "good"}), cp); err != nil {
 		t.Fatal(err)
 	}
+	// Another machine, whose cache does not hold the commit, downloads it.
+	s, _ := open(t, u)
 	if err := s.bucket.WriteAll(context.Background(), cp+"/f", []byte("evil"), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -528,4 +532,36 @@ func cancelledCtx() context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	return ctx
+}
+
+// TestCommitKeepsCachedCopy: the directory a commit uploaded becomes the
+// cached copy of that commit, so LocalDir on the same machine reads no
+// object but the manifest (a file object deleted in the bucket does not
+// matter to it), and Delete removes the copy.
+func TestCommitKeepsCachedCopy(t *testing.T) {
+	ctx := context.Background()
+	s, root := open(t, "mem://exp")
+	staged := stage(t, root, "trial_a", storetest.Tree{"w.bin": "weights", "sub/x": "x"})
+	if err := s.Commit(ctx, staged, "trial_a/checkpoint_000000"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(staged); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the staged directory is still there after the commit: %v", err)
+	}
+	if err := s.bucket.Delete(ctx, "trial_a/checkpoint_000000/w.bin"); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := s.LocalDir(ctx, "trial_a/checkpoint_000000")
+	if err != nil {
+		t.Fatalf("LocalDir of a checkpoint committed here: %v", err)
+	}
+	if got := readTree(t, dir); got["w.bin"] != "weights" || got["sub/x"] != "x" {
+		t.Errorf("cached copy = %v", got)
+	}
+	if err := s.Delete(ctx, "trial_a/checkpoint_000000"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the cached copy survived Delete: %v", err)
+	}
 }
