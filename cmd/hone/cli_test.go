@@ -111,6 +111,13 @@ func TestValidateCommand(t *testing.T) {
 	if code != exitUsage || !strings.Contains(errOut, "no such file") {
 		t.Errorf("validate missing: %d %q", code, errOut)
 	}
+
+	// An object store is named as a URL, and not contacted.
+	remote, _ := writeSpec(t, "rem", "name: run1\nstorage: \"s3://bucket/p?endpoint=http://127.0.0.1:1&region=r\"\n"+gridSpec)
+	code, out, errOut = c.run("validate", remote)
+	if code != exitOK || !strings.Contains(out, "experiment at s3://bucket/p/run1?endpoint=http://127.0.0.1:1&region=r)") {
+		t.Errorf("validate with s3 storage: %d %q %q", code, out, errOut)
+	}
 }
 
 func TestRunStatusResults(t *testing.T) {

@@ -256,8 +256,12 @@ one per line as FILE:LINE: KEY: PROBLEM. The exit code is 2 if there is any.`,
 			if err != nil {
 				return a.specError(err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (searcher %s, scheduler %s, experiment directory %s)\n",
-				args[0], s.Searcher.Name, s.Scheduler.Name, filepath.Join(s.Storage, s.Name))
+			where := "experiment directory " + filepath.Join(s.Storage, s.Name)
+			if u, ok := s.StorageURL(); ok {
+				where = "experiment at " + spec.Redact(u) // not opened: validate works offline
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (searcher %s, scheduler %s, %s)\n",
+				args[0], s.Searcher.Name, s.Scheduler.Name, where)
 			return nil
 		},
 	}
