@@ -113,7 +113,10 @@ func TestValidateCommand(t *testing.T) {
 	}
 
 	// An object store is named as a URL, and not contacted.
-	remote, _ := writeSpec(t, "rem", "name: run1\nstorage: \"s3://bucket/p?endpoint=http://127.0.0.1:1&region=r\"\n"+gridSpec)
+	remote := filepath.Join(t.TempDir(), "rem.yaml")
+	if err := os.WriteFile(remote, []byte("name: run1\nstorage: \"s3://bucket/p?endpoint=http://127.0.0.1:1&region=r\"\n"+gridSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	code, out, errOut = c.run("validate", remote)
 	if code != exitOK || !strings.Contains(out, "experiment at s3://bucket/p/run1?endpoint=http://127.0.0.1:1&region=r)") {
 		t.Errorf("validate with s3 storage: %d %q %q", code, out, errOut)
