@@ -725,25 +725,34 @@ func isManifest(k string) int {
 // listKeys returns the keys of every object under prefix.
 func (s *Store) listKeys(ctx context.Context, prefix string) ([]string, error) {
 	var keys []string
+	err := s.eachObject(ctx, "list "+prefix, &cblob.ListOptions{Prefix: prefix}, func(o *cblob.ListObject) {
+		if !o.IsDir {
+			keys = append(keys, o.Key)
+		}
+	})
+	return keys, err
+}
+
+// eachObject calls fn for every entry of the listing opts asks for, one
+// page at a time, each page read with retries.
+func (s *Store) eachObject(ctx context.Context, what string, opts *cblob.ListOptions, fn func(*cblob.ListObject)) error {
 	token := cblob.FirstPageToken
 	for {
 		var page []*cblob.ListObject
 		var next []byte
-		err := s.do(ctx, "list "+prefix, func(ctx context.Context) error {
+		err := s.do(ctx, what, func(ctx context.Context) error {
 			var err error
-			page, next, err = s.bucket.ListPage(ctx, token, 1000, &cblob.ListOptions{Prefix: prefix})
+			page, next, err = s.bucket.ListPage(ctx, token, 1000, opts)
 			return err
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, o := range page {
-			if !o.IsDir {
-				keys = append(keys, o.Key)
-			}
+			fn(o)
 		}
 		if len(next) == 0 {
-			return keys, nil
+			return nil
 		}
 		token = next
 	}
@@ -1087,27 +1096,13 @@ func (s *Store) ListTree(ctx context.Context) (map[string]hone.Listing, error) {
 // where staged leftovers live.
 func (s *Store) ListTop(ctx context.Context) ([]string, error) {
 	seen := map[string]bool{}
-	token := cblob.FirstPageToken
-	for {
-		var page []*cblob.ListObject
-		var next []byte
-		err := s.do(ctx, "list the top level", func(ctx context.Context) error {
-			var err error
-			page, next, err = s.bucket.ListPage(ctx, token, 1000, &cblob.ListOptions{Delimiter: "/"})
-			return err
-		})
-		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", s.url, err)
+	err := s.eachObject(ctx, "list the top level", &cblob.ListOptions{Delimiter: "/"}, func(o *cblob.ListObject) {
+		if name := strings.TrimSuffix(o.Key, "/"); name != "" {
+			seen[name] = true
 		}
-		for _, o := range page {
-			if name := strings.TrimSuffix(o.Key, "/"); name != "" {
-				seen[name] = true
-			}
-		}
-		if len(next) == 0 {
-			break
-		}
-		token = next
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", s.url, err)
 	}
 	if s.localRoot != "" {
 		entries, err := os.ReadDir(s.localRoot)

@@ -265,28 +265,12 @@ func (s *Store) DownloadFiles(ctx context.Context, dir, journal string, prefixes
 // those under a "directory".
 func (s *Store) listTopFiles(ctx context.Context) ([]string, error) {
 	var keys []string
-	token := cblob.FirstPageToken
-	for {
-		var page []*cblob.ListObject
-		var next []byte
-		err := s.do(ctx, "list", func(ctx context.Context) error {
-			var err error
-			page, next, err = s.bucket.ListPage(ctx, token, 1000, &cblob.ListOptions{Delimiter: "/"})
-			return err
-		})
-		if err != nil {
-			return nil, err
+	err := s.eachObject(ctx, "list", &cblob.ListOptions{Delimiter: "/"}, func(o *cblob.ListObject) {
+		if !o.IsDir {
+			keys = append(keys, o.Key)
 		}
-		for _, o := range page {
-			if !o.IsDir {
-				keys = append(keys, o.Key)
-			}
-		}
-		if len(next) == 0 {
-			return keys, nil
-		}
-		token = next
-	}
+	})
+	return keys, err
 }
 
 // DownloadObjects downloads the objects with the given keys (paths
