@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -22,6 +22,7 @@ import (
 	"github.com/hone-tune/hone/stopper"
 	"github.com/hone-tune/hone/store/blob"
 	"github.com/hone-tune/hone/store/local"
+	"github.com/hone-tune/hone/store/storetest"
 	"github.com/hone-tune/hone/trial"
 	cblob "gocloud.dev/blob"
 )
@@ -200,19 +201,13 @@ func (p *planting) Commit(ctx context.Context, staged, dest string) error {
 // retries from its latest checkpoint (downloaded from the server); the
 // experiment completes.
 func TestS3PermanentCommitErrorFailsTrial(t *testing.T) {
-	raw := os.Getenv("HONE_TEST_S3_URL")
-	if raw == "" {
-		t.Skip("SKIPPED: HONE_TEST_S3_URL is not set; scripts/test.sh builds and starts a real S3 server " +
-			"(versitygw) and sets it. Run the tests through scripts/test.sh to cover S3.")
-	}
-	u, err := url.Parse(raw)
+	u, err := url.Parse(storetest.S3URL(t, "exp"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	prefix := fmt.Sprintf("runner-permanent-%d/exp", os.Getpid())
+	prefix := strings.TrimPrefix(u.Path, "/")
 	bucketURL := *u
 	bucketURL.Path = ""
-	u.Path = "/" + prefix
 	ctx := context.Background()
 	rb, err := cblob.OpenBucket(ctx, bucketURL.String())
 	if err != nil {

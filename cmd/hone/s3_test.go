@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net/url"
 	"os"
 	"os/exec"
@@ -16,26 +14,12 @@ import (
 	"github.com/hone-tune/hone/internal/journal"
 	"github.com/hone-tune/hone/results"
 	"github.com/hone-tune/hone/store/blob"
+	"github.com/hone-tune/hone/store/storetest"
 )
 
 // s3Storage returns a storage URL on the real S3 server the test script
 // starts, under a fresh random prefix, or skips the test loudly.
-func s3Storage(t *testing.T) string {
-	t.Helper()
-	raw := os.Getenv("HONE_TEST_S3_URL")
-	if raw == "" {
-		t.Skip("SKIPPED: HONE_TEST_S3_URL is not set; scripts/test.sh builds and starts a real S3 server " +
-			"(versitygw) and sets it. Run the tests through scripts/test.sh to cover S3.")
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatalf("HONE_TEST_S3_URL: %v", err)
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	u.Path = "/" + hex.EncodeToString(b[:])
-	return u.String()
-}
+func s3Storage(t *testing.T) string { return storetest.S3URL(t, "") }
 
 // s3Binary is binary with a cache directory of the test's own: a test
 // that empties it sees hone on a machine that never ran the experiment.

@@ -23,20 +23,7 @@ import (
 
 // s3URL returns the URL of the real S3 server the test script starts, with
 // a fresh random key prefix, or skips the test loudly.
-func s3URL(t *testing.T) string {
-	t.Helper()
-	raw := os.Getenv("HONE_TEST_S3_URL")
-	if raw == "" {
-		t.Skip("SKIPPED: HONE_TEST_S3_URL is not set; scripts/test.sh builds and starts a real S3 server " +
-			"(versitygw) and sets it. Run the tests through scripts/test.sh to cover S3.")
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatalf("HONE_TEST_S3_URL: %v", err)
-	}
-	u.Path = "/" + randomHex() + "/exp"
-	return u.String()
-}
+func s3URL(t *testing.T) string { return storetest.S3URL(t, "exp") }
 
 func randomHex() string {
 	var b [6]byte
