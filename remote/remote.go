@@ -16,6 +16,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
+	"sync"
 	"syscall"
 	"time"
 
@@ -189,7 +191,68 @@ func (e *Experiment) Restore(ctx context.Context, truncate bool) (string, error)
 	if _, err := e.Store.DownloadFiles(ctx, e.Dir, journal.FileName, prefixes); err != nil {
 		return "", fmt.Errorf("restore from %s: %w", e.Shown, err)
 	}
+	e.prefetch(ctx, restorePoints(j.Lines))
 	return note, nil
+}
+
+// prefetchAtOnce is how many checkpoints a restore downloads at a time.
+const prefetchAtOnce = 4
+
+// prefetch downloads the checkpoints into the store's cache, several at a
+// time, so that the trials the resume restarts from them find them there
+// instead of each downloading its own on the runner's loop. A checkpoint
+// that fails to download is left to the resume, which falls back as for
+// any missing checkpoint.
+func (e *Experiment) prefetch(ctx context.Context, paths []string) {
+	sem := make(chan struct{}, prefetchAtOnce)
+	var wg sync.WaitGroup
+	for _, p := range paths {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			_, _ = e.Store.LocalDir(ctx, p)
+		}()
+	}
+	wg.Wait()
+}
+
+// restorePoints returns the latest registered checkpoint of every trial
+// that a resume restarts (not TERMINATED, not ERROR): where it most
+// likely restores from.
+func restorePoints(lines []journal.Line) []string {
+	status := map[string]hone.Status{}
+	kept := map[string][]string{} // registered checkpoints, oldest first
+	var order []string
+	for _, l := range lines {
+		r := l.Rec
+		if r == nil {
+			continue
+		}
+		switch r.Op {
+		case "trial":
+			order = append(order, r.Trial)
+		case "status":
+			status[r.Trial] = r.Status
+		case "ckpt":
+			kept[r.Trial] = append(kept[r.Trial], r.Path)
+		case "ckdel":
+			kept[r.Trial] = slices.DeleteFunc(kept[r.Trial], func(p string) bool { return p == r.Path })
+		case "drop":
+			delete(kept, r.Trial)
+		}
+	}
+	var out []string
+	for _, id := range order {
+		if st := status[id]; st == hone.StatusTerminated || st == hone.StatusError {
+			continue
+		}
+		if ps := kept[id]; len(ps) > 0 {
+			out = append(out, ps[len(ps)-1])
+		}
+	}
+	return out
 }
 
 // resumeWrites returns the directories (slash-separated, relative) of the

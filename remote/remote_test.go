@@ -94,6 +94,8 @@ func TestRestore(t *testing.T) {
 	j := `{"hone_journal":1,"name":"x","seed":1}
 {"rec":{"o":"trial","t":"a","dir":"ta"}}
 {"rec":{"o":"trial","t":"b","dir":"tb"}}
+{"rec":{"o":"ckpt","t":"b","p":"tb/checkpoint_000000"}}
+{"rec":{"o":"ckpt","t":"b","p":"tb/checkpoint_000001"}}
 {"rec":{"o":"status","t":"a","st":"TERMINATED"}}
 {"rec":{"o":"status","t":"b","st":"RUNNING"}}
 `
@@ -101,6 +103,13 @@ func TestRestore(t *testing.T) {
 	write(t, filepath.Join(e.Dir, "spec.yaml"), "metric: x\n")
 	write(t, filepath.Join(e.Dir, "ta", "result.json"), "{}\n")
 	write(t, filepath.Join(e.Dir, "tb", "result.json"), "{}\n")
+	for i, w := range []string{"old", "latest"} {
+		staged := filepath.Join(e.Dir, "tb", ".staging", w)
+		write(t, filepath.Join(staged, "w"), w)
+		if err := e.Store.Commit(ctx, staged, fmt.Sprintf("tb/checkpoint_%06d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := e.Finish(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -126,6 +135,18 @@ func TestRestore(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(other.Dir, journal.FileName))
 	if err != nil || string(got) != j {
 		t.Errorf("restored journal = %q, %v; want its complete lines %q", got, err, j)
+	}
+	// The running trial's latest checkpoint was downloaded with the
+	// restore: it is read from the cache even once the bucket lost the
+	// file (the manifest is still asked for).
+	raw := filepath.Join(bucket, "tb", "checkpoint_000001", "w")
+	if err := os.Remove(raw); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := other.Store.LocalDir(ctx, "tb/checkpoint_000001"); err != nil {
+		t.Errorf("the restart's checkpoint was not prefetched: %v", err)
+	} else if b, _ := os.ReadFile(filepath.Join(d, "w")); string(b) != "latest" {
+		t.Errorf("prefetched checkpoint holds %q", b)
 	}
 	for p, want := range map[string]bool{"spec.yaml": true, "tb/result.json": true, "ta/result.json": false, "stale": false, LockFile: true, ".hone/procs/9": true} {
 		_, err := os.Stat(filepath.Join(other.Dir, filepath.FromSlash(p)))
