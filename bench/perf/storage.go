@@ -370,6 +370,7 @@ func (b *bench) storageLatency(ctx context.Context, r *s3Run, buf []byte) error 
 	settle()
 	var up, base, hand, upP50, baseP50, handP50, upMax, baseMax, handMax, upMBs, handMBs []float64
 	var upSched, baseSched, handSched []float64
+	var one, oneMBs []float64 // with upload_parts=1
 	var nUp, nBase int
 	var observed, expected int64
 	for rep := range b.cfg.Reps {
@@ -386,6 +387,12 @@ func (b *bench) storageLatency(ctx context.Context, r *s3Run, buf []byte) error 
 		if err != nil {
 			return fmt.Errorf("with an upload by hand beside: %w", err)
 		}
+		o, err := b.latencyOnce(ctx, r, rep, latencyCommitOnePart, bigFile, 0)
+		if err != nil {
+			return fmt.Errorf("with upload_parts=1: %w", err)
+		}
+		one, oneMBs = append(one, o.p99), append(oneMBs, float64(b.cfg.StorageUploadBytes)/(1<<20)/o.window.Seconds())
+		observed, expected = observed+o.observed, expected+o.expected
 		up, upP50, upMax = append(up, u.p99), append(upP50, u.p50), append(upMax, u.max)
 		base, baseP50, baseMax = append(base, n.p99), append(baseP50, n.p50), append(baseMax, n.max)
 		hand, handP50, handMax = append(hand, h.p99), append(handP50, h.p50), append(handMax, h.max)
@@ -412,6 +419,8 @@ func (b *bench) storageLatency(ctx context.Context, r *s3Run, buf []byte) error 
 				formatRatio(median(up)/median(hand))),
 			fmt.Sprintf("p99 of how long a runnable goroutine waited for a CPU in the window (runtime/metrics %s): %s ms with hone's commit, %s ms without, %s ms beside the upload by hand",
 				schedLatencies, formatNum(median(upSched)), formatNum(median(baseSched)), formatNum(median(handSched))),
+			fmt.Sprintf("with the store's upload_parts=1 (one part of the file in flight at a time): p99 %s ms (samples %s), %s× without upload, at %s MB/s",
+				formatNum(median(one)), formatSamples(one), formatRatio(median(one)/median(base)), formatNum(median(oneMBs))),
 			"latency: from the trainable calling Report to a callback seeing the result, which the runner calls after handing the journal line to the operating system",
 		},
 	})
@@ -430,6 +439,8 @@ const (
 	// latencyWarmup the big file is uploaded by hand beside the
 	// experiment, and the window is that upload.
 	latencyBeside
+	// latencyCommitOnePart: latencyCommit with the store's upload_parts=1.
+	latencyCommitOnePart
 )
 
 // latencyFigures is what one run of the latency experiment measured.
@@ -554,7 +565,12 @@ func (b *bench) latencyOnce(ctx context.Context, r *s3Run, rep, mode int, bigFil
 		return latencyFigures{}, err
 	}
 	defer removeDir(dir)
-	st, err := r.openStore(ctx, name, blob.LocalRoot(dir))
+	var st *blob.Store
+	if mode == latencyCommitOnePart {
+		st, err = blob.Open(ctx, r.url(name)+"&"+blob.UploadPartsParam+"=1", filepath.Join(r.cache, name), blob.LocalRoot(dir))
+	} else {
+		st, err = r.openStore(ctx, name, blob.LocalRoot(dir))
+	}
 	if err != nil {
 		return latencyFigures{}, err
 	}
@@ -570,7 +586,7 @@ func (b *bench) latencyOnce(ctx context.Context, r *s3Run, rep, mode int, bigFil
 		MaxConcurrentTrials: n, Seed: seed, Callbacks: []hone.Callback{cb}}
 	ls := &latencyState{epoch: epoch, every: b.cfg.StorageReportEvery,
 		started: make(chan struct{}), ended: make(chan struct{})}
-	if mode == latencyCommit {
+	if mode == latencyCommit || mode == latencyCommitOnePart {
 		ls.bigFile = bigFile
 	}
 	opts := runner.Options{Dir: dir, Executor: inproc.NewFunc(ls.fn), Store: st, Pool: hone.Resources{CPU: float64(n)}, Log: io.Discard}
@@ -625,7 +641,7 @@ func (b *bench) latencyOnce(ctx context.Context, r *s3Run, rep, mode int, bigFil
 	}
 	from, to := ls.start, ls.end
 	switch mode {
-	case latencyCommit:
+	case latencyCommit, latencyCommitOnePart:
 		if err := checkOneCheckpoint(out, ls.bigTrial); err != nil {
 			return latencyFigures{}, err
 		}

@@ -63,6 +63,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -97,6 +98,9 @@ type Store struct {
 	cacheDir   string
 	localRoot  string
 	retry      Retry
+	// uploadParts is how many parts of one file upload at a time; 0 is
+	// the client library's default.
+	uploadParts int
 	// Fault injection for tests: uploadHook wraps the reader of each
 	// upload attempt; beforeManifest runs just before a manifest is
 	// written.
@@ -123,6 +127,14 @@ type Retry struct {
 // DefaultRetry rides out a server restart of several seconds: 8 tries over
 // about 25 seconds of waiting, on top of the client library's own retries.
 var DefaultRetry = Retry{Attempts: 8, Base: 200 * time.Millisecond, Max: 8 * time.Second}
+
+// UploadPartsParam is the query parameter of a store URL that sets how
+// many parts of one large file upload at a time (1 to 64; default the
+// client library's, 5 for S3). Fewer parts use less CPU at once: on a
+// machine with few cores, where an upload would keep every core busy,
+// upload_parts=1 keeps the other trials' results flowing at some cost in
+// upload speed (docs/PERFORMANCE.md, "Object storage").
+const UploadPartsParam = "upload_parts"
 
 // Option configures a Store.
 type Option func(*Store)
@@ -156,6 +168,15 @@ func Open(ctx context.Context, rawURL, cacheDir string, opts ...Option) (*Store,
 	}
 	if s.cacheDir, err = filepath.Abs(cacheDir); err != nil {
 		return nil, fmt.Errorf("blob store %s: %w", s.url, err)
+	}
+	if q := u.Query(); q.Has(UploadPartsParam) {
+		n, err := strconv.Atoi(q.Get(UploadPartsParam))
+		if err != nil || n < 1 || n > 64 {
+			return nil, fmt.Errorf("blob store %s: %s=%q: want a number of parts from 1 to 64", s.url, UploadPartsParam, q.Get(UploadPartsParam))
+		}
+		s.uploadParts = n
+		q.Del(UploadPartsParam)
+		u.RawQuery = q.Encode()
 	}
 	var prefix string
 	switch u.Scheme {
@@ -442,7 +463,7 @@ func (s *Store) uploadReader(ctx context.Context, k string, r io.Reader) (manife
 func (s *Store) write(ctx context.Context, k string, r io.Reader) (manifestFile, error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w, err := s.bucket.NewWriter(wctx, k, nil)
+	w, err := s.bucket.NewWriter(wctx, k, &cblob.WriterOptions{MaxConcurrency: s.uploadParts})
 	if err != nil {
 		return manifestFile{}, err
 	}

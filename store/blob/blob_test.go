@@ -552,3 +552,44 @@ func TestCommitKeepsCachedCopy(t *testing.T) {
 		t.Errorf("the cached copy survived Delete: %v", err)
 	}
 }
+
+// TestUploadParts: upload_parts in a store URL sets the parts of one file
+// that upload at a time, is checked, and does not reach the client
+// library (which would refuse an unknown parameter).
+func TestUploadParts(t *testing.T) {
+	ctx := context.Background()
+	for _, bad := range []string{"0", "65", "x"} {
+		_, err := Open(ctx, "mem://exp?upload_parts="+bad, t.TempDir())
+		if err == nil || !strings.Contains(err.Error(), "upload_parts=\""+bad+"\": want a number of parts from 1 to 64") {
+			t.Errorf("upload_parts=%s: err = %v", bad, err)
+		}
+	}
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			u := b.url(t)
+			sep := "?"
+			if strings.Contains(u, "?") {
+				sep = "&"
+			}
+			s, root := open(t, u+sep+"upload_parts=1")
+			if s.uploadParts != 1 {
+				t.Fatalf("uploadParts = %d, want 1", s.uploadParts)
+			}
+			tree := storetest.Tree{"big": strings.Repeat("b", 6<<20)} // more than one part
+			if err := s.Commit(ctx, stage(t, root, "trial_a", tree), "trial_a/checkpoint_000000"); err != nil {
+				t.Fatal(err)
+			}
+			// Drop the copy the commit cached, so LocalDir downloads.
+			if err := os.RemoveAll(filepath.Join(s.cacheDir, "trial_a")); err != nil {
+				t.Fatal(err)
+			}
+			dir, err := s.LocalDir(ctx, "trial_a/checkpoint_000000")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := readTree(t, dir); !got.Equal(tree) {
+				t.Error("the checkpoint uploaded one part at a time reads back different")
+			}
+		})
+	}
+}
