@@ -129,7 +129,11 @@ func checkBucketCheckpoints(t *testing.T, b *cblob.Bucket, st *blob.Store, e *re
 		}
 		sizes[prefix] = map[string]int64{}
 		for _, f := range m.Files {
-			attrs, err := b.Attributes(ctx, prefix+"/"+f.Path)
+			fk, err := blob.FileKey(raw, prefix, f.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			attrs, err := b.Attributes(ctx, fk)
 			if err != nil {
 				t.Errorf("checkpoint %s: %s: %v", prefix, f.Path, err)
 				continue
@@ -384,11 +388,11 @@ func TestS3DeletedCheckpointObject(t *testing.T) {
 				t.Fatal(err)
 			}
 			rows := journaledResults(t, e.Dir)[tr.ID]
-			if err := rawBucket(t, u).Delete(context.Background(), latest+"/"+c.object); err != nil {
+			if err := rawBucket(t, u).Delete(context.Background(), objectOf(t, rawBucket(t, u), latest, c.object)); err != nil {
 				t.Fatalf("delete %s/%s: %v", latest, c.object, err)
 			}
 			if c.both {
-				if err := rawBucket(t, u).Delete(context.Background(), before+"/iter"); err != nil {
+				if err := rawBucket(t, u).Delete(context.Background(), objectOf(t, rawBucket(t, u), before, "iter")); err != nil {
 					t.Fatalf("delete %s/iter: %v", before, err)
 				}
 				fallback = 0
@@ -582,7 +586,7 @@ func TestS3ServerRestartDuringUpload(t *testing.T) {
 	// stands next to its file yet.
 	manifests, _ := filepath.Glob(filepath.Join(g.data, bucket, "big", "big", "*", "checkpoint_*", blob.ManifestName))
 	for _, m := range manifests {
-		if _, err := os.Stat(filepath.Join(filepath.Dir(m), "big.bin")); err == nil {
+		if bigs, _ := filepath.Glob(filepath.Join(filepath.Dir(m), "*", "big.bin")); len(bigs) > 0 {
 			t.Fatalf("the large checkpoint %s was committed before the server was killed", filepath.Dir(m))
 		}
 	}
@@ -754,4 +758,22 @@ func TestS3ResumeNotStartedKeepsNoSpec(t *testing.T) {
 			t.Errorf("after a resume that never started, the bucket has %s: %v, %v", k, ok, err)
 		}
 	}
+}
+
+// objectOf returns the key in b of the object name of the checkpoint cp:
+// its manifest, or the file it names.
+func objectOf(t *testing.T, b *cblob.Bucket, cp, name string) string {
+	t.Helper()
+	if name == blob.ManifestName {
+		return cp + "/" + name
+	}
+	raw, err := b.ReadAll(context.Background(), cp+"/"+blob.ManifestName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := blob.FileKey(raw, cp, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

@@ -7,13 +7,18 @@
 //
 // A store lives under a key prefix of a bucket: the path of the URL
 // (s3://bucket/PREFIX?...). A checkpoint at the store path
-// "trial_x/checkpoint_000003" is the objects under
-// PREFIX/trial_x/checkpoint_000003/, one per file, plus a manifest object,
-// ManifestName, listing every file with its size and SHA-256. The manifest
-// is written last, after every file object has been written: a checkpoint
-// is committed exactly when its manifest exists. An upload cut short (a
-// killed process, a lost server) leaves objects without a manifest; List
-// reports such a prefix as a leftover and Delete removes it.
+// "trial_x/checkpoint_000003" is a manifest object,
+// PREFIX/trial_x/checkpoint_000003/.hone-manifest.json (ManifestName),
+// listing every file with its size and SHA-256 and naming the commit, and
+// one object per file under PREFIX/trial_x/checkpoint_000003/<commit id>/.
+// The manifest is written last, after every file object has been written,
+// and only if no manifest exists (a conditional write): a checkpoint is
+// committed exactly when its manifest exists, a commit never writes over
+// another commit's objects, and of two commits to one path exactly one
+// wins. An upload cut short (a killed process, a lost server) leaves
+// objects without a manifest; List reports such a prefix as a leftover
+// and Delete removes it. (Manifests of version 1, whose files sit directly
+// under the checkpoint's prefix, are still read.)
 //
 // A process killed in the middle of uploading a large file (a multipart
 // upload, on S3) also leaves parts on the server that no listing shows;
@@ -268,6 +273,35 @@ type manifest struct {
 	Dirs []string `json:"dirs,omitempty"`
 }
 
+// manifestVersion is the version of the manifests the store writes: the
+// files of a checkpoint are the objects <checkpoint>/<commit id>/<path>.
+// Version 1 (files at <checkpoint>/<path>) is still read.
+const manifestVersion = 2
+
+// key returns the object key of the file p of the checkpoint k whose
+// manifest m is.
+func (m *manifest) key(k, p string) string {
+	if m.Version == 1 {
+		return k + "/" + p
+	}
+	return k + "/" + m.ID + "/" + p
+}
+
+// FileKey returns the object key, relative to the store's prefix, of
+// the file named file of the checkpoint at the store path checkpoint,
+// whose manifest object holds manifestJSON: for tools and tests that read
+// a bucket directly.
+func FileKey(manifestJSON []byte, checkpoint, file string) (string, error) {
+	var m manifest
+	if err := json.Unmarshal(manifestJSON, &m); err != nil {
+		return "", fmt.Errorf("manifest: %w", err)
+	}
+	if m.Version < 1 || m.Version > manifestVersion || m.ID == "" {
+		return "", fmt.Errorf("manifest: unknown version %d", m.Version)
+	}
+	return m.key(path.Clean(checkpoint), file), nil
+}
+
 type manifestFile struct {
 	Path   string `json:"path"`
 	Size   int64  `json:"size"`
@@ -280,12 +314,14 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Commit uploads every file of the staged local directory under dest, then
-// writes dest's manifest, which commits it. If dest is already committed
-// the error wraps fs.ErrExist. Objects a cut-short earlier upload left
-// under dest are removed first. On success the staged directory is
-// removed; on error it is left in place, dest is not committed, and what
-// was uploaded is removed as far as the server allows (the rest is a
+// Commit uploads every file of the staged local directory under dest (in
+// a sub-prefix of this commit's own), then writes dest's manifest if dest
+// has none, which commits it. If dest is already committed the error wraps
+// fs.ErrExist and the committed checkpoint is untouched. Objects a
+// cut-short earlier upload left under dest stay until dest is deleted. On
+// success the staged directory becomes the cached copy of the commit (or
+// is removed); on error it is left in place, dest is not committed, and
+// what was uploaded is removed as far as the server allows (the rest is a
 // leftover).
 func (s *Store) Commit(ctx context.Context, staged, dest string) error {
 	k, err := key(dest)
@@ -306,31 +342,23 @@ func (s *Store) Commit(ctx context.Context, staged, dest string) error {
 	if err != nil {
 		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
 	}
-	// One listing tells both whether dest is committed (its manifest is
-	// there) and what a cut-short earlier upload left under it.
-	left, err := s.listKeys(ctx, k+"/")
-	if err != nil {
-		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
-	}
-	if slices.ContainsFunc(left, func(o string) bool { return isManifest(o) == 1 }) {
-		return fmt.Errorf("commit checkpoint %s: %w", dest, fs.ErrExist)
-	}
-	if err := s.deleteKeys(ctx, left); err != nil {
-		return fmt.Errorf("commit checkpoint %s: clearing an earlier upload: %w", dest, err)
-	}
-	m := manifest{Version: 1, ID: newID(), Dirs: dirs, Files: make([]manifestFile, len(files))}
+	// The files go under this commit's own id, so no upload ever touches
+	// another commit's objects, and the manifest, written only if none
+	// exists, decides whether this commit is the checkpoint: nothing is
+	// asked of the server before the upload.
+	m := manifest{Version: manifestVersion, ID: newID(), Dirs: dirs, Files: make([]manifestFile, len(files))}
 	err = parallel(ctx, len(files), uploadsAtOnce, func(ctx context.Context, i int) error {
-		mf, err := s.upload(ctx, filepath.Join(staged, filepath.FromSlash(files[i])), k+"/"+files[i])
+		mf, err := s.upload(ctx, filepath.Join(staged, filepath.FromSlash(files[i])), m.key(k, files[i]))
 		mf.Path = files[i]
 		m.Files[i] = mf
 		return err
 	})
 	if err != nil {
-		s.abandon(ctx, k)
+		s.abandon(ctx, k, &m)
 		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
 	}
 	if err := s.writeManifest(ctx, k, &m); err != nil {
-		s.abandon(ctx, k)
+		s.abandon(ctx, k, &m)
 		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
 	}
 	// dest is committed. The staged directory holds exactly the bytes
@@ -518,10 +546,7 @@ func (s *Store) CommitFiles(ctx context.Context, dest string, files iter.Seq2[st
 	if err := s.notCommitted(ctx, k); err != nil {
 		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
 	}
-	if err := s.removePrefix(ctx, k); err != nil {
-		return fmt.Errorf("commit checkpoint %s: clearing an earlier upload: %w", dest, err)
-	}
-	m := manifest{Version: 1, ID: newID()}
+	m := manifest{Version: manifestVersion, ID: newID()}
 	seen := map[string]bool{} // files, and directories (with a trailing slash)
 	for name, r := range files {
 		err := hone.CheckFileName(name)
@@ -541,17 +566,17 @@ func (s *Store) CommitFiles(ctx context.Context, dest string, files iter.Seq2[st
 		var mf manifestFile
 		if err == nil {
 			seen[name] = true
-			mf, err = s.uploadReader(ctx, k+"/"+name, r)
+			mf, err = s.uploadReader(ctx, m.key(k, name), r)
 		}
 		if err != nil {
-			s.abandon(ctx, k)
+			s.abandon(ctx, k, &m)
 			return fmt.Errorf("commit checkpoint %s: %w", dest, err)
 		}
 		mf.Path = name
 		m.Files = append(m.Files, mf)
 	}
 	if err := s.writeManifest(ctx, k, &m); err != nil {
-		s.abandon(ctx, k)
+		s.abandon(ctx, k, &m)
 		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
 	}
 	return nil
@@ -565,9 +590,18 @@ func (s *Store) writeManifest(ctx context.Context, k string, m *manifest) error 
 	if s.beforeManifest != nil {
 		s.beforeManifest()
 	}
-	return s.do(ctx, "write manifest", func(ctx context.Context) error {
-		return s.bucket.WriteAll(ctx, k+"/"+ManifestName, b, &cblob.WriterOptions{ContentType: "application/json"})
+	err = s.do(ctx, "write manifest", func(ctx context.Context) error {
+		return s.bucket.WriteAll(ctx, k+"/"+ManifestName, b, &cblob.WriterOptions{ContentType: "application/json", IfNotExist: true})
 	})
+	if gcerrors.Code(err) != gcerrors.FailedPrecondition {
+		return err
+	}
+	// A manifest is there: this one, from an attempt whose answer was
+	// lost, or another commit's.
+	if cur, rerr := s.readManifest(ctx, k); rerr == nil && cur.ID == m.ID {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", k, fs.ErrExist)
 }
 
 // readManifest reads the manifest of the checkpoint k; a missing one wraps
@@ -586,7 +620,7 @@ func (s *Store) readManifest(ctx context.Context, k string) (*manifest, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("manifest: %w", err)
 	}
-	if m.Version != 1 || m.ID == "" {
+	if m.Version < 1 || m.Version > manifestVersion || m.ID == "" || strings.ContainsAny(m.ID, "/\\") {
 		return nil, fmt.Errorf("manifest: unknown version %d", m.Version)
 	}
 	for _, f := range m.Files {
@@ -639,21 +673,19 @@ func (s *Store) Link(ctx context.Context, src, dest string) error {
 	if err := s.notCommitted(ctx, to); err != nil {
 		return fmt.Errorf("link checkpoint %s to %s: %w", src, dest, err)
 	}
-	if err := s.removePrefix(ctx, to); err != nil {
-		return fmt.Errorf("link checkpoint %s to %s: clearing an earlier copy: %w", src, dest, err)
-	}
-	for _, f := range m.Files {
-		err := s.do(ctx, "copy "+f.Path, func(ctx context.Context) error {
-			return s.bucket.Copy(ctx, to+"/"+f.Path, from+"/"+f.Path, nil)
+	n := manifest{Version: manifestVersion, ID: newID(), Files: m.Files, Dirs: m.Dirs}
+	err = parallel(ctx, len(m.Files), uploadsAtOnce, func(ctx context.Context, i int) error {
+		f := m.Files[i]
+		return s.do(ctx, "copy "+f.Path, func(ctx context.Context) error {
+			return s.bucket.Copy(ctx, n.key(to, f.Path), m.key(from, f.Path), nil)
 		})
-		if err != nil {
-			s.abandon(ctx, to)
-			return fmt.Errorf("link checkpoint %s to %s: %w", src, dest, err)
-		}
+	})
+	if err != nil {
+		s.abandon(ctx, to, &n)
+		return fmt.Errorf("link checkpoint %s to %s: %w", src, dest, err)
 	}
-	m.ID = newID()
-	if err := s.writeManifest(ctx, to, m); err != nil {
-		s.abandon(ctx, to)
+	if err := s.writeManifest(ctx, to, &n); err != nil {
+		s.abandon(ctx, to, &n)
 		return fmt.Errorf("link checkpoint %s to %s: %w", src, dest, err)
 	}
 	return nil
@@ -695,15 +727,19 @@ func (s *Store) Delete(ctx context.Context, p string) error {
 	return nil
 }
 
-// abandon removes, as far as it can, what a failed Commit or Link wrote
-// under k (the manifest first, in case a write that reported failure
-// landed). What it cannot remove stays a leftover for List and Delete.
-// It tries each operation once: the failure it follows has usually spent
-// the retries already.
-func (s *Store) abandon(ctx context.Context, k string) {
+// abandon removes, as far as it can, what a failed Commit or Link of the
+// manifest m wrote under k: its manifest, if a write that reported
+// failure landed (and it is m's, not another commit's), then its files.
+// What it cannot remove stays a leftover for List and Delete. It tries
+// each operation once: the failure it follows has usually spent the
+// retries already.
+func (s *Store) abandon(ctx context.Context, k string, m *manifest) {
 	once := *s
 	once.retry = Retry{Attempts: 1}
-	_ = once.removePrefix(ctx, k)
+	if cur, err := once.readManifest(ctx, k); err == nil && cur.ID == m.ID {
+		_ = once.deleteKeys(ctx, []string{k + "/" + ManifestName})
+	}
+	_ = once.removePrefix(ctx, k+"/"+m.ID)
 }
 
 // uploadsAtOnce is how many files of one checkpoint upload at a time.
@@ -838,7 +874,7 @@ func (s *Store) download(ctx context.Context, k string, m *manifest, dir string)
 				return permanent(err)
 			}
 			h := sha256.New()
-			err = s.bucket.Download(ctx, k+"/"+f.Path, io.MultiWriter(out, h), nil)
+			err = s.bucket.Download(ctx, m.key(k, f.Path), io.MultiWriter(out, h), nil)
 			if cerr := out.Close(); err == nil && cerr != nil {
 				err = permanent(cerr)
 			}

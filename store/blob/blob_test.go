@@ -3,6 +3,7 @@ package blob
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -174,7 +175,7 @@ func TestLocalDirCorrupt(t *testing.T) {
 	}
 	// Another machine, whose cache does not hold the commit, downloads it.
 	s, _ := open(t, u)
-	if err := s.bucket.WriteAll(context.Background(), cp+"/f", []byte("evil"), nil); err != nil {
+	if err := s.bucket.WriteAll(context.Background(), fileKey(t, s, cp, "f"), []byte("evil"), nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.LocalDir(context.Background(), cp); err == nil || !strings.Contains(err.Error(), "does not match the manifest") {
@@ -535,7 +536,7 @@ func TestCommitKeepsCachedCopy(t *testing.T) {
 	if _, err := os.Stat(staged); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the staged directory is still there after the commit: %v", err)
 	}
-	if err := s.bucket.Delete(ctx, "trial_a/checkpoint_000000/w.bin"); err != nil {
+	if err := s.bucket.Delete(ctx, fileKey(t, s, "trial_a/checkpoint_000000", "w.bin")); err != nil {
 		t.Fatal(err)
 	}
 	dir, err := s.LocalDir(ctx, "trial_a/checkpoint_000000")
@@ -591,5 +592,109 @@ func TestUploadParts(t *testing.T) {
 				t.Error("the checkpoint uploaded one part at a time reads back different")
 			}
 		})
+	}
+}
+
+// fileKey returns the object key of the file f of the committed
+// checkpoint cp, from its manifest.
+func fileKey(t *testing.T, s *Store, cp, f string) string {
+	t.Helper()
+	m, err := s.readManifest(context.Background(), cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.key(cp, f)
+}
+
+// TestManifestConditional: of two commits racing for one path exactly one
+// wins and the winner's files are what the checkpoint holds; a manifest
+// write repeated after its answer was lost counts as done, one over
+// another commit's manifest fails with fs.ErrExist.
+func TestManifestConditional(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			s, root := open(t, b.url(t))
+			const cp = "trial_a/checkpoint_000000"
+			errs := make(chan error, 2)
+			for _, v := range []string{"one", "two"} {
+				staged := stage(t, root, "trial_a", storetest.Tree{"w": v})
+				go func() { errs <- s.Commit(ctx, staged, cp) }()
+			}
+			var won, lost int
+			for range 2 {
+				err := <-errs
+				switch {
+				case err == nil:
+					won++
+				case errors.Is(err, fs.ErrExist):
+					lost++
+				default:
+					t.Errorf("racing commit: %v", err)
+				}
+			}
+			if won != 1 || lost != 1 {
+				t.Fatalf("racing commits: %d won, %d lost; want one each", won, lost)
+			}
+			if err := os.RemoveAll(s.cacheDir); err != nil {
+				t.Fatal(err)
+			}
+			dir, err := s.LocalDir(ctx, cp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := readTree(t, dir)["w"]; got != "one" && got != "two" {
+				t.Errorf("the checkpoint holds %q", got)
+			}
+			m, err := s.readManifest(ctx, cp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.writeManifest(ctx, cp, m); err != nil {
+				t.Errorf("writing the same manifest again (its answer lost): %v", err)
+			}
+			other := *m
+			other.ID = newID()
+			if err := s.writeManifest(ctx, cp, &other); !errors.Is(err, fs.ErrExist) {
+				t.Errorf("writing another commit's manifest over it: %v, want fs.ErrExist", err)
+			}
+		})
+	}
+}
+
+// TestManifestVersion1: a checkpoint in the first layout (files directly
+// under its prefix) is still read, linked and deleted.
+func TestManifestVersion1(t *testing.T) {
+	ctx := context.Background()
+	s, _ := open(t, "mem://exp")
+	const cp = "trial_a/checkpoint_000000"
+	body := "weights"
+	sum := sha256.Sum256([]byte(body))
+	m := manifest{Version: 1, ID: newID(), Files: []manifestFile{{Path: "w", Size: int64(len(body)), SHA256: hex.EncodeToString(sum[:])}}}
+	if err := s.bucket.WriteAll(ctx, cp+"/w", []byte(body), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.writeManifest(ctx, cp, &m); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := s.LocalDir(ctx, cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readTree(t, dir)["w"]; got != body {
+		t.Errorf("LocalDir of a version-1 checkpoint holds %q", got)
+	}
+	if err := s.Link(ctx, cp, "trial_b/checkpoint_000000"); err != nil {
+		t.Fatal(err)
+	}
+	d2, err := s.LocalDir(ctx, "trial_b/checkpoint_000000")
+	if err != nil || readTree(t, d2)["w"] != body {
+		t.Errorf("a link of a version-1 checkpoint: %v", err)
+	}
+	if err := s.Delete(ctx, cp); err != nil {
+		t.Fatal(err)
+	}
+	if keys, _ := s.listKeys(ctx, cp+"/"); len(keys) != 0 {
+		t.Errorf("objects left after Delete: %q", keys)
 	}
 }
