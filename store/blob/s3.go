@@ -23,7 +23,7 @@ import (
 // response's checksum. S3-compatible servers often send none, and
 // multipart objects and ranged downloads have none to check, so the
 // client would print a warning for most downloads; the store checks every
-// file against the SHA-256 in its manifest instead.
+// file against the checksum in its manifest instead.
 func openS3(ctx context.Context, u *url.URL) (*cblob.Bucket, error) {
 	q := u.Query()
 	var opts s3blob.Options
