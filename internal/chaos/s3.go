@@ -199,8 +199,12 @@ func (e *exp) refresh() error {
 
 // bucketJournal returns the journal the bucket holds ("" if none).
 func (e *exp) bucketJournal() ([]byte, error) {
-	p := filepath.Join(e.h.cfg.Work, "s3cache", e.name+".jsonl")
-	defer os.Remove(p)
+	tmp, err := os.MkdirTemp(e.h.cfg.Work, "journal-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	p := filepath.Join(tmp, journal.FileName)
 	if _, err := e.s3.store.DownloadJournal(context.Background(), p); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
