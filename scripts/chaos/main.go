@@ -156,6 +156,9 @@ func printSummary(s *chaos.Summary) {
 	var tk, tr, tc, tf int
 	for _, k := range kinds {
 		st := s.Kinds[k]
+		if st.Experiments == 0 && len(st.Skipped) == 0 {
+			continue // a kind that takes turns (pbt-s3, asha-s3) and had none
+		}
 		n := 0
 		for _, c := range st.Kills {
 			n += c
