@@ -545,7 +545,7 @@ func (e *exp) drive(ctx context.Context, p plan, mark string) bool {
 				e.fail("exit", "hone ran for 3 minutes without ending; killed it")
 			}
 			if e.s3 != nil {
-				e.checkWindow(r)
+				e.afterRun(r)
 			}
 		}
 		e.lastErr = r.describe() + ": " + r.tail()
@@ -621,7 +621,7 @@ func (e *exp) inject(r *run, f fault, mark string) {
 		left := waitGone(mark, time.Second)
 		e.check(len(left) == 0, "no-trial-left", "%d trial processes outlived a SIGKILLed hone by more than a second: %v", len(left), left)
 		if e.s3 != nil {
-			e.checkWindow(r)
+			e.afterRun(r)
 		}
 		return
 	}
@@ -632,7 +632,7 @@ func (e *exp) inject(r *run, f fault, mark string) {
 		return
 	}
 	if e.s3 != nil {
-		e.checkWindow(r) // leaves the bucket's journal in e.dir
+		e.afterRun(r) // leaves the bucket's journal in e.dir
 	}
 	code, sig := r.status()
 	if e.kind == KindFailFast && sig == 0 && code == 1 && strings.Contains(r.stderr.String(), "fail_fast") {
@@ -1046,7 +1046,7 @@ func (e *exp) checkSecondResume(st *state, mark string) {
 	code, _ := r.status()
 	e.check(code == 0, "second-resume", "resuming the ended experiment again ended with %s: %s", r.describe(), r.tail())
 	if e.s3 != nil {
-		e.checkWindow(r)
+		e.afterRun(r)
 	}
 	if err := e.refresh(); !e.check(err == nil, "second-resume", "after resuming again: %v", err) {
 		return

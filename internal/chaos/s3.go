@@ -235,14 +235,16 @@ func (e *exp) localJournal() ([]byte, bool, error) {
 // before it); after hone exited by itself, the bucket's journal is the
 // local one; the bucket never loses journal it held; and every checkpoint
 // the bucket's journal registers and has not deleted is committed in the
-// bucket. It leaves the bucket's journal and spec in e.dir.
-func (e *exp) checkWindow(r *run) {
+// bucket. It leaves the bucket's journal and spec in e.dir, and returns
+// the bucket's state, or nil if the bucket holds no journal or it could
+// not be read.
+func (e *exp) checkWindow(r *run) *state {
 	_, sig := r.status()
 	killed := sig != 0
 	shipped, err := e.bucketJournal()
 	if err != nil {
 		e.fail("s3-journal-prefix", "after hone %s: %v", r.describe(), err)
-		return
+		return nil
 	}
 	before := e.s3.shipped
 	e.s3.shipped = shipped
@@ -251,7 +253,7 @@ func (e *exp) checkWindow(r *run) {
 	local, ok, err := e.localJournal()
 	if err != nil {
 		e.fail("s3-journal-prefix", "after hone %s: %v", r.describe(), err)
-		return
+		return nil
 	}
 	switch {
 	case killed:
@@ -271,15 +273,15 @@ func (e *exp) checkWindow(r *run) {
 			"hone %s without a local journal, yet the bucket's journal changed (%d -> %d bytes)", r.describe(), len(before), len(shipped))
 	}
 	if len(shipped) == 0 {
-		return // nothing registered
+		return nil // nothing registered
 	}
 	if err := e.pull(false); err != nil {
 		e.fail("journal", "after hone %s: %v", r.describe(), err)
-		return
+		return nil
 	}
 	st, err := readState(e.dir)
 	if !e.check(err == nil, "journal", "the bucket's journal after hone %s: %v", r.describe(), err) {
-		return
+		return nil
 	}
 	var missing []string
 	for _, t := range st.trials {
@@ -300,6 +302,34 @@ func (e *exp) checkWindow(r *run) {
 	sort.Strings(missing)
 	e.check(len(missing) == 0, "s3-checkpoints-committed",
 		"after hone %s, the bucket's journal registers checkpoints the bucket does not hold committed (no manifest): %s", r.describe(), strings.Join(missing, ", "))
+	return st
+}
+
+// afterRun checks an ended hone run on object storage: checkWindow, then
+// checkStatusAfter.
+func (e *exp) afterRun(r *run) {
+	if st := e.checkWindow(r); st != nil {
+		e.checkStatusAfter(r, st)
+	}
+}
+
+// checkStatusAfter: once a hone run has ended, however it ended, hone
+// status reads the experiment from the bucket on a fresh machine, shows
+// every trial the bucket's journal holds, and does not say that a hone
+// runs it (the one that did is gone: its heartbeat names a process of
+// this host that no longer exists, or was removed).
+func (e *exp) checkStatusAfter(r *run, st *state) {
+	cmd := exec.Command(e.h.cfg.Hone, "status", e.s3.url)
+	if _, err := e.onMachine(cmd); err != nil {
+		e.fail("status", "%v", err)
+		return
+	}
+	out, err := cmd.CombinedOutput()
+	first, _, _ := strings.Cut(string(out), "\n")
+	want := fmt.Sprintf(": %d trial", len(st.trials))
+	e.check(err == nil && strings.Contains(first, want) && !strings.Contains(string(out), "Running in hone"), "status",
+		"after hone %s, hone status of the bucket from an empty cache shows %q (%v; running: %v); the bucket's journal holds %d trials",
+		r.describe(), first, err, strings.Contains(string(out), "Running in hone"), len(st.trials))
 }
 
 // trialRel returns the trial's directory relative to the experiment,
