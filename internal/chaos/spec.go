@@ -43,6 +43,8 @@ type specParams struct {
 	failX     string // CHAOS_FAIL_X for fail_fast
 	setupSecs float64
 	stepSecs  float64
+	// ckptEvery is the trainer's checkpoint_every; 0 means 1.
+	ckptEvery int
 }
 
 // specYAML returns the spec of an experiment of p.kind.
@@ -67,7 +69,8 @@ func specYAML(p specParams) string {
 		space = "  x: {grid: [1, 2, 3, 4, 5]}\n"
 	}
 	b.WriteString("search_space:\n" + space)
-	fmt.Fprintf(&b, "  epochs: %d\n  step_s: %g\n  setup_s: %g\n  checkpoint_every: 1\n", epochs, p.stepSecs, p.setupSecs)
+	every := max(p.ckptEvery, 1)
+	fmt.Fprintf(&b, "  epochs: %d\n  step_s: %g\n  setup_s: %g\n  checkpoint_every: %d\n", epochs, p.stepSecs, p.setupSecs, every)
 	switch kind {
 	case KindASHA, KindDiskFull:
 		fmt.Fprintf(&b, "searcher: random\nscheduler:\n  name: asha\n  max_t: %d\n  grace_period: 1\n  reduction_factor: 3\n", epochs)
