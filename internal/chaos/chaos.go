@@ -242,6 +242,11 @@ var sigNames = map[syscall.Signal]string{
 type fault struct {
 	sig  syscall.Signal // 0 with fill
 	fill bool           // fill the disk instead of sending a signal
+	// then, if set, is sent after a graceful sig when hone is still
+	// stopping thenAfter later: SIGKILL, or a second stop signal (which
+	// makes hone quit at once, exit 130).
+	then      syscall.Signal
+	thenAfter time.Duration
 }
 
 // plan is what an experiment suffers, decided up front from the seed.
@@ -302,6 +307,17 @@ func makePlan(kind string, rng *rand.Rand) plan {
 		p.faults[1].sig = syscall.SIGTERM
 	case KindASHAS3:
 		p.faults[1].sig = syscall.SIGINT
+	}
+	if s3Base(kind) != "" {
+		// A second signal while hone stops: the graceful stop (its saves,
+		// its last sync) cut short.
+		f := &p.faults[2]
+		f.sig = []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP}[rng.IntN(3)]
+		f.then = syscall.SIGKILL
+		if rng.IntN(2) == 0 {
+			f.then = f.sig
+		}
+		f.thenAfter = time.Duration(50+rng.IntN(750)) * time.Millisecond
 	}
 	return p
 }
@@ -622,6 +638,10 @@ func (e *exp) inject(r *run, f fault, mark string) {
 	e.stats.Kills[name]++
 	e.h.logf("  %s at a random moment", name)
 	_ = r.cmd.Process.Signal(f.sig)
+	if f.then != 0 && !r.exited(f.thenAfter) {
+		e.secondSignal(r, f, mark)
+		return
+	}
 	if f.sig == syscall.SIGKILL {
 		<-r.done
 		// Trials die with hone: Linux's parent-death signal ends them
@@ -657,6 +677,41 @@ func (e *exp) inject(r *run, f fault, mark string) {
 	e.check(len(left) == 0, "no-trial-left", "%d trial processes still run after hone stopped on %s: %v", len(left), name, left)
 	if code == 3 {
 		e.checkProgressKept(name)
+	}
+}
+
+// secondSignal sends f.then to a hone stopping on f.sig and judges how it
+// took it: a SIGKILL as any other; a second stop signal must make it quit
+// at once (exit 130), its trials gone, resumable as after a kill.
+func (e *exp) secondSignal(r *run, f fault, mark string) {
+	name := sigNames[f.then]
+	e.stats.Kills[name]++
+	e.stats.Faults["second signal while stopping"]++
+	e.h.logf("  then %s %s later, while hone stops", name, f.thenAfter)
+	_ = r.cmd.Process.Signal(f.then)
+	if f.then != syscall.SIGKILL {
+		if !r.exited(30 * time.Second) {
+			_ = r.cmd.Process.Kill()
+			<-r.done
+			e.fail("second-signal", "hone did not exit within 30 s of a second %s; killed it", name)
+			return
+		}
+		// Exit 130; or, when the signal came as hone was exiting anyway,
+		// the end of the graceful stop, or the signal's own default
+		// action once hone no longer handles it.
+		code, sig := r.status()
+		e.check(sig == 0 && (code == 130 || code == 3 || code == 0 || code == 4) || sig == f.then, "second-signal",
+			"after a second %s hone ended with %s, not exit 130 (quit at once): %s", name, r.describe(), r.tail())
+	}
+	<-r.done
+	window := time.Second
+	if f.then != syscall.SIGKILL {
+		window = 2 * time.Second
+	}
+	left := waitGone(mark, window)
+	e.check(len(left) == 0, "no-trial-left", "%d trial processes outlived hone by more than %s after %s then %s: %v", len(left), window, sigNames[f.sig], name, left)
+	if e.s3 != nil {
+		e.afterRun(r)
 	}
 }
 

@@ -239,8 +239,9 @@ func (e *exp) localJournal() ([]byte, bool, error) {
 // the bucket's state, or nil if the bucket holds no journal or it could
 // not be read.
 func (e *exp) checkWindow(r *run) *state {
-	_, sig := r.status()
-	killed := sig != 0
+	code, sig := r.status()
+	// A second stop signal makes hone quit at once, as a kill would.
+	killed := sig != 0 || code == 130
 	shipped, err := e.bucketJournal()
 	if err != nil {
 		e.fail("s3-journal-prefix", "after hone %s: %v", r.describe(), err)
@@ -259,8 +260,8 @@ func (e *exp) checkWindow(r *run) *state {
 	case killed:
 		prefix := ok && bytes.HasPrefix(local, shipped)
 		if e.check(prefix || bytes.Equal(shipped, before), "s3-journal-prefix",
-			"after a %v, the bucket's journal (%d bytes) is not a prefix of the killed run's local journal (%d bytes, found: %v), and not what the bucket held before the run (%d bytes)",
-			sig, len(shipped), len(local), ok, len(before)) && prefix {
+			"after hone %s, the bucket's journal (%d bytes) is not a prefix of the killed run's local journal (%d bytes, found: %v), and not what the bucket held before the run (%d bytes)",
+			r.describe(), len(shipped), len(local), ok, len(before)) && prefix {
 			lost := bytes.Count(local[len(shipped):], []byte("\n"))
 			e.stats.Unshipped = max(e.stats.Unshipped, lost)
 			e.h.logf("  the bucket's journal: %d bytes, %d lines behind the killed run's local journal", len(shipped), lost)
