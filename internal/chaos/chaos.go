@@ -317,7 +317,7 @@ func makePlan(kind string, rng *rand.Rand) plan {
 		if rng.IntN(2) == 0 {
 			f.then = f.sig
 		}
-		f.thenAfter = time.Duration(50+rng.IntN(750)) * time.Millisecond
+		f.thenAfter = time.Duration(30+rng.IntN(470)) * time.Millisecond
 	}
 	return p
 }
