@@ -21,9 +21,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/hone-tune/hone/store/blob"
 )
 
 // Config is what Run needs.
@@ -45,6 +48,13 @@ type Config struct {
 	// Seed seeds every random choice of the harness (when to kill, which
 	// signal, where to cut the journal, the experiments' seeds).
 	Seed uint64
+	// S3 is the URL of an S3 bucket (s3://BUCKET?endpoint=...) for the
+	// experiments on object storage, which run under a fresh prefix of it
+	// with the credentials of the environment (AWS_ACCESS_KEY_ID, ...).
+	// Empty: those experiments are skipped.
+	S3 string
+	// Kinds, if not empty, limits the experiments to these kinds.
+	Kinds []string
 	// Log receives progress lines.
 	Log io.Writer
 }
@@ -69,6 +79,10 @@ type KindStats struct {
 	Checks      int            // invariant checks evaluated
 	Failures    int
 	Skipped     []string // why an experiment of this kind did not run
+	// Unshipped is, on object storage, the most journal lines a SIGKILL
+	// found in the killed run's local journal and not yet in the bucket
+	// (the results a crash there loses).
+	Unshipped int
 }
 
 // Summary is what Run found.
@@ -91,6 +105,15 @@ func (s *Summary) TotalKills() int {
 	return n
 }
 
+// experiments returns how many experiments ran so far.
+func (h *harness) experiments() int {
+	n := 0
+	for _, k := range h.sum.Kinds {
+		n += k.Experiments
+	}
+	return n
+}
+
 // fnv64 hashes s (FNV-1a).
 func fnv64(s string) uint64 {
 	h := fnv.New64a()
@@ -104,6 +127,9 @@ type harness struct {
 	trainer string
 	tmp     string // TMPDIR of every hone process
 	sum     *Summary
+	// s3Storage is the storage URL of the experiments on object storage:
+	// a fresh prefix of cfg.S3.
+	s3Storage string
 }
 
 // Run runs rounds of chaos experiments until cfg.Kills kills were made and
@@ -119,15 +145,43 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		tmp: filepath.Join(cfg.Work, "t"),
 		sum: &Summary{Seed: cfg.Seed, Kinds: map[string]*KindStats{}, Checked: map[string]int{}},
 	}
-	for _, k := range kinds {
+	run := kinds
+	if len(cfg.Kinds) > 0 {
+		run = nil
+		for _, k := range cfg.Kinds {
+			if !slices.Contains(kinds, k) {
+				return nil, fmt.Errorf("unknown kind of experiment %q (the kinds: %s)", k, strings.Join(kinds, ", "))
+			}
+			if !slices.Contains(run, k) {
+				run = append(run, k)
+			}
+		}
+	}
+	for _, k := range run {
 		h.sum.Kinds[k] = &KindStats{Kills: map[string]int{}, Faults: map[string]int{}}
 	}
 	if err := h.setup(); err != nil {
 		return nil, err
 	}
+	if cfg.S3 != "" {
+		// A prefix of its own in the bucket: runs sharing a server (or a
+		// seed) never meet.
+		s, err := s3Storage(cfg.S3, fmt.Sprintf("chaos-%d-%x", cfg.Seed, time.Now().UnixNano()))
+		if err != nil {
+			return nil, err
+		}
+		h.s3Storage = s
+		if err := h.checkS3(); err != nil {
+			return nil, err
+		}
+	}
+	idle := 0 // rounds in a row in which no experiment ran
 	for round := 1; ; round++ {
-		before := h.sum.TotalKills()
-		for _, kind := range kinds {
+		before, ran := h.sum.TotalKills(), h.experiments()
+		for _, kind := range run {
+			if !runsIn(kind, round) {
+				continue
+			}
 			if err := ctx.Err(); err != nil {
 				h.sum.Elapsed = time.Since(start)
 				return h.sum, err
@@ -139,6 +193,14 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		if h.sum.TotalKills() >= cfg.Kills {
 			break
 		}
+		if h.experiments() == ran {
+			// Every kind asked for was skipped (or takes turns).
+			if idle++; idle == 2 {
+				break
+			}
+			continue
+		}
+		idle = 0
 		if h.sum.TotalKills() == before {
 			h.sum.Elapsed = time.Since(start)
 			return h.sum, fmt.Errorf("round %d made no kill: every experiment ended before a fault could be injected (see the logs in %s)", round, cfg.Work)
@@ -180,6 +242,11 @@ var sigNames = map[syscall.Signal]string{
 type fault struct {
 	sig  syscall.Signal // 0 with fill
 	fill bool           // fill the disk instead of sending a signal
+	// then, if set, is sent after a graceful sig when hone is still
+	// stopping thenAfter later: SIGKILL, or a second stop signal (which
+	// makes hone quit at once, exit 130).
+	then      syscall.Signal
+	thenAfter time.Duration
 }
 
 // plan is what an experiment suffers, decided up front from the seed.
@@ -207,6 +274,9 @@ func randomSignal(rng *rand.Rand) syscall.Signal {
 }
 
 func makePlan(kind string, rng *rand.Rand) plan {
+	// The object-storage kinds suffer signals only: a cut journal or a
+	// full disk of a working copy that the next run (on a fresh machine)
+	// never sees would test nothing.
 	p := plan{tornAt: map[int]bool{}}
 	n := 3
 	if kind == KindFailFast || kind == KindDiskFull {
@@ -233,6 +303,21 @@ func makePlan(kind string, rng *rand.Rand) plan {
 		p.faults[0].sig = syscall.SIGKILL
 	case KindDiskFull:
 		p.faults = append([]fault{{fill: true}}, p.faults...)
+	case KindPBTS3:
+		p.faults[1].sig = syscall.SIGTERM
+	case KindASHAS3:
+		p.faults[1].sig = syscall.SIGINT
+	}
+	if s3Base(kind) != "" {
+		// A second signal while hone stops: the graceful stop (its saves,
+		// its last sync) cut short.
+		f := &p.faults[2]
+		f.sig = []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP}[rng.IntN(3)]
+		f.then = syscall.SIGKILL
+		if rng.IntN(2) == 0 {
+			f.then = f.sig
+		}
+		f.thenAfter = time.Duration(30+rng.IntN(470)) * time.Millisecond
 	}
 	return p
 }
@@ -249,6 +334,7 @@ type exp struct {
 	log      *os.File // hone's output, every run
 	disk     *smallDisk
 	lastErr  string // the last lines of the last run's stderr
+	s3       *s3exp // set on object storage
 	cuts     int    // journal cuts so far
 	seen     map[Failure]bool
 	rng      *rand.Rand
@@ -288,12 +374,23 @@ type run struct {
 	err    error
 }
 
-// start starts hone with args, its environment marked with mark.
+// start starts hone with args, its environment marked with mark; on
+// object storage, on a fresh machine (see machine).
 func (e *exp) start(mark string, args ...string) (*run, error) {
 	cmd := exec.Command(e.h.cfg.Hone, args...)
 	cmd.Env = append(os.Environ(), "TMPDIR="+e.h.tmp, markerEnv+"="+mark)
+	cache, err := e.onMachine(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if e.s3 != nil {
+		e.s3.runCache = cache
+	}
 	r := &run{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan struct{})}
 	fmt.Fprintf(e.log, "\n$ hone %s\n", strings.Join(args, " "))
+	if cache != "" {
+		fmt.Fprintf(e.log, "(HONE_CACHE_DIR=%s, in %s)\n", cache, cmd.Dir)
+	}
 	cmd.Stdout = e.log
 	cmd.Stderr = io.MultiWriter(e.log, r.stderr)
 	if err := cmd.Start(); err != nil {
@@ -353,6 +450,12 @@ func (h *harness) experiment(ctx context.Context, kind string, round int) error 
 	// depend on how many draws the timing of earlier ones took.
 	e.rng = rand.New(rand.NewPCG(h.cfg.Seed, fnv64(e.name)))
 	storage := filepath.Join(h.cfg.Work, "x")
+	if s3Base(kind) != "" && h.s3Storage == "" {
+		msg := fmt.Sprintf("SKIPPED %s: HONE_TEST_S3_URL is not set, so there is no S3 server for the object-storage experiment (scripts/test.sh starts one and sets it)", e.name)
+		stats.Skipped = append(stats.Skipped, msg)
+		h.logf("%s", msg)
+		return nil
+	}
 	if kind == KindDiskFull {
 		d, err := mountSmallDisk(filepath.Join(h.cfg.Work, fmt.Sprintf("disk%d", round)))
 		if err != nil {
@@ -374,6 +477,17 @@ func (h *harness) experiment(ctx context.Context, kind string, round int) error 
 	}
 	stats.Experiments++
 	e.dir = filepath.Join(storage, e.name)
+	if s3Base(kind) != "" {
+		// e.dir is the harness's download of the bucket.
+		storage = h.s3Storage
+		e.s3 = &s3exp{url: joinURL(storage, e.name)}
+		st, err := blob.Open(ctx, e.s3.url, filepath.Join(h.cfg.Work, "s3cache", e.name))
+		if err != nil {
+			return fmt.Errorf("open %s: %w", blob.Redact(e.s3.url), err)
+		}
+		defer st.Close()
+		e.s3.store = st
+	}
 	mark := fmt.Sprintf("%x-%s", h.cfg.Seed, e.name)
 	e.params = specParams{
 		kind: kind, name: e.name, storage: storage, seed: e.rng.Uint64() % 1000000,
@@ -382,6 +496,14 @@ func (h *harness) experiment(ctx context.Context, kind string, round int) error 
 	}
 	if kind == KindFailFast {
 		e.params.failX = "2"
+	}
+	if e.s3 != nil {
+		// A checkpoint every third iteration (at PBT's perturbations): a
+		// checkpoint deleted ships the journal first, so with one every
+		// iteration the journal would reach the bucket at nearly every
+		// result, and the second between the mirror's syncs, the window
+		// a crash may lose, would go untested.
+		e.params.ckptEvery = 3
 	}
 	e.specPath = filepath.Join(h.cfg.Work, e.name+".yaml")
 	if err := os.WriteFile(e.specPath, []byte(specYAML(e.params)), 0o644); err != nil {
@@ -394,7 +516,7 @@ func (h *harness) experiment(ctx context.Context, kind string, round int) error 
 	defer lf.Close()
 	e.log = lf
 	p := makePlan(kind, e.rng)
-	h.logf("%s: %d faults planned, experiment in %s (hone output: %s)", e.name, len(p.faults), e.dir, lf.Name())
+	h.logf("%s: %d faults planned, experiment in %s (hone output: %s)", e.name, len(p.faults), blob.Redact(e.target()), lf.Name())
 
 	defer killMarked(mark)
 	ended := e.drive(ctx, p, mark)
@@ -427,6 +549,9 @@ func (e *exp) drive(ctx context.Context, p plan, mark string) bool {
 		var injected *fault
 		if next < len(p.faults) {
 			delay := time.Duration(200+e.rng.IntN(3300)) * time.Millisecond
+			if e.s3 != nil && args[0] == "run" {
+				e.waitJournal(r)
+			}
 			if resumeSpec {
 				// Past the start, so that hone has taken the new spec.
 				delay += 1500 * time.Millisecond
@@ -437,10 +562,15 @@ func (e *exp) drive(ctx context.Context, p plan, mark string) bool {
 				e.inject(r, *injected, mark)
 			}
 		}
-		if injected == nil && !r.exited(3*time.Minute) {
-			_ = r.cmd.Process.Kill()
-			<-r.done
-			e.fail("exit", "hone ran for 3 minutes without ending; killed it")
+		if injected == nil {
+			if !r.exited(3 * time.Minute) {
+				_ = r.cmd.Process.Kill()
+				<-r.done
+				e.fail("exit", "hone ran for 3 minutes without ending; killed it")
+			}
+			if e.s3 != nil {
+				e.afterRun(r)
+			}
 		}
 		e.lastErr = r.describe() + ": " + r.tail()
 		if resumeSpec && strings.Contains(r.stderr.String(), "resuming the experiment") {
@@ -459,7 +589,7 @@ func (e *exp) drive(ctx context.Context, p plan, mark string) bool {
 			// the full disk broke): retry them from their checkpoints.
 			errored++
 			e.checkFailFastStop(code)
-			args = []string{"resume", e.dir, "--resume-errored"}
+			args = []string{"resume", e.target(), "--resume-errored"}
 			e.stats.Resumes++
 			continue
 		case code == 1 && (e.kind == KindFailFast || e.kind == KindDiskFull) && fails < 2:
@@ -477,7 +607,7 @@ func (e *exp) drive(ctx context.Context, p plan, mark string) bool {
 		}
 		// hone is down: the variants planned before this resume.
 		n := next
-		args = []string{"resume", e.dir}
+		args = []string{"resume", e.target()}
 		if injected != nil {
 			if p.tornAt[n] {
 				e.cutJournal()
@@ -508,12 +638,19 @@ func (e *exp) inject(r *run, f fault, mark string) {
 	e.stats.Kills[name]++
 	e.h.logf("  %s at a random moment", name)
 	_ = r.cmd.Process.Signal(f.sig)
+	if f.then != 0 && !r.exited(f.thenAfter) {
+		e.secondSignal(r, f, mark)
+		return
+	}
 	if f.sig == syscall.SIGKILL {
 		<-r.done
 		// Trials die with hone: Linux's parent-death signal ends them
 		// within half a second; allow a second.
 		left := waitGone(mark, time.Second)
 		e.check(len(left) == 0, "no-trial-left", "%d trial processes outlived a SIGKILLed hone by more than a second: %v", len(left), left)
+		if e.s3 != nil {
+			e.afterRun(r)
+		}
 		return
 	}
 	if !r.exited(90 * time.Second) {
@@ -521,6 +658,9 @@ func (e *exp) inject(r *run, f fault, mark string) {
 		<-r.done
 		e.fail("graceful-stop", "hone did not exit within 90 s of %s; killed it", name)
 		return
+	}
+	if e.s3 != nil {
+		e.afterRun(r) // leaves the bucket's journal in e.dir
 	}
 	code, sig := r.status()
 	if e.kind == KindFailFast && sig == 0 && code == 1 && strings.Contains(r.stderr.String(), "fail_fast") {
@@ -540,10 +680,48 @@ func (e *exp) inject(r *run, f fault, mark string) {
 	}
 }
 
+// secondSignal sends f.then to a hone stopping on f.sig and judges how it
+// took it: a SIGKILL as any other; a second stop signal must make it quit
+// at once (exit 130), its trials gone, resumable as after a kill.
+func (e *exp) secondSignal(r *run, f fault, mark string) {
+	name := sigNames[f.then]
+	e.stats.Kills[name]++
+	e.stats.Faults["second signal while stopping"]++
+	e.h.logf("  then %s %s later, while hone stops", name, f.thenAfter)
+	_ = r.cmd.Process.Signal(f.then)
+	if f.then != syscall.SIGKILL {
+		if !r.exited(30 * time.Second) {
+			_ = r.cmd.Process.Kill()
+			<-r.done
+			e.fail("second-signal", "hone did not exit within 30 s of a second %s; killed it", name)
+			return
+		}
+		// Exit 130; or, when the signal came as hone was exiting anyway,
+		// the end of the graceful stop, or the signal's own default
+		// action once hone no longer handles it.
+		code, sig := r.status()
+		e.check(sig == 0 && (code == 130 || code == 3 || code == 0 || code == 4) || sig == f.then, "second-signal",
+			"after a second %s hone ended with %s, not exit 130 (quit at once): %s", name, r.describe(), r.tail())
+	}
+	<-r.done
+	window := time.Second
+	if f.then != syscall.SIGKILL {
+		window = 2 * time.Second
+	}
+	left := waitGone(mark, window)
+	e.check(len(left) == 0, "no-trial-left", "%d trial processes outlived hone by more than %s after %s then %s: %v", len(left), window, sigNames[f.sig], name, left)
+	if e.s3 != nil {
+		e.afterRun(r)
+	}
+}
+
 // checkProgressKept checks, after a graceful stop, that every unfinished
-// trial's latest checkpoint holds its last reported iteration (it was
-// asked to save before it stopped), unless an exploit assigned it another
-// trial's checkpoint.
+// trial that reported in the stopped run has its latest checkpoint at its
+// last reported iteration (it was asked to save before it stopped),
+// unless an exploit assigned it another trial's checkpoint. A trial that
+// had not reported yet in that run (still starting) had nothing new to
+// save: where checkpoints are not taken at every iteration, what it
+// reported before a crash may be in no checkpoint.
 func (e *exp) checkProgressKept(signal string) {
 	st, err := readState(e.dir)
 	if !e.check(err == nil, "journal", "after %s: %v", signal, err) {
@@ -551,7 +729,7 @@ func (e *exp) checkProgressKept(signal string) {
 	}
 	var lost []string
 	for _, t := range st.trials {
-		if t.replayStatus.Finished() || len(t.results) == 0 || t.donor {
+		if t.replayStatus.Finished() || len(t.results) == 0 || t.donor || !t.reportedLast {
 			continue
 		}
 		if t.savedIter < t.lastIter {
@@ -771,8 +949,16 @@ func (e *exp) finalChecks(ended bool, mark string) {
 	for _, n := range tmp {
 		_ = os.RemoveAll(filepath.Join(e.h.tmp, n)) // judged once
 	}
-	lo := leftovers(e.dir)
-	e.check(len(lo) == 0, "no-temp-left", "the experiment directory holds leftovers: %v", lo)
+	if e.s3 != nil {
+		lo := e.workLeftovers()
+		e.check(len(lo) == 0, "no-temp-left", "the last run's working copy (under %s) holds leftovers: %v", e.s3.runCache, lo)
+		if err := e.pull(true); !e.check(err == nil, "journal", "download the experiment from the bucket: %v", err) {
+			return
+		}
+	} else {
+		lo := leftovers(e.dir)
+		e.check(len(lo) == 0, "no-temp-left", "the experiment directory holds leftovers: %v", lo)
+	}
 
 	if e.kind == KindFailFast {
 		if m, _ := filepath.Glob(filepath.Join(e.dir, "*", "chaos_failed_once")); len(m) > 0 {
@@ -786,7 +972,11 @@ func (e *exp) finalChecks(ended bool, mark string) {
 	e.checkStates(st, ended)
 	e.checkRecords(st)
 	e.checkRows(st)
-	e.checkCheckpoints(st)
+	if e.s3 != nil {
+		e.checkBucketCheckpoints(st, ended)
+	} else {
+		e.checkCheckpoints(st)
+	}
 	e.checkStatus(st)
 	if ended {
 		e.checkSecondResume(st, mark)
@@ -808,7 +998,7 @@ func (e *exp) checkStates(st *state, ended bool) {
 				bad = append(bad, fmt.Sprintf("%s TERMINATED at iteration %s by the %s, not by a stopper, the scheduler or the trial", t.id, lastIter(t), t.endedBy))
 			case n == 0:
 				bad = append(bad, t.id+" TERMINATED without a result")
-			case !t.results[n-1].done && (e.kind == KindPBT || e.kind == KindFailFast):
+			case !t.results[n-1].done && (baseKind(e.kind) == KindPBT || e.kind == KindFailFast):
 				bad = append(bad, fmt.Sprintf("%s TERMINATED at iteration %d of %d; nothing stops trials early here", t.id, t.results[n-1].iter, epochs))
 			}
 		case ended && t.status == "ERROR":
@@ -891,9 +1081,15 @@ func (e *exp) checkCheckpoints(st *state) {
 	e.check(len(missing) == 0, "checkpoints", "checkpoints the journal names are missing: %s%s", strings.Join(missing, ", "), e.cutNote())
 }
 
-// checkStatus: hone status reads the journal and shows every trial.
+// checkStatus: hone status reads the journal and shows every trial (on
+// object storage: reads the bucket, from a fresh machine).
 func (e *exp) checkStatus(st *state) {
-	out, err := exec.Command(e.h.cfg.Hone, "status", e.dir).CombinedOutput()
+	cmd := exec.Command(e.h.cfg.Hone, "status", e.target())
+	if _, err := e.onMachine(cmd); err != nil {
+		e.fail("status", "%v", err)
+		return
+	}
+	out, err := cmd.CombinedOutput()
 	first, _, _ := strings.Cut(string(out), "\n")
 	want := fmt.Sprintf(": %d trial", len(st.trials))
 	e.check(err == nil && strings.Contains(first, want), "status", "hone status shows %q (%v); the journal holds %d trials", first, err, len(st.trials))
@@ -902,7 +1098,7 @@ func (e *exp) checkStatus(st *state) {
 // checkSecondResume: resuming an ended experiment again changes nothing.
 func (e *exp) checkSecondResume(st *state, mark string) {
 	before := rowFiles(st)
-	r, err := e.start(mark, "resume", e.dir)
+	r, err := e.start(mark, "resume", e.target())
 	if err != nil {
 		e.fail("second-resume", "%v", err)
 		return
@@ -915,6 +1111,12 @@ func (e *exp) checkSecondResume(st *state, mark string) {
 	}
 	code, _ := r.status()
 	e.check(code == 0, "second-resume", "resuming the ended experiment again ended with %s: %s", r.describe(), r.tail())
+	if e.s3 != nil {
+		e.afterRun(r)
+	}
+	if err := e.refresh(); !e.check(err == nil, "second-resume", "after resuming again: %v", err) {
+		return
+	}
 	st2, err := readState(e.dir)
 	if !e.check(err == nil, "second-resume", "after resuming again: %v", err) {
 		return

@@ -51,6 +51,9 @@ type trialState struct {
 	lastIter     int  // training_iteration of its latest result
 	savedIter    int  // iteration of its latest registered checkpoint, -1 if none
 	donor        bool // its next start restores another trial's checkpoint (PBT)
+	// reportedLast: its latest result came in the journal's last session
+	// (after its last resume), from the run that wrote the journal last.
+	reportedLast bool
 	// unregistered lists the checkpoints the records name that the
 	// replayed controller does not hold.
 	unregistered []string
@@ -126,7 +129,7 @@ func readState(dir string) (st *state, err error) {
 		}
 	}()
 	was := map[string]hone.Status{} // statuses as the replay recorded them
-	interruptAt, resultAt := -1, map[string]int{}
+	interruptAt, resumeAt, resultAt := -1, -1, map[string]int{}
 	for i, l := range j.Lines {
 		if l.In == nil {
 			continue
@@ -136,6 +139,8 @@ func readState(dir string) (st *state, err error) {
 			interruptAt = i
 		case controller.InResult:
 			resultAt[l.In.Trial] = i
+		case controller.InResume:
+			resumeAt = i
 		}
 		ctl.Step(*l.In)
 		for _, a := range ctl.Ready() {
@@ -177,6 +182,9 @@ func readState(dir string) (st *state, err error) {
 			continue
 		}
 		t.replayStatus = rt.Status
+		if i, ok := resultAt[t.id]; ok && i > resumeAt {
+			t.reportedLast = true
+		}
 		if rt.LastResult != nil {
 			t.lastIter = rt.LastResult.TrainingIteration
 		}

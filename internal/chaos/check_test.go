@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/spec"
@@ -114,6 +115,34 @@ func TestStateOfARealExperiment(t *testing.T) {
 	}
 	if lo := leftovers(dir); len(lo) != 0 {
 		t.Errorf("leftovers: %v", lo)
+	}
+	// Every trial reported in the journal's only session; after a resume
+	// (which has nothing to run), none reported in the last one.
+	for _, tr := range st.trials {
+		if !tr.reportedLast {
+			t.Errorf("trial %s: not seen reporting in the only session", tr.id)
+		}
+	}
+	plan, err = spec.Build(s, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan.Options.Executor = sim.New(func(hone.Config, string) (sim.Trainable, error) { return &counter{}, nil })
+	plan.Options.Log = io.Discard
+	if _, err := runner.Resume(context.Background(), plan.Experiment, plan.Options, controller.ResumeFlags{Unfinished: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := plan.Close(); err != nil {
+		t.Fatal(err)
+	}
+	resumed, err := readState(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range resumed.trials {
+		if tr.reportedLast {
+			t.Errorf("trial %s: seen reporting in a session that ran nothing", tr.id)
+		}
 	}
 
 	// A row written twice, then a row lost.

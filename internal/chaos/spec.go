@@ -12,10 +12,16 @@ const (
 	KindPBT      = "pbt"
 	KindFailFast = "failfast"
 	KindDiskFull = "diskfull"
+	// KindPBTS3 and KindASHAS3 run the specs of KindPBT and KindASHA on
+	// object storage (an s3:// URL), each hone process on a fresh cache
+	// directory, as on another machine.
+	KindPBTS3  = "pbt-s3"
+	KindASHAS3 = "asha-s3"
 )
 
-// Kinds lists every kind of experiment, in the order a round runs them.
-var kinds = []string{KindASHA, KindBOHB, KindPBT, KindFailFast, KindDiskFull}
+// Kinds lists every kind of experiment, in the order a round runs them
+// (the object-storage kinds take turns: see runsIn).
+var kinds = []string{KindASHA, KindBOHB, KindPBT, KindFailFast, KindDiskFull, KindPBTS3, KindASHAS3}
 
 // epochs is every trial's length in iterations; with max_t = epochs and
 // reduction factor 3, the rungs of ASHA and HyperBand are 1, 3 and 9.
@@ -37,14 +43,21 @@ type specParams struct {
 	failX     string // CHAOS_FAIL_X for fail_fast
 	setupSecs float64
 	stepSecs  float64
+	// ckptEvery is the trainer's checkpoint_every; 0 means 1.
+	ckptEvery int
 }
 
 // specYAML returns the spec of an experiment of p.kind.
 func specYAML(p specParams) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "name: %s\nstorage: %s\nmetric: score\nmode: %s\nseed: %d\n", p.name, p.storage, p.mode, p.seed)
+	storage := p.storage
+	if s3Base(p.kind) != "" {
+		storage = fmt.Sprintf("%q", storage) // a URL's ? and & in a YAML string
+	}
+	fmt.Fprintf(&b, "name: %s\nstorage: %s\nmetric: score\nmode: %s\nseed: %d\n", p.name, storage, p.mode, p.seed)
 	space := "  x: {uniform: [0.1, 1.0]}\n"
-	switch p.kind {
+	kind := baseKind(p.kind)
+	switch kind {
 	case KindASHA, KindDiskFull:
 		b.WriteString("num_samples: 6\n")
 	case KindBOHB:
@@ -56,8 +69,9 @@ func specYAML(p specParams) string {
 		space = "  x: {grid: [1, 2, 3, 4, 5]}\n"
 	}
 	b.WriteString("search_space:\n" + space)
-	fmt.Fprintf(&b, "  epochs: %d\n  step_s: %g\n  setup_s: %g\n  checkpoint_every: 1\n", epochs, p.stepSecs, p.setupSecs)
-	switch p.kind {
+	every := max(p.ckptEvery, 1)
+	fmt.Fprintf(&b, "  epochs: %d\n  step_s: %g\n  setup_s: %g\n  checkpoint_every: %d\n", epochs, p.stepSecs, p.setupSecs, every)
+	switch kind {
 	case KindASHA, KindDiskFull:
 		fmt.Fprintf(&b, "searcher: random\nscheduler:\n  name: asha\n  max_t: %d\n  grace_period: 1\n  reduction_factor: 3\n", epochs)
 	case KindBOHB:
