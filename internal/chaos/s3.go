@@ -346,7 +346,7 @@ func (e *exp) trialRel(t *trialState) string {
 // committed returns the checkpoints of the trial the bucket holds
 // committed (with a manifest).
 func (e *exp) committed(t *trialState) (map[string]bool, error) {
-	c, _, err := e.s3.store.List(e.trialRel(t))
+	c, _, err := e.s3.store.List(context.Background(), e.trialRel(t))
 	if err != nil {
 		return nil, err
 	}
@@ -367,7 +367,7 @@ func (e *exp) checkBucketCheckpoints(st *state, ended bool) {
 	var missing, extra []string
 	for _, t := range st.trials {
 		for p, it := range t.ckpts {
-			d, err := e.s3.store.LocalDir(p)
+			d, err := e.s3.store.LocalDir(context.Background(), p)
 			if err == nil {
 				_, err = os.Stat(filepath.Join(d, "state.json"))
 			}
@@ -375,7 +375,7 @@ func (e *exp) checkBucketCheckpoints(st *state, ended bool) {
 				missing = append(missing, fmt.Sprintf("%s (iteration %d): %v", p, it, err))
 			}
 		}
-		committed, leftovers, err := e.s3.store.List(e.trialRel(t))
+		committed, leftovers, err := e.s3.store.List(context.Background(), e.trialRel(t))
 		if err != nil {
 			e.fail("s3-bucket-clean", "list %s: %v", t.id, err)
 			continue

@@ -155,7 +155,7 @@ func TestCheckWindow(t *testing.T) {
 	if gone == "" {
 		t.Fatal("no checkpoint registered")
 	}
-	if err := view.Delete(gone); err != nil {
+	if err := view.Delete(ctx, gone); err != nil {
 		t.Fatal(err)
 	}
 	e.checkWindow(killed)
