@@ -139,7 +139,7 @@ func TestRestore(t *testing.T) {
 	// The running trial's latest checkpoint was downloaded with the
 	// restore: it is read from the cache even once the bucket lost the
 	// file (the manifest is still asked for).
-	raw := filepath.Join(bucket, "tb", "checkpoint_000001", "w")
+	raw := fileInBucket(t, bucket, "tb/checkpoint_000001", "w")
 	if err := os.Remove(raw); err != nil {
 		t.Fatal(err)
 	}
@@ -193,4 +193,19 @@ func TestRunningElsewhere(t *testing.T) {
 	if running, _, err := other.RunningElsewhere(ctx); err != nil || running {
 		t.Errorf("RunningElsewhere with the heartbeat of an ended process = %v, %v; want not running", running, err)
 	}
+}
+
+// fileInBucket returns the path, in the directory of a file:// bucket, of
+// the file of the checkpoint cp, where its manifest places it.
+func fileInBucket(t *testing.T, bucketDir, cp, file string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(bucketDir, filepath.FromSlash(cp), blob.ManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := blob.FileKey(raw, cp, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(bucketDir, filepath.FromSlash(k))
 }

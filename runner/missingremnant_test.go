@@ -48,7 +48,7 @@ func TestMissingCheckpointRemnantRemoved(t *testing.T) {
 		t.Fatalf("the first run ended the trial %s, want ERROR", tr.Status)
 	}
 	damaged := path.Join(tr.Dir, "checkpoint_000001")
-	if err := os.Remove(filepath.Join(bucket, filepath.FromSlash(damaged), "step")); err != nil {
+	if err := os.Remove(fileInBucket(t, bucket, damaged, "step")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -85,4 +85,19 @@ func TestMissingCheckpointRemnantRemoved(t *testing.T) {
 	if !slices.Equal(committed, registered) || len(leftovers) != 0 || slices.Contains(committed, damaged) {
 		t.Errorf("the bucket lists %q committed and %q left over; the journal registers %q", committed, leftovers, registered)
 	}
+}
+
+// fileInBucket returns the path, in the directory of a file:// bucket, of
+// the file of the checkpoint cp, where its manifest places it.
+func fileInBucket(t *testing.T, bucketDir, cp, file string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(bucketDir, filepath.FromSlash(cp), blob.ManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := blob.FileKey(raw, cp, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(bucketDir, filepath.FromSlash(k))
 }
