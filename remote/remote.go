@@ -7,9 +7,11 @@
 package remote
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -17,6 +19,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -303,11 +306,17 @@ func resumeWrites(lines []journal.Line) map[string]bool {
 // work again).
 func (e *Experiment) Start(ctx context.Context, o *runner.Options, logf func(string, ...any)) error {
 	host, _ := os.Hostname()
+	st := newSettler()
+	if b, err := os.ReadFile(filepath.Join(e.Dir, journal.FileName)); err == nil {
+		st.shipped(b, 0) // a resume: the trials the journal ended already
+	}
 	m, err := e.Store.NewMirror(ctx, e.Dir, blob.MirrorOptions{
 		Journal: journal.FileName,
 		Host:    host,
 		PID:     os.Getpid(),
 		Log:     logf,
+		Settled: st.settled,
+		Shipped: st.shipped,
 	})
 	if err != nil {
 		return fmt.Errorf("storage %s: %w", e.Shown, err)
@@ -330,4 +339,64 @@ func (e *Experiment) Finish(ctx context.Context) error {
 		return nil
 	}
 	return e.mirror.Close(ctx)
+}
+
+// settleAfter is how many file syncs after a trial's end was shipped its
+// directory is still synced: what the trial and the runner write after
+// its last result (the last rows, flushed within a tenth of a second; the
+// end of its output) is in the bucket by then.
+const settleAfter = 3
+
+// settler tells the mirror which trial directories are settled: those of
+// TERMINATED trials, settleAfter file syncs after their end was shipped.
+// A TERMINATED trial never runs again in this session; its files are
+// synced once more by the mirror's last sync.
+type settler struct {
+	mu  sync.Mutex
+	dir map[string]string // trial id -> its top-level directory
+	at  map[string]uint64 // top-level directory -> file syncs when its trial's end was shipped
+}
+
+func newSettler() *settler {
+	return &settler{dir: map[string]string{}, at: map[string]uint64{}}
+}
+
+// shipped reads the trial and status records among lines.
+func (s *settler) shipped(lines []byte, pass uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for line := range bytes.Lines(lines) {
+		if !bytes.Contains(line, []byte(`"o":"trial"`)) && !bytes.Contains(line, []byte(`"o":"status"`)) {
+			continue
+		}
+		var l journal.Line
+		if json.Unmarshal(line, &l) != nil || l.Rec == nil {
+			continue
+		}
+		switch r := l.Rec; r.Op {
+		case "trial":
+			top, _, _ := strings.Cut(path.Clean(filepath.ToSlash(r.Dir)), "/")
+			s.dir[r.Trial] = top
+		case "status":
+			d, ok := s.dir[r.Trial]
+			switch {
+			case !ok:
+			case r.Status == hone.StatusTerminated:
+				if _, done := s.at[d]; !done {
+					s.at[d] = pass
+				}
+			default:
+				delete(s.at, d)
+			}
+		}
+	}
+}
+
+// settled reports whether the directory dir is settled once pass file
+// syncs are done.
+func (s *settler) settled(dir string, pass uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, ok := s.at[dir]
+	return ok && pass >= at+settleAfter
 }

@@ -209,3 +209,30 @@ func fileInBucket(t *testing.T, bucketDir, cp, file string) string {
 	}
 	return filepath.Join(bucketDir, filepath.FromSlash(k))
 }
+
+// TestSettler: a TERMINATED trial's directory is settled settleAfter file
+// syncs after its end was shipped; a live or paused one never is.
+func TestSettler(t *testing.T) {
+	s := newSettler()
+	s.shipped([]byte(`{"rec":{"o":"trial","t":"a","dir":"ta"}}
+{"rec":{"o":"trial","t":"b","dir":"tb/sub"}}
+{"in":{"k":"result","t":"a"}}
+{"rec":{"o":"status","t":"a","st":"RUNNING"}}
+{"rec":{"o":"status","t":"b","st":"PAUSED"}}
+`), 1)
+	s.shipped([]byte(`{"rec":{"o":"status","t":"a","st":"TERMINATED"}}
+not json
+`), 4)
+	for _, c := range []struct {
+		dir  string
+		pass uint64
+		want bool
+	}{
+		{"ta", 4, false}, {"ta", 4 + settleAfter - 1, false}, {"ta", 4 + settleAfter, true},
+		{"tb", 100, false}, {"tc", 100, false},
+	} {
+		if got := s.settled(c.dir, c.pass); got != c.want {
+			t.Errorf("settled(%s, %d) = %v, want %v", c.dir, c.pass, got, c.want)
+		}
+	}
+}

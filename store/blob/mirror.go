@@ -362,6 +362,16 @@ type MirrorOptions struct {
 	// the heartbeat object at every sync.
 	Host string
 	PID  int
+	// Settled, if set, reports whether the top-level directory dir (a
+	// trial's) will not change any more, given that pass syncs of the
+	// files have been completed so far; the background syncs then leave
+	// it out of their walk, so that their cost follows the live trials,
+	// not every trial. Close's last sync walks everything.
+	Settled func(dir string, pass uint64) bool
+	// Shipped, if set, is called with the journal lines of each segment
+	// once it is in the bucket, and the number of file syncs completed
+	// by then.
+	Shipped func(lines []byte, pass uint64)
 	// Log receives a line when a background sync fails (it is retried at
 	// the next one) and when syncs work again. Default: nothing.
 	Log func(format string, args ...any)
@@ -394,6 +404,7 @@ type Mirror struct {
 	on      []segment // the journal's chain in the bucket
 	shipped int64     // bytes of the journal the bucket holds
 	files   map[string]stamp
+	passes  uint64 // file syncs completed
 	failing bool
 
 	stop chan struct{}
@@ -551,9 +562,10 @@ func (m *Mirror) sync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := m.syncFiles(ctx); err != nil {
+	if err := m.syncFiles(ctx, m.closing()); err != nil {
 		return err
 	}
+	m.passes++
 	if end > m.shipped {
 		g := segment{m.shipped, end}
 		if err := m.putSegment(ctx, g, tail); err != nil {
@@ -561,6 +573,9 @@ func (m *Mirror) sync(ctx context.Context) error {
 		}
 		m.on = append(m.on, g)
 		m.shipped = end
+		if m.opts.Shipped != nil {
+			m.opts.Shipped(tail, m.passes)
+		}
 	}
 	if len(m.on) > compactAbove {
 		if err := m.compact(ctx, jpath); err != nil {
@@ -670,14 +685,16 @@ func (m *Mirror) compact(ctx context.Context, jpath string) error {
 }
 
 // syncFiles uploads every mirrored local file that changed since it was
-// last uploaded.
-func (m *Mirror) syncFiles(ctx context.Context) error {
+// last uploaded, in every directory if all, else leaving out the settled
+// ones (MirrorOptions.Settled).
+func (m *Mirror) syncFiles(ctx context.Context, all bool) error {
 	type change struct {
 		rel string
 		st  stamp
 	}
 	var todo []change
 	seen := make(map[string]bool, len(m.files))
+	skipped := map[string]bool{} // settled top-level directories left out
 	err := filepath.WalkDir(m.dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -698,6 +715,10 @@ func (m *Mirror) syncFiles(ctx context.Context) error {
 				return fs.SkipDir
 			}
 			return nil
+		}
+		if d.IsDir() && !all && m.opts.Settled != nil && !strings.Contains(rel, "/") && m.opts.Settled(rel, m.passes) {
+			skipped[rel] = true
+			return fs.SkipDir
 		}
 		if !d.Type().IsRegular() {
 			return nil
@@ -724,7 +745,8 @@ func (m *Mirror) syncFiles(ctx context.Context) error {
 	// bucket too.
 	var gone []string
 	for rel := range m.files {
-		if !seen[rel] {
+		top, _, _ := strings.Cut(rel, "/")
+		if !seen[rel] && !skipped[top] {
 			gone = append(gone, rel)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const testJournal = "experiment_state.jsonl"
@@ -288,5 +289,52 @@ func TestMirrorSyncShares(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestMirrorSettled: a directory Settled reports is left out of the
+// background syncs (a change in it waits) but not out of Close's last
+// one, and its objects are not taken for removed files; Shipped sees each
+// segment's lines.
+func TestMirrorSettled(t *testing.T) {
+	ctx := context.Background()
+	s, dir := open(t, "mem://exp")
+	var shipped []string
+	settled := false
+	m, err := s.NewMirror(ctx, dir, MirrorOptions{
+		Journal: testJournal,
+		Every:   time.Hour,
+		Settled: func(d string, pass uint64) bool { return settled && d == "trial_done" },
+		Shipped: func(lines []byte, pass uint64) { shipped = append(shipped, string(lines)) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendFile(t, filepath.Join(dir, "trial_done", "result.json"), "1\n")
+	appendFile(t, filepath.Join(dir, "trial_live", "result.json"), "1\n")
+	appendFile(t, filepath.Join(dir, testJournal), "{\"a\":1}\n")
+	if err := m.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	settled = true
+	appendFile(t, filepath.Join(dir, "trial_done", "result.json"), "2\n")
+	appendFile(t, filepath.Join(dir, "trial_live", "result.json"), "2\n")
+	if err := m.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := objectText(t, s, "trial_live/result.json"); got != "1\n2\n" {
+		t.Errorf("a live directory's change: %q", got)
+	}
+	if got, ok := objectText(t, s, "trial_done/result.json"); !ok || got != "1\n" {
+		t.Errorf("a settled directory's object = %q, %v; want it kept as it was", got, ok)
+	}
+	if err := m.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := objectText(t, s, "trial_done/result.json"); got != "1\n2\n" {
+		t.Errorf("after Close, a settled directory's change: %q; the last sync walks everything", got)
+	}
+	if len(shipped) != 1 || shipped[0] != "{\"a\":1}\n" {
+		t.Errorf("Shipped saw %q", shipped)
 	}
 }
