@@ -8,6 +8,8 @@
 #   HONE_TEST_VERSITYGW    the server binary (tests that kill and restart a
 #                          server start their own)
 #
+# With HONE_S3_NICE=N set, the server runs at nice value N.
+#
 # The server is stopped by its pid when the sourcing script exits, also on
 # failure. If the server cannot be built or started, it says so loudly and
 # exports nothing: the object-store tests then skip, loudly too.
@@ -56,8 +58,11 @@ hone_s3_start() {
   port=$(hone_s3_free_port)
   key=hone-test-$RANDOM$RANDOM
   secret=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+  # HONE_S3_NICE=19 runs the server at that nice value: it then uses only
+  # the CPU hone leaves idle, as a server on another machine would
+  # (benchmarks of hone's own latency use it).
   ROOT_ACCESS_KEY_ID=$key ROOT_SECRET_ACCESS_KEY=$secret \
-    "$bin" --port "127.0.0.1:$port" posix "$hone_s3_dir/data" >"$hone_s3_dir/server.log" 2>&1 &
+    nice -n "${HONE_S3_NICE:-0}" "$bin" --port "127.0.0.1:$port" posix "$hone_s3_dir/data" >"$hone_s3_dir/server.log" 2>&1 &
   hone_s3_pid=$!
   trap hone_s3_stop EXIT
   local i
