@@ -185,7 +185,7 @@ func newClient(getenv func(string) string, stdout io.Writer, cancel context.Canc
 	if v := getenv(wire.EnvProtocol); v != "" && v != strconv.Itoa(wire.Version) {
 		return nil, fmt.Errorf("hone speaks protocol version %s; this program speaks %d (update one of them)", v, wire.Version)
 	}
-	conn, err := net.Dial("unix", sock)
+	conn, err := wire.Dial(sock)
 	if err != nil {
 		return nil, fmt.Errorf("connect to hone: %w", err)
 	}

@@ -8,7 +8,9 @@
 // The process executor starts each trial with:
 //
 //	HONE_PROTOCOL     protocol version, "1"
-//	HONE_SOCKET       path of a Unix stream socket to connect to
+//	HONE_SOCKET       where to connect: the path of a Unix stream socket, or
+//	                  tcp://HOST:PORT for a trial on another machine (a
+//	                  cluster executor); see Addr
 //	HONE_TOKEN        the trial's secret token (hex)
 //	HONE_TRIAL_ID     the trial id (8 hex characters)
 //	HONE_TRIAL_DIR    the trial's directory (logs, params.json, ...)

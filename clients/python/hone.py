@@ -97,6 +97,8 @@ STOP = "stop"
 
 _ENV_PROTOCOL = "HONE_PROTOCOL"
 _ENV_SOCKET = "HONE_SOCKET"
+_TCP_SCHEME = "tcp://"
+_DIAL_TIMEOUT = 30.0
 _ENV_TOKEN = "HONE_TOKEN"
 _ENV_TRIAL_ID = "HONE_TRIAL_ID"
 _ENV_TRIAL_DIR = "HONE_TRIAL_DIR"
@@ -347,17 +349,39 @@ def _report_body(metrics: Dict[str, Any], checkpoint: Optional[str], done: bool)
 _Saver = Callable[[], str]
 
 
+def _dial(address: str) -> socket.socket:
+    """Connect to a ``HONE_SOCKET`` value: ``tcp://HOST:PORT`` or a Unix
+    socket's path."""
+    if address.startswith(_TCP_SCHEME):
+        hostport = address[len(_TCP_SCHEME):]
+        host, sep, port = hostport.rpartition(":")
+        if not sep or not port.isdigit() or not host:
+            raise OSError("want %sHOST:PORT" % _TCP_SCHEME)
+        if host.startswith("[") and host.endswith("]"):
+            host = host[1:-1]
+        sock = socket.create_connection((host, int(port)), timeout=_DIAL_TIMEOUT)
+        sock.settimeout(None)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(address)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 class _Connection:
-    """One protocol connection to hone over a Unix stream socket."""
+    """One protocol connection to hone: a Unix stream socket, or TCP for a
+    trial on another machine (``HONE_SOCKET=tcp://HOST:PORT``)."""
 
     def __init__(self, path: str, token: str, tid: str, can_save: bool) -> None:
-        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._buf = bytearray()
         self.can_save = can_save
         try:
-            self._sock.connect(path)
+            self._sock = _dial(path)
         except OSError as e:
-            self._sock.close()
             raise HoneError("cannot connect to hone at %s: %s" % (path, e)) from None
         self.send(
             {"type": "hello", "v": PROTOCOL_VERSION, "token": token, "trial_id": tid, "can_save": can_save}

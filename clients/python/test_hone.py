@@ -61,7 +61,9 @@ class FakeHone:
     for the client to go away.
     """
 
-    def __init__(self, test: unittest.TestCase, script: Any = (), welcome: Optional[Any] = None) -> None:
+    def __init__(
+        self, test: unittest.TestCase, script: Any = (), welcome: Optional[Any] = None, tcp: bool = False
+    ) -> None:
         self.root = tempfile.mkdtemp(prefix="hone-test-")
         test.addCleanup(shutil.rmtree, self.root, True)
         self.socket_path = os.path.join(self.root, "hone.sock")
@@ -80,8 +82,14 @@ class FakeHone:
         self.violations: List[str] = []  # protocol errors of the client
         self.connections = 0
 
-        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.listener.bind(self.socket_path)
+        if tcp:
+            # What a trial on another machine gets: hone's TCP address.
+            self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self.listener.bind(("127.0.0.1", 0))
+            self.socket_path = "tcp://127.0.0.1:%d" % self.listener.getsockname()[1]
+        else:
+            self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.listener.bind(self.socket_path)
         self.listener.listen(4)
         self.closing = threading.Event()
         self.thread = threading.Thread(target=self._serve, daemon=True)
@@ -514,6 +522,21 @@ class FunctionProtocolTest(ClientTest):
                 {"type": "report", "metrics": {"loss": 0.6, "epoch": 3}, "done": True},
             ],
         )
+
+    def test_over_tcp(self) -> None:
+        server = FakeHone(self, ["continue", ("stop", "pause")], tcp=True)
+        self.use(server)
+        self.assertEqual(hone.report({"loss": 0.9}), "continue")
+        self.assertEqual(hone.report({"loss": 0.8}), "stop")
+        self.assertEqual(hone.stop_reason(), "pause")
+        self.done(server)
+        self.assertEqual(server.hello["token"], TOKEN)
+        self.assertEqual([r["metrics"]["loss"] for r in server.reports], [0.9, 0.8])
+
+    def test_bad_tcp_address(self) -> None:
+        os.environ.update({"HONE_SOCKET": "tcp://127.0.0.1", "HONE_TRIAL_ID": TRIAL_ID})
+        with self.assertRaisesRegex(hone.HoneError, "HOST:PORT"):
+            hone.report({"loss": 1.0})
 
     def test_connects_lazily(self) -> None:
         server = FakeHone(self)
