@@ -99,3 +99,11 @@ func (r *Reader) discardLine() error {
 		}
 	}
 }
+
+// Buffered returns a copy of the bytes read from the underlying reader
+// but not yet returned by ReadLine, so that a connection can be handed on
+// after its first line without losing what followed it.
+func (r *Reader) Buffered() []byte {
+	b, _ := r.br.Peek(r.br.Buffered())
+	return append([]byte(nil), b...)
+}

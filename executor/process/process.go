@@ -102,6 +102,19 @@ type Options struct {
 	// Clock stamps events (default: the wall clock). Its Now is called
 	// with the executor's lock held, from several goroutines.
 	Clock hone.Clock
+	// Listen, when set, makes trials connect over TCP instead of a Unix
+	// socket: the executor listens on this HOST:PORT (":0": every
+	// interface, a free port) and trials get HONE_SOCKET=tcp://HOST:PORT.
+	// Trials that run on other machines (Launch) need it.
+	Listen string
+	// Advertise is the HOST:PORT trials dial when Listen is set ("" =
+	// Listen's host, or this machine's address when that host is empty
+	// or unspecified, with the port listened on).
+	Advertise string
+	// Launch, when set, starts each trial's command somewhere other than
+	// as a child process of hone (a batch job on a cluster); see
+	// Launcher. Nil starts a child process.
+	Launch Launcher
 }
 
 // DefaultStopGrace is the StopGrace used when Options leaves it zero.
@@ -150,6 +163,8 @@ type Executor struct {
 	stateDir string // <experiment>/.hone once Prepare was called, else ""
 	sockDir  string // private directory of the trials' sockets; "" until the first start
 	sockSeq  uint64 // names the sockets in sockDir
+
+	tcp *tcpServer // with Options.Listen; nil otherwise
 }
 
 // state returns the state directory ("" without Prepare).
@@ -206,6 +221,14 @@ func New(opts Options) (*Executor, error) {
 	}
 	e.gpuUsed = make([]bool, len(e.gpuIDs))
 	e.hostname, _ = os.Hostname()
+	if opts.Launch != nil && opts.Listen == "" {
+		return nil, errors.New("process executor: Options.Launch needs Options.Listen: trials elsewhere connect over TCP")
+	}
+	if opts.Listen != "" {
+		if e.tcp, err = listenTCP(opts.Listen, opts.Advertise); err != nil {
+			return nil, fmt.Errorf("process executor: %w", err)
+		}
+	}
 	return e, nil
 }
 
@@ -269,7 +292,11 @@ func (e *Executor) Start(spec hone.StartSpec) error {
 		e.mu.Unlock()
 		return fmt.Errorf("start trial %s: already running", spec.TrialID)
 	}
-	gpus, err := e.takeGPUsLocked(spec.Resources.GPU)
+	var gpus []int
+	var err error
+	if e.opts.Launch == nil { // a launcher's trials get their GPUs where they run
+		gpus, err = e.takeGPUsLocked(spec.Resources.GPU)
+	}
 	if err != nil {
 		e.mu.Unlock()
 		return fmt.Errorf("start trial %s: %w", spec.TrialID, err)
@@ -377,6 +404,9 @@ func (e *Executor) pushLocked(p *proc, ev hone.Event) {
 	ev.Time = e.opts.Clock.Now()
 	ev.PID = p.pid
 	ev.Hostname = e.hostname
+	if p.launched != nil {
+		ev.Hostname = p.launched.Where()
+	}
 	e.queue.Push(ev)
 	select {
 	case e.wake <- struct{}{}:
@@ -424,9 +454,13 @@ func (e *Executor) Close() error {
 	discard(dropped)
 	e.wg.Wait()
 	e.forker.close()
+	var tcpErr error
+	if e.tcp != nil {
+		tcpErr = e.tcp.close()
+	}
 	e.sockMu.Lock()
 	defer e.sockMu.Unlock()
-	err := removeState(e.stateDir, e.sockDir)
+	err := errors.Join(removeState(e.stateDir, e.sockDir), tcpErr)
 	e.sockDir = ""
 	if err != nil {
 		return fmt.Errorf("process executor: %w", err)

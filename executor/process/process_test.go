@@ -867,8 +867,14 @@ func TestSocketDirectoryRemade(t *testing.T) {
 // message is not a hello with the trial's token is told why and closed;
 // the socket keeps waiting, and the trial, connecting after it, runs to
 // its end.
-func TestRefusedConnection(t *testing.T) {
-	for _, c := range []struct {
+func TestRefusedConnection(t *testing.T) { testRefusedConnection(t, "") }
+
+// TestRefusedConnectionTCP: the same over the executor's TCP server, where
+// a hello also names the trial it is for.
+func TestRefusedConnectionTCP(t *testing.T) { testRefusedConnection(t, "127.0.0.1:0") }
+
+func testRefusedConnection(t *testing.T, listen string) {
+	cases := []struct {
 		name, first, why string
 	}{
 		{"WrongToken", `{"type":"hello","v":1,"token":"0123","trial_id":"{trial_id}"}`,
@@ -876,11 +882,19 @@ func TestRefusedConnection(t *testing.T) {
 		{"ReportBeforeHello", `{"type":"report","metrics":{}}`,
 			"report out of turn: the first message must be hello"},
 		{"NotJSON", "hello", "message is not JSON: invalid character 'h' looking for beginning of value (at byte 1)"},
-	} {
+	}
+	if listen != "" {
+		cases = append(cases, struct{ name, first, why string }{"OtherTrial",
+			`{"type":"hello","v":1,"token":"{token}","trial_id":"b"}`,
+			`hello: no trial "b" waits for a connection here`})
+	}
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			ex := newExecutor(t, raw(t, c.first, "<read>", "<reconnect>", hello, "<read>",
-				`{"type":"report","metrics":{"n":1},"done":true}`, "<read>"))
+			opts := raw(t, c.first, "<read>", "<reconnect>", hello, "<read>",
+				`{"type":"report","metrics":{"n":1},"done":true}`, "<read>")
+			opts.Listen = listen
+			ex := newExecutor(t, opts)
 			dir := start(t, ex, "a", "", hone.Resources{})
 			ev := result(t, ex, "a")
 			if n, _ := hone.Number(ev.Metrics["n"]); n != 1 || !ev.Done {

@@ -81,6 +81,11 @@ func (e *Executor) Prepare(dir string) error {
 	if err := removeSockDirs(state); err != nil {
 		return fmt.Errorf("process executor: %w", err)
 	}
+	if pr, ok := e.opts.Launch.(Preparer); ok {
+		if err := pr.Prepare(state); err != nil {
+			return fmt.Errorf("process executor: end the trials of an earlier run: %w", err)
+		}
+	}
 	// The directories are made when there is something to put there.
 	e.stateDir = state
 	return nil

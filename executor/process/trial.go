@@ -67,11 +67,13 @@ type proc struct {
 	gpus []int // indexes into e.gpuIDs, released when the process ends
 
 	token     string
-	staging   string            // HONE_STAGING_DIR
-	ln        *net.UnixListener // in the executor's socket directory; Close removes the socket
+	staging   string       // HONE_STAGING_DIR
+	ln        net.Listener // the trial's Unix socket (Close removes it), or its share of the TCP server
+	sock      string       // HONE_SOCKET
 	cmd       *exec.Cmd
 	pid       int
-	recorded  string // the path of the process's record, or ""
+	launched  Launched // with Options.Launch, instead of cmd
+	recorded  string   // the path of the process's record, or ""
 	stdoutR   *os.File
 	stderrR   *os.File
 	stdoutLog *os.File
@@ -140,10 +142,13 @@ func (p *proc) start() (err error) {
 	}
 	p.token = hex.EncodeToString(tok[:])
 
-	if p.ln, err = e.listen(); err != nil {
+	if p.ln, p.sock, err = e.listen(spec.TrialID); err != nil {
 		return err
 	}
 	undo = append(undo, func() { p.ln.Close() })
+	if e.opts.Launch != nil {
+		return p.launch(string(cfgJSON))
+	}
 	if p.stdoutLog, err = openLog(filepath.Join(spec.Dir, StdoutLog)); err != nil {
 		return err
 	}
@@ -191,6 +196,33 @@ func (p *proc) start() (err error) {
 	return nil
 }
 
+// launch starts the trial through Options.Launch: the trial writes its
+// own logs, so there is no output to read.
+func (p *proc) launch(cfgJSON string) error {
+	e, spec := p.e, p.spec
+	l, err := e.opts.Launch.Launch(LaunchSpec{
+		TrialID:   spec.TrialID,
+		Argv:      e.opts.Command,
+		Env:       p.environ(cfgJSON),
+		Dir:       e.workDir,
+		TrialDir:  spec.Dir,
+		Stdout:    filepath.Join(spec.Dir, StdoutLog),
+		Stderr:    filepath.Join(spec.Dir, StderrLog),
+		Resources: spec.Resources,
+	})
+	if err != nil {
+		return err
+	}
+	p.launched = l
+	close(p.stdoutDone)
+	close(p.stderrDone)
+	e.wg.Add(3)
+	go p.wait()
+	go p.supervise()
+	go p.serve()
+	return nil
+}
+
 // environ returns the process's environment.
 func (p *proc) environ(cfgJSON string) []string {
 	e, spec := p.e, p.spec
@@ -202,7 +234,7 @@ func (p *proc) environ(cfgJSON string) []string {
 	}
 	env = append(env,
 		wire.EnvProtocol+"="+strconv.Itoa(wire.Version),
-		wire.EnvSocket+"="+p.ln.Addr().String(),
+		wire.EnvSocket+"="+p.sock,
 		wire.EnvToken+"="+p.token,
 		wire.EnvTrialID+"="+spec.TrialID,
 		wire.EnvTrialDir+"="+spec.Dir,
@@ -210,18 +242,26 @@ func (p *proc) environ(cfgJSON string) []string {
 		wire.EnvRestoreDir+"="+spec.RestoreDir,
 		wire.EnvIteration+"="+strconv.Itoa(spec.Iteration),
 		wire.EnvConfig+"="+cfgJSON,
-		"CUDA_VISIBLE_DEVICES="+strings.Join(gpus, ","),
 	)
+	if e.opts.Launch == nil { // elsewhere, the GPUs are the launcher's to set
+		env = append(env, "CUDA_VISIBLE_DEVICES="+strings.Join(gpus, ","))
+	}
 	if spec.Resources.CPU > 0 && !ompSet {
 		env = append(env, "OMP_NUM_THREADS="+strconv.Itoa(int(math.Ceil(spec.Resources.CPU))))
 	}
 	return env
 }
 
-// listen makes the trial's socket in the executor's socket directory
-// (made, private, at the first start; Close removes it), so that a start
-// costs no directory of its own.
-func (e *Executor) listen() (*net.UnixListener, error) {
+// listen returns the listener of the trial's connection and the
+// HONE_SOCKET value that reaches it: the trial's share of the TCP server,
+// or a socket in the executor's socket directory (made, private, at the
+// first start; Close removes it), so that a start costs no directory of
+// its own.
+func (e *Executor) listen(trialID string) (net.Listener, string, error) {
+	if e.tcp != nil {
+		ln, err := e.tcp.listen(trialID)
+		return ln, e.tcp.advertise, err
+	}
 	e.sockMu.Lock()
 	defer e.sockMu.Unlock()
 	var firstErr error
@@ -229,7 +269,7 @@ func (e *Executor) listen() (*net.UnixListener, error) {
 		if e.sockDir == "" {
 			dir, err := makeSockDir(e.stateDir)
 			if err != nil {
-				return nil, fmt.Errorf("trial socket: %w", err)
+				return nil, "", fmt.Errorf("trial socket: %w", err)
 			}
 			e.sockDir = dir
 		}
@@ -237,7 +277,7 @@ func (e *Executor) listen() (*net.UnixListener, error) {
 		path := filepath.Join(e.sockDir, strconv.FormatUint(e.sockSeq, 36))
 		ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 		if err == nil {
-			return ln, nil
+			return ln, path, nil
 		}
 		firstErr = cmp(firstErr, err)
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -247,7 +287,7 @@ func (e *Executor) listen() (*net.UnixListener, error) {
 		// make a new one, once.
 		e.sockDir = ""
 	}
-	return nil, fmt.Errorf("trial socket: %w", firstErr)
+	return nil, "", fmt.Errorf("trial socket: %w", firstErr)
 }
 
 // cmp returns the first non-nil error.
@@ -267,6 +307,12 @@ func openLog(path string) (*os.File, error) {
 func (p *proc) signal(sig syscall.Signal) {
 	p.sigMu.Lock()
 	defer p.sigMu.Unlock()
+	if p.launched != nil {
+		if err := p.launched.Signal(sig); err == nil {
+			p.signalled = true
+		}
+		return
+	}
 	if p.gone || p.pid <= 0 {
 		return // never kill(0) or kill(-1): that would signal hone
 	}
@@ -279,6 +325,11 @@ func (p *proc) signal(sig syscall.Signal) {
 // what is left of its process group), then removes its record.
 func (p *proc) wait() {
 	defer p.e.wg.Done()
+	if p.launched != nil {
+		p.waitErr = p.launched.Wait()
+		close(p.reaped)
+		return
+	}
 	p.waitErr = p.waitEnd()
 	if p.recorded != "" {
 		// Failures are harmless: a later run finds the process gone.
@@ -380,8 +431,10 @@ loop:
 			continue
 		case <-drain.C:
 		}
-		p.stdoutR.Close()
-		p.stderrR.Close()
+		if p.launched == nil {
+			p.stdoutR.Close()
+			p.stderrR.Close()
+		}
 		p.lobby.close()
 		e.mu.Lock()
 		p.drained = true
@@ -392,10 +445,12 @@ loop:
 		<-done
 	}
 	drain.Stop()
-	p.stdoutR.Close()
-	p.stderrR.Close()
-	p.stdoutLog.Close()
-	p.stderrLog.Close()
+	if p.launched == nil {
+		p.stdoutR.Close()
+		p.stderrR.Close()
+		p.stdoutLog.Close()
+		p.stderrLog.Close()
+	}
 
 	p.sigMu.Lock()
 	signalled := p.signalled
@@ -411,6 +466,8 @@ loop:
 		p.exitErr = &ProtocolError{Err: p.violation}
 	case p.waitErr == nil, signalled:
 		p.exitErr = nil
+	case p.launched != nil:
+		p.exitErr = p.waitErr
 	case errors.As(p.waitErr, &xe):
 		p.exitErr = &ExitError{Status: xe.ProcessState.String(), ExitCode: xe.ExitCode(), Stderr: p.tail.String()}
 	default:

@@ -25,7 +25,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/signal"
 	"strconv"
@@ -72,7 +71,7 @@ func raw() {
 	if err := json.Unmarshal([]byte(os.Getenv("HONE_TEST_LINES")), &lines); err != nil {
 		fail("HONE_TEST_LINES: " + err.Error())
 	}
-	conn, err := net.Dial("unix", os.Getenv(wire.EnvSocket))
+	conn, err := wire.Dial(os.Getenv(wire.EnvSocket))
 	if err != nil {
 		fail(err.Error())
 	}
@@ -101,7 +100,7 @@ func raw() {
 			continue
 		case l == "<reconnect>":
 			conn.Close()
-			if conn, err = net.Dial("unix", os.Getenv(wire.EnvSocket)); err != nil {
+			if conn, err = wire.Dial(os.Getenv(wire.EnvSocket)); err != nil {
 				fail(err.Error())
 			}
 			r = bufio.NewReader(conn)

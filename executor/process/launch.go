@@ -1,0 +1,56 @@
+package process
+
+import (
+	"syscall"
+
+	"github.com/hone-tune/hone"
+)
+
+// Launcher starts trials' commands somewhere other than as child
+// processes of hone: a batch job on a cluster, say. The executor keeps
+// everything else: the protocol with the trial (over TCP, Options.Listen),
+// its directives, stops and events. A launched trial writes its own
+// standard output and error to the files LaunchSpec names; it reports
+// over its connection only (the HONE_REPORT fallback on standard output
+// needs a child process).
+//
+// Launch is called from the runner's goroutine; the Launched methods from
+// the executor's goroutines, concurrently.
+type Launcher interface {
+	Launch(spec LaunchSpec) (Launched, error)
+}
+
+// LaunchSpec is one start of one trial.
+type LaunchSpec struct {
+	TrialID string
+	// Argv is the command (Options.Command).
+	Argv []string
+	// Env is the trial's whole environment, HONE_* included.
+	Env []string
+	// Dir is the working directory (Options.Dir), TrialDir the trial's
+	// directory.
+	Dir, TrialDir string
+	// Stdout and Stderr are the files the trial's output is appended to.
+	Stdout, Stderr string
+	// Resources is what the trial needs.
+	Resources hone.Resources
+}
+
+// Launched is one launched trial.
+type Launched interface {
+	// Signal asks the trial to stop (syscall.SIGTERM) or ends it at once
+	// (syscall.SIGKILL). It may be called after the trial ended.
+	Signal(sig syscall.Signal) error
+	// Wait blocks until the trial has ended and returns nil when it ended
+	// well (or after Signal), else why it failed. It is called once.
+	Wait() error
+	// Where says where the trial runs ("" while not known yet).
+	Where() string
+}
+
+// Preparer is implemented by a Launcher that must find what a killed run
+// of hone left running (the executor's Prepare calls it with the
+// executor's state directory before any start).
+type Preparer interface {
+	Prepare(stateDir string) error
+}
