@@ -1,9 +1,11 @@
 package spec
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"maps"
+	"path/filepath"
 	"time"
 
 	"github.com/hone-tune/hone"
@@ -34,6 +36,9 @@ type Process struct {
 	Dir       string        // the working directory (absolute)
 	StopGrace time.Duration // from asking a trial to stop to killing it
 	GPUs      int           // the machine's GPUs, handed out to trials
+	// ExperimentDir is the experiment's directory (absolute, local).
+	ExperimentDir string
+	build         *executorBuild
 }
 
 // minStopGrace is the least time an interrupted experiment waits for its
@@ -60,6 +65,13 @@ func Build(s *Spec, dir string, stdout io.Writer) (*Plan, error) {
 		GPU:    float64(s.GPUs),
 		Memory: m.memory,
 		Custom: maps.Clone(s.CustomResources),
+	}
+	if s.executor != nil && s.executor.pool != nil {
+		p, err := s.executor.pool(context.Background())
+		if err != nil {
+			return nil, fmt.Errorf("the %s executor's resources: %w", s.Executor.Name, err)
+		}
+		pool = p
 	}
 	// HyperBand for BOHB tells the BOHB searcher of pauses, so paused
 	// trials do not count against its concurrency limit.
@@ -114,11 +126,13 @@ func Build(s *Spec, dir string, stdout io.Writer) (*Plan, error) {
 			StopGrace: max(minStopGrace, 2*s.StopGrace),
 		},
 		Process: Process{
-			Command:   append([]string(nil), s.Command...),
-			Env:       env,
-			Dir:       s.WorkingDir,
-			StopGrace: s.StopGrace,
-			GPUs:      s.GPUs,
+			Command:       append([]string(nil), s.Command...),
+			Env:           env,
+			Dir:           s.WorkingDir,
+			StopGrace:     s.StopGrace,
+			GPUs:          s.GPUs,
+			build:         s.executor,
+			ExperimentDir: absDir(dir),
 		},
 		files: files,
 	}, nil
@@ -151,4 +165,12 @@ func (s *Spec) stoppers() []hone.Stopper {
 		out = append(out, &stopper.Plateau{Metric: metric, Std: pl.Std, NumResults: pl.NumResults, GracePeriod: pl.GracePeriod})
 	}
 	return out
+}
+
+// absDir returns dir made absolute (as it is if that fails).
+func absDir(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
 }

@@ -61,7 +61,7 @@ func (s *Spec) check(c *collector) (hone.Searcher, hone.Scheduler) {
 		}
 	}
 	s.checkStop(c)
-	s.checkResources(c, thisMachine())
+	s.checkResources(c, thisMachine(), s.Executor.Name != "local")
 	if s.MaxConcurrentTrials < 0 {
 		c.errorf("max_concurrent_trials", "must be >= 0 (0 = as many as resources allow), got %d", s.MaxConcurrentTrials)
 	}
@@ -103,6 +103,7 @@ func (s *Spec) check(c *collector) (hone.Searcher, hone.Scheduler) {
 	clean := len(c.errs) == 0
 	buildSearcher := s.readSearcher(c)
 	buildScheduler := s.readScheduler(c)
+	s.executor = s.readExecutor(c)
 	if !clean || len(c.errs) > 0 || buildSearcher == nil || buildScheduler == nil {
 		return nil, nil
 	}
@@ -348,8 +349,15 @@ func (s *Spec) checkStop(c *collector) {
 	}
 }
 
-func (s *Spec) checkResources(c *collector, m machine) {
+// checkResources checks what each trial needs against the machine m.
+//
+// On a cluster (elsewhere is true) the trials run on other machines: only
+// the values themselves are checked, not against this machine.
+func (s *Spec) checkResources(c *collector, m machine, elsewhere bool) {
 	r := s.Resources
+	if elsewhere {
+		m = machine{cpus: math.MaxInt}
+	}
 	nonNeg := func(path string, v float64) bool {
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			c.errorf(path, "must be a finite number >= 0, got %s", formatNum(v))
@@ -364,7 +372,7 @@ func (s *Spec) checkResources(c *collector, m machine) {
 	case !nonNeg("resources.gpu", r.GPU):
 	case r.GPU != math.Trunc(r.GPU):
 		c.errorf("resources.gpu", "must be a whole number: each trial gets GPUs of its own, got %s", formatNum(r.GPU))
-	case s.GPUs >= 0 && r.GPU > float64(s.GPUs):
+	case !elsewhere && s.GPUs >= 0 && r.GPU > float64(s.GPUs):
 		c.errorf("resources.gpu", "each trial needs %s GPU(s) but gpus, the number the machine has, is %d", formatNum(r.GPU), s.GPUs)
 	}
 	switch {
@@ -380,6 +388,7 @@ func (s *Spec) checkResources(c *collector, m machine) {
 		}
 		have, ok := s.CustomResources[k]
 		switch {
+		case elsewhere:
 		case !ok && r.Custom[k] > 0:
 			c.errorf(p, "the machine offers no %q; say how much it has under custom_resources", k)
 		case ok && r.Custom[k] > have:

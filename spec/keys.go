@@ -16,6 +16,7 @@ var topKeys = []string{
 	"time_budget_s", "resources", "max_concurrent_trials", "max_pending_trials",
 	"checkpoint", "failure", "trial_timeout", "report_timeout",
 	"command", "env", "working_dir", "stop_grace", "gpus", "custom_resources",
+	"executor",
 }
 
 // The keys of the fixed sections. The stop section's other keys are result
@@ -29,6 +30,7 @@ var (
 	failureKeys    = []string{"max_failures", "fail_fast"}
 	searcherKeys   = []string{"name", "max_concurrent"}
 	schedulerKeys  = []string{"name"}
+	executorKeys   = []string{"name"}
 )
 
 // sections returns the fixed sections by key path, with their keys, in the
@@ -41,7 +43,7 @@ func sections() []struct {
 		path string
 		keys []string
 	}{
-		{"", topKeys}, {"searcher", searcherKeys}, {"scheduler", schedulerKeys},
+		{"", topKeys}, {"searcher", searcherKeys}, {"scheduler", schedulerKeys}, {"executor", executorKeys},
 		{"stop", stopKeys}, {"stop.plateau", plateauKeys}, {"resources", resourceKeys},
 		{"checkpoint", checkpointKeys}, {"failure", failureKeys},
 	}

@@ -687,3 +687,22 @@ func (c *collector) bounds(n *yaml.Node, path, prefix string, out map[string][2]
 	}
 	return ok
 }
+
+// Strings returns the parameter key, a list of strings, or nil.
+func (p *Params) Strings(key string) []string {
+	var v []string
+	if e, ok := p.lookup(key); ok {
+		d := deref(e.valNode)
+		if d == nil || d.Kind != yaml.SequenceNode {
+			p.c.nodeErrorf(e.valNode, e.path, "want a list of strings, e.g. [--constraint=a100], got %s", describe(e.valNode))
+		} else {
+			for i, n := range d.Content {
+				if s, ok := p.c.text(n, index(e.path, i)); ok {
+					v = append(v, s)
+				}
+			}
+		}
+	}
+	p.resolve(key, v)
+	return v
+}

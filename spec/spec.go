@@ -63,6 +63,10 @@ type Spec struct {
 	Searcher Plugin
 	// Scheduler decides about running trials. Default: fifo.
 	Scheduler Plugin
+	// Executor says where trials run: "local" (the default: processes on
+	// this machine) or "slurm" (a Slurm cluster), with its parameters.
+	Executor Plugin
+	executor *executorBuild // read from Executor by check
 	// Stop holds the stop conditions.
 	Stop Stop
 	// Resources is what each trial needs. Default: 1 CPU. Validate
@@ -162,6 +166,7 @@ func Default() *Spec {
 		NumSamples: 1,
 		Searcher:   Plugin{Name: "random"},
 		Scheduler:  Plugin{Name: "fifo"},
+		Executor:   Plugin{Name: "local"},
 		Resources:  hone.Resources{CPU: 1},
 		StopGrace:  10 * time.Second,
 	}
@@ -300,6 +305,8 @@ func (s *Spec) decode(c *collector, root *yaml.Node, dir string) {
 			s.Searcher = c.plugin(v, path, "random", true)
 		case "scheduler":
 			s.Scheduler = c.plugin(v, path, "fifo", false)
+		case "executor":
+			s.Executor = c.plugin(v, path, "local", false)
 		case "stop":
 			s.decodeStop(c, v, path)
 		case "resources":

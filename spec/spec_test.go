@@ -91,6 +91,7 @@ custom_resources: {licence: 3}
 		PointsToEvaluate: []map[string]any{{"lr": 0.01, "model": map[string]any{"width": 16}}},
 		Searcher:         Plugin{Name: "random", MaxConcurrent: 2},
 		Scheduler:        Plugin{Name: "fifo"},
+		Executor:         Plugin{Name: "local"},
 		Stop: Stop{
 			TrainingIteration: 20,
 			Thresholds: []Threshold{
@@ -113,7 +114,7 @@ custom_resources: {licence: 3}
 		CustomResources:     map[string]float64{"licence": 3},
 	}
 	got := *s
-	got.file, got.lines = "", nil
+	got.file, got.lines, got.executor = "", nil, nil
 	got.Searcher.Node = nil
 	if !reflect.DeepEqual(&got, want) {
 		t.Errorf("Parse:\n got %+v\nwant %+v", got, *want)
@@ -141,7 +142,7 @@ func TestErrors(t *testing.T) {
 	}{{
 		name: "unknown key with suggestion",
 		src:  "command: [x]\nschedular: fifo\n",
-		want: []string{`experiment.yaml:2: schedular: unknown key (did you mean "scheduler"?); allowed keys: checkpoint, command, custom_resources, env, failure, gpus, max_concurrent_trials, max_pending_trials, metric, mode, name, num_samples, points_to_evaluate, report_timeout, resources, scheduler, search_space, searcher, seed, stop, stop_grace, storage, time_budget_s, trainable, trial_timeout, working_dir`},
+		want: []string{`experiment.yaml:2: schedular: unknown key (did you mean "scheduler"?); allowed keys: checkpoint, command, custom_resources, env, executor, failure, gpus, max_concurrent_trials, max_pending_trials, metric, mode, name, num_samples, points_to_evaluate, report_timeout, resources, scheduler, search_space, searcher, seed, stop, stop_grace, storage, time_budget_s, trainable, trial_timeout, working_dir`},
 	}, {
 		name: "unknown nested key",
 		src:  "command: [x]\ncheckpoint:\n  num_to_kep: 2\n",
@@ -551,8 +552,14 @@ custom_resources: {tpu: 4}
 	if !reflect.DeepEqual(plan.Options.Pool, wantPool) || plan.Options.Dir != dir || plan.Options.StopGrace != 40*time.Second {
 		t.Errorf("options: %+v", plan.Options)
 	}
-	wantProc := Process{Command: []string{"sh", "-c", "echo hi"}, Env: []string{"A=x=y", "Z=1"}, Dir: s.WorkingDir, StopGrace: 20 * time.Second, GPUs: 1}
-	if !reflect.DeepEqual(plan.Process, wantProc) {
+	wantProc := Process{Command: []string{"sh", "-c", "echo hi"}, Env: []string{"A=x=y", "Z=1"}, Dir: s.WorkingDir, StopGrace: 20 * time.Second, GPUs: 1,
+		ExperimentDir: dir}
+	gotProc := plan.Process
+	if gotProc.build == nil {
+		t.Error("the plan has no executor to build")
+	}
+	gotProc.build = nil
+	if !reflect.DeepEqual(gotProc, wantProc) {
 		t.Errorf("process: %+v", plan.Process)
 	}
 	if err := plan.Close(); err != nil {

@@ -35,7 +35,7 @@ type app struct {
 }
 
 func newApp(stdout, stderr io.Writer) *app {
-	return &app{stdout: stdout, stderr: stderr, newExecutor: newProcessExecutor}
+	return &app{stdout: stdout, stderr: stderr, newExecutor: newSpecExecutor}
 }
 
 // exitError is an error that carries hone's exit code for it.
@@ -195,7 +195,7 @@ func (a *app) interruptible(ctx context.Context, onFirst, onSecond string, kill 
 func (a *app) versionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print hone's version, the storage URLs it accepts, and the searchers and schedulers it includes",
+		Short: "Print hone's version, the storage URLs it accepts, and the searchers, schedulers and executors it includes",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := cmd.OutOrStdout()
@@ -204,7 +204,7 @@ func (a *app) versionCmd() *cobra.Command {
 			for _, kind := range []struct {
 				title string
 				list  func() ([]string, map[string]string)
-			}{{"searchers", spec.Searchers}, {"schedulers", spec.Schedulers}} {
+			}{{"searchers", spec.Searchers}, {"schedulers", spec.Schedulers}, {"executors", spec.Executors}} {
 				names, docs := kind.list()
 				fmt.Fprintf(w, "%s:\n", kind.title)
 				width := 0

@@ -1,0 +1,122 @@
+package slurm
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/hone-tune/hone"
+)
+
+// Pool returns the resources the experiment's trials share: in step mode
+// the allocation's (its CPUs and memory on every node), in job mode the
+// nodes of the partition (every node of the cluster without one), so
+// that hone never has more trials waiting in Slurm's queue than the
+// cluster can run at once.
+func Pool(ctx context.Context, o Options) (hone.Resources, error) {
+	if o.Mode == Step || ((o.Mode == Auto || o.Mode == "") && InAllocation()) {
+		return allocationPool(os.Getenv)
+	}
+	c := &cli{env: o.Env}
+	if c.env == nil {
+		c.env = os.Environ()
+	}
+	args := []string{"--noheader", "--Node", "--format=%N|%c|%m|%G"}
+	if o.Partition != "" {
+		args = append(args, "--partition="+o.Partition)
+	}
+	out, err := c.run(ctx, "sinfo", args...)
+	if err != nil {
+		return hone.Resources{}, fmt.Errorf("the cluster's nodes: %w", err)
+	}
+	return parseNodes(string(out))
+}
+
+// parseNodes sums sinfo's node lines ("n1|2|4000|gpu:4"), each node once.
+func parseNodes(out string) (hone.Resources, error) {
+	var r hone.Resources
+	seen := map[string]bool{}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(strings.TrimSpace(line), "|")
+		if len(f) != 4 || seen[f[0]] {
+			continue
+		}
+		seen[f[0]] = true
+		cpus, err := strconv.Atoi(f[1])
+		if err != nil {
+			return hone.Resources{}, fmt.Errorf("sinfo: node %s has %q CPUs", f[0], f[1])
+		}
+		mem, _ := strconv.ParseInt(strings.TrimSuffix(f[2], "+"), 10, 64)
+		r.CPU += float64(cpus)
+		r.Memory += mem << 20
+		r.GPU += float64(gresCount(f[3], "gpu"))
+	}
+	if len(seen) == 0 {
+		return hone.Resources{}, fmt.Errorf("sinfo lists no node")
+	}
+	return r, nil
+}
+
+// gresCount returns how many of name a node's gres ("gpu:a100:4(S:0-1),mps:100") has.
+func gresCount(gres, name string) int {
+	n := 0
+	for _, g := range strings.Split(gres, ",") {
+		g, _, _ = strings.Cut(g, "(")
+		parts := strings.Split(g, ":")
+		if len(parts) < 2 || parts[0] != name {
+			continue
+		}
+		if c, err := strconv.Atoi(parts[len(parts)-1]); err == nil {
+			n += c
+		}
+	}
+	return n
+}
+
+// allocationPool reads the allocation's CPUs and memory from the
+// environment Slurm gives a job.
+func allocationPool(getenv func(string) string) (hone.Resources, error) {
+	var r hone.Resources
+	cpus, err := expandCounts(getenv("SLURM_JOB_CPUS_PER_NODE"))
+	if err != nil {
+		return r, fmt.Errorf("SLURM_JOB_CPUS_PER_NODE: %w", err)
+	}
+	nodes := 0
+	for _, c := range cpus {
+		r.CPU += float64(c)
+		nodes++
+	}
+	if mb, err := strconv.ParseInt(getenv("SLURM_MEM_PER_NODE"), 10, 64); err == nil && mb > 0 {
+		r.Memory = int64(nodes) * mb << 20
+	}
+	return r, nil
+}
+
+// expandCounts expands Slurm's compressed per-node counts, "2(x3),1" to
+// [2 2 2 1].
+func expandCounts(s string) ([]int, error) {
+	if s == "" {
+		return nil, fmt.Errorf("not set: is this an allocation?")
+	}
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		v, rep := part, 1
+		if i := strings.Index(part, "(x"); i >= 0 && strings.HasSuffix(part, ")") {
+			n, err := strconv.Atoi(part[i+2 : len(part)-1])
+			if err != nil {
+				return nil, fmt.Errorf("%q: bad repeat", s)
+			}
+			v, rep = part[:i], n
+		}
+		c, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, fmt.Errorf("%q: not a count", s)
+		}
+		for range rep {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,204 @@
+// Package slurm runs trials on a Slurm cluster. It is the process
+// executor (package process) with a Launcher that starts each trial's
+// command through Slurm, so that trials on the cluster speak the same
+// protocol as local ones, over TCP: a trial connects back to the driver's
+// address (Options.Listen) with its own token.
+//
+// Two modes:
+//
+//   - step: inside an allocation (SLURM_JOB_ID is set, as under
+//     `sbatch -N4 --wrap "hone run exp.yaml"`), each trial is a job step,
+//     `srun --exclusive -N1 -n1 ...` sized by the trial's resources. srun
+//     runs on the driver's machine for as long as the step runs; it dies
+//     with hone, and Prepare cancels steps a killed run left.
+//   - job: from a login node, each trial is a job of its own, submitted
+//     with sbatch (--no-requeue: hone retries failed trials itself, from
+//     their latest checkpoint). One squeue call per poll interval follows
+//     every job of the experiment.
+//
+// Resources map to --cpus-per-task (the CPUs rounded up), --mem (MiB) and
+// --gres=gpu:N plus custom resources as gres. A failure the cluster
+// causes (a node failure, a time limit, out of memory, preemption, a
+// cancellation by someone else) is the trial's failure, with the job's
+// state and reason, and hone retries the trial under max_failures.
+//
+// Every job and step is named hone-<experiment key>-<trial id> and, for
+// jobs, carries the experiment's key in its comment, so a resumed driver
+// finds what its killed predecessor left and cancels it before any trial
+// starts: no trial ever runs twice at once.
+package slurm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/hone-tune/hone/executor/process"
+)
+
+// Mode says how trials run on the cluster.
+type Mode string
+
+// The modes.
+const (
+	// Auto is Step inside an allocation (SLURM_JOB_ID set), else Job.
+	Auto Mode = "auto"
+	// Step runs each trial as a job step of the current allocation.
+	Step Mode = "step"
+	// Job submits each trial as a job of its own.
+	Job Mode = "job"
+)
+
+// Options configures the executor.
+type Options struct {
+	// Process holds the command, environment, working directory and stop
+	// grace of the trials, as for the process executor. Its Listen is the
+	// driver's address the trials connect to (default ":0": every
+	// interface, a free port, advertised as this machine's address), its
+	// Launch is set by New.
+	Process process.Options
+	// Mode is Auto (the default), Step or Job.
+	Mode Mode
+	// Partition, Account, QOS and Time (a Slurm time limit such as
+	// "2:00:00") are passed to sbatch (job mode) or srun (step mode) when
+	// set.
+	Partition, Account, QOS, Time string
+	// SbatchArgs and SrunArgs are extra arguments for every sbatch (job
+	// mode) or srun (step mode).
+	SbatchArgs, SrunArgs []string
+	// Key identifies the experiment in job names and comments (see
+	// ExperimentKey).
+	Key string
+	// Poll is how often job mode asks squeue about the experiment's jobs
+	// (default 2s).
+	Poll time.Duration
+	// Env is the environment of the Slurm commands themselves (default:
+	// hone's).
+	Env []string
+}
+
+// DefaultPoll is the poll interval of job mode.
+const DefaultPoll = 2 * time.Second
+
+// ExperimentKey returns a short key for the experiment directory dir,
+// used in job names: the same directory gives the same key.
+func ExperimentKey(dir string) string {
+	h := sha256.Sum256([]byte(dir))
+	return hex.EncodeToString(h[:5])
+}
+
+// InAllocation reports whether hone runs inside a Slurm allocation.
+func InAllocation() bool { return os.Getenv("SLURM_JOB_ID") != "" }
+
+// New returns an executor that runs trials on the cluster. It checks
+// first that the Slurm commands are there and, when set, that the
+// partition exists, so that a wrong setting is an error before any trial
+// starts.
+func New(ctx context.Context, o Options) (*process.Executor, error) {
+	if o.Key == "" {
+		return nil, errors.New("slurm executor: Options.Key is empty")
+	}
+	if o.Poll <= 0 {
+		o.Poll = DefaultPoll
+	}
+	if o.Env == nil {
+		o.Env = os.Environ()
+	}
+	mode := o.Mode
+	switch mode {
+	case "", Auto:
+		mode = Job
+		if InAllocation() {
+			mode = Step
+		}
+	case Step:
+		if !InAllocation() {
+			return nil, errors.New("slurm executor: mode step runs trials as steps of the current allocation, but SLURM_JOB_ID is not set (run hone inside sbatch or salloc, or use mode job)")
+		}
+	case Job:
+	default:
+		return nil, fmt.Errorf("slurm executor: mode %q: allowed values are auto, step and job", o.Mode)
+	}
+	c := &cli{env: o.Env}
+	need := []string{"srun", "squeue", "scancel"}
+	if mode == Job {
+		need = []string{"sbatch", "squeue", "scancel", "scontrol"}
+	}
+	for _, name := range need {
+		if _, err := exec.LookPath(name); err != nil {
+			return nil, fmt.Errorf("slurm executor: %s not found in PATH: is this a Slurm node?", name)
+		}
+	}
+	if o.Partition != "" {
+		if err := c.checkPartition(ctx, o.Partition); err != nil {
+			return nil, fmt.Errorf("slurm executor: %w", err)
+		}
+	}
+	popts := o.Process
+	if popts.Listen == "" {
+		popts.Listen = ":0"
+	}
+	if mode == Step {
+		popts.Launch = newStepLauncher(c, o)
+	} else {
+		popts.Launch = newJobLauncher(c, o)
+	}
+	ex, err := process.New(popts)
+	if err != nil {
+		return nil, fmt.Errorf("slurm executor: %w", err)
+	}
+	return ex, nil
+}
+
+// jobName names a trial's job or step.
+func jobName(key, trialID string) string { return namePrefix(key) + trialID }
+
+// namePrefix starts the names of the experiment's jobs and steps.
+func namePrefix(key string) string { return "hone-" + key + "-" }
+
+// cli runs Slurm's commands.
+type cli struct {
+	env []string
+}
+
+// cmdTimeout bounds one Slurm command: a controller that does not answer
+// is an error, not a hang.
+const cmdTimeout = 60 * time.Second
+
+// run runs a Slurm command and returns its standard output; its error
+// names the command and carries its standard error.
+func (c *cli) run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, cmdTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = c.env
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return out, fmt.Errorf("%s: %s", name, msg)
+	}
+	return out, nil
+}
+
+// checkPartition fails when the partition does not exist.
+func (c *cli) checkPartition(ctx context.Context, partition string) error {
+	out, err := c.run(ctx, "scontrol", "show", "partition", "-o", partition)
+	if err != nil {
+		return fmt.Errorf("partition %q: %w", partition, err)
+	}
+	if !strings.Contains(string(out), "PartitionName="+partition) {
+		return fmt.Errorf("partition %q does not exist", partition)
+	}
+	return nil
+}
