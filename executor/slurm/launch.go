@@ -79,7 +79,7 @@ type JobError struct {
 	State string
 	// Reason, Node and ExitCode are what Slurm says of the end.
 	Reason, Node string
-	ExitCode    int
+	ExitCode     int
 	// Stderr is the end of the trial's stderr.log.
 	Stderr string
 }
