@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Runs every check hone has: formatting, vet, the Go tests under the race
 # detector, and short fuzzing of the parsers. It installs nothing that the
-# Go toolchain does not fetch by itself (module downloads); the S3 server the
-# object-store tests use is built with `go install` into a per-machine cache
-# (scripts/s3server.sh) and runs only while this script does.
+# Go toolchain does not fetch by itself (module downloads), but Slurm and
+# munge from the Debian packages (apt-get, once per machine, as root); the
+# S3 server the object-store tests use is built with `go install` into a
+# per-machine cache (scripts/s3server.sh), and the Slurm cluster the Slurm
+# tests use is started over a temporary directory (scripts/slurm.sh); both
+# run only while this script does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +28,12 @@ go vet ./...
 # be built).
 . scripts/s3server.sh
 hone_s3_start
+
+# A real two-node Slurm cluster for the Slurm tests (skipped loudly if it
+# cannot be installed or started). Sourced after the S3 server: its EXIT
+# trap stops both.
+. scripts/slurm.sh
+hone_slurm_start
 
 echo "== go test -race"
 go test -race -count=1 -timeout 20m ./...

@@ -1,0 +1,123 @@
+// Package slurmtest gives tests the real two-node Slurm cluster that
+// scripts/test.sh starts (scripts/slurm.sh), or skips them loudly when
+// there is none.
+//
+// Test packages run in parallel processes, and some tests take a node
+// down: every test holds a lock on the cluster while it uses it, shared
+// (Require) or exclusive (RequireExclusive), so that no test sees another
+// test's node failure.
+package slurmtest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The environment variables scripts/slurm.sh exports.
+const (
+	// Env is set to 1 when the cluster is up.
+	Env = "HONE_TEST_SLURM"
+	// EnvConf is the cluster's slurm.conf; SLURM_CONF is set to it too,
+	// so Slurm's commands run by the tests talk to the cluster.
+	EnvConf = "HONE_TEST_SLURM_CONF"
+	// EnvPartition is the partition of every node.
+	EnvPartition = "HONE_TEST_SLURM_PARTITION"
+	// EnvNodes lists the node names, separated by spaces.
+	EnvNodes = "HONE_TEST_SLURM_NODES"
+	// EnvNodeCtl is the script that takes a node down and brings it back.
+	EnvNodeCtl = "HONE_TEST_SLURM_NODECTL"
+	// EnvLock is the file the tests lock while they use the cluster.
+	EnvLock = "HONE_TEST_SLURM_LOCK"
+)
+
+// lockBound is how long a test waits for the cluster's lock before it
+// fails: longer than any other test holds it.
+const lockBound = 10 * time.Minute
+
+// Cluster is the test cluster's settings.
+type Cluster struct {
+	// Conf is the path of the cluster's slurm.conf.
+	Conf string
+	// Partition is the partition of every node.
+	Partition string
+	// Nodes are the node names, "n1" and "n2".
+	Nodes []string
+	// NodeCtl is the path of the node control script: NodeCtl stop|kill|
+	// start|resume NODE.
+	NodeCtl string
+}
+
+// Require returns the cluster, holding a shared lock on it until the test
+// ends, or skips the test with a loud message when scripts/test.sh did not
+// start one.
+func Require(t testing.TB) Cluster {
+	t.Helper()
+	return require(t, syscall.LOCK_SH)
+}
+
+// RequireExclusive is Require for a test that takes nodes down or needs
+// every node to itself: its lock is exclusive, so the test waits until no
+// other test uses the cluster, and none starts until it ends.
+func RequireExclusive(t testing.TB) Cluster {
+	t.Helper()
+	return require(t, syscall.LOCK_EX)
+}
+
+func require(t testing.TB, how int) Cluster {
+	t.Helper()
+	if os.Getenv(Env) == "" {
+		t.Skip("SKIPPED: " + Env + " is not set; scripts/test.sh installs Slurm and starts a real " +
+			"two-node cluster (scripts/slurm.sh) and sets it. Run the tests through scripts/test.sh to cover Slurm.")
+	}
+	c := Cluster{
+		Conf:      os.Getenv(EnvConf),
+		Partition: os.Getenv(EnvPartition),
+		Nodes:     strings.Fields(os.Getenv(EnvNodes)),
+		NodeCtl:   os.Getenv(EnvNodeCtl),
+	}
+	lock := os.Getenv(EnvLock)
+	if c.Conf == "" || c.Partition == "" || len(c.Nodes) == 0 || c.NodeCtl == "" || lock == "" {
+		t.Fatalf("%s is set, but not all of %s, %s, %s, %s, %s: source scripts/slurm.sh whole",
+			Env, EnvConf, EnvPartition, EnvNodes, EnvNodeCtl, EnvLock)
+	}
+	if got := os.Getenv("SLURM_CONF"); got != c.Conf {
+		t.Fatalf("SLURM_CONF=%q, want the test cluster's %q", got, c.Conf)
+	}
+	f, err := os.OpenFile(lock, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatalf("lock the test cluster: %v", err)
+	}
+	deadline := time.Now().Add(lockBound)
+	for {
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			f.Close()
+			t.Fatalf("lock the test cluster: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Cleanup(func() { f.Close() })
+	return c
+}
+
+// ControlNode runs the node control script: op is "stop" (the node's slurmd
+// ends; its jobs' processes go on), "kill" (the slurmd and every process of
+// the node's jobs are killed), "start" (the slurmd starts, and ControlNode
+// returns once the node answers) or "resume" (a down or drained node
+// returns to service).
+func (c Cluster) ControlNode(op, node string) error {
+	out, err := exec.Command(c.NodeCtl, op, node).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("nodectl %s %s: %w: %s", op, node, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}

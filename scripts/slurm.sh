@@ -1,0 +1,491 @@
+# Sourced by scripts/test.sh: installs Slurm and munge from the Debian
+# packages once per machine, starts a real two-node Slurm cluster on
+# 127.0.0.1 (one slurmctld, a slurmd for each of the nodes n1 and n2, and a
+# munged of its own) over a temporary directory, and exports what the Slurm
+# tests need:
+#
+#   HONE_TEST_SLURM            1
+#   SLURM_CONF                 the cluster's slurm.conf, so that srun, sbatch,
+#   HONE_TEST_SLURM_CONF       squeue... run by the tests talk to this cluster
+#   HONE_TEST_SLURM_PARTITION  the partition of both nodes (debug)
+#   HONE_TEST_SLURM_NODES      the node names, "n1 n2"
+#   HONE_TEST_SLURM_NODECTL    a script that takes a node down and brings it
+#                              back: `NODECTL stop n2` stops the node's slurmd
+#                              (its running jobs go on, as when the daemon
+#                              alone dies), `NODECTL kill n2` kills the
+#                              slurmd and every process of the node's jobs
+#                              (the node itself died), `NODECTL start n2`
+#                              starts the slurmd again and waits until the
+#                              node answers, `NODECTL resume n2` returns a
+#                              down or drained node to service
+#   HONE_TEST_SLURM_LOCK       a file the tests flock: shared while they use
+#                              the cluster, exclusive while one takes a node
+#                              down (internal/slurmtest)
+#
+# Everything the cluster writes (state, spool, pid and log files, munge's
+# socket) stays in that directory, and the ports are free ones, so two runs
+# on one machine do not collide; the cluster's munged is its own, on its own
+# socket, so no other munged is used or stopped. Every daemon is stopped by
+# its pid when the sourcing script exits, also on failure, after the
+# S3 server's stop if scripts/s3server.sh set one (source this file after
+# hone_s3_start). A cluster whose script was killed before it could stop it
+# is stopped, by the pids in its directory, when the next one starts.
+#
+# Not root, no apt-get, or daemons that do not come up: it says so loudly
+# and exports nothing: the Slurm tests then skip, loudly too.
+
+hone_slurm_partition=debug
+hone_slurm_nodes="n1 n2"
+hone_slurm_tools="slurmctld slurmd srun sbatch squeue scontrol scancel sinfo munged"
+
+hone_slurm_loud() {
+  echo "########################################################################" >&2
+  echo "## SLURM TEST CLUSTER NOT AVAILABLE: $*" >&2
+  echo "## The Slurm tests against a real cluster will SKIP." >&2
+  echo "########################################################################" >&2
+}
+
+# hone_slurm_port_free PORT: whether nothing listens on the TCP port PORT
+# (the Slurm daemons listen on every address).
+hone_slurm_port_free() {
+  if command -v ss >/dev/null 2>&1; then
+    [ -z "$(ss -Htln "sport = :$1" 2>/dev/null)" ]
+    return
+  fi
+  ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# hone_slurm_port PREFERRED: PREFERRED if it is free, else a free port.
+hone_slurm_port() {
+  local p=$1 i
+  for i in $(seq 1 50); do
+    if hone_slurm_port_free "$p"; then
+      echo "$p"
+      return 0
+    fi
+    p=$((20000 + RANDOM % 20000))
+  done
+  echo "$p"
+}
+
+# hone_slurm_install: installs slurmctld, slurmd, the client commands and
+# munge with apt-get unless they are installed already.
+hone_slurm_install() {
+  local t missing=
+  for t in $hone_slurm_tools runuser; do
+    if ! command -v "$t" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$t" ]; then
+      missing="$missing $t"
+    fi
+  done
+  [ -z "$missing" ] && return 0
+  if ! command -v apt-get >/dev/null 2>&1; then
+    hone_slurm_why="missing:$missing, and no apt-get to install them"
+    return 1
+  fi
+  echo "== installing Slurm and munge (Debian packages, once per machine; missing:$missing)"
+  local log
+  log=$(mktemp "${TMPDIR:-/tmp}/hone-slurm-apt.XXXXXX")
+  local pkgs="slurmctld slurmd slurm-client munge"
+  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $pkgs >"$log" 2>&1; then
+    if ! { DEBIAN_FRONTEND=noninteractive apt-get update -q &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $pkgs; } >>"$log" 2>&1; then
+      tail -n 20 "$log" >&2
+      rm -f "$log"
+      hone_slurm_why="apt-get install $pkgs failed"
+      return 1
+    fi
+  fi
+  rm -f "$log"
+}
+
+# hone_slurm_alive PID PATTERN: whether PID runs (and is not a zombie) with
+# PATTERN in its command line, so a reused pid is never taken for ours.
+hone_slurm_alive() {
+  local pid=$1 pat=$2 state
+  [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || return 1
+  state=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)
+  [ -n "$state" ] && [ "$state" != Z ] || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$pat"
+}
+
+# hone_slurm_kill SIGNAL PATTERN PID...: sends SIGNAL to each PID that is
+# still ours (see hone_slurm_alive), then waits up to 5 s for them to end
+# (this machine's init reaps orphans up to 2 s late) and kills what is left.
+hone_slurm_kill() {
+  local sig=$1 pat=$2 pid i left
+  shift 2
+  for pid in "$@"; do
+    hone_slurm_alive "$pid" "$pat" && kill "-$sig" "$pid" 2>/dev/null
+  done
+  for i in $(seq 1 50); do
+    left=
+    for pid in "$@"; do
+      hone_slurm_alive "$pid" "$pat" && left="$left $pid"
+    done
+    [ -z "$left" ] && return 0
+    sleep 0.1
+  done
+  for pid in $left; do
+    kill -KILL "$pid" 2>/dev/null
+  done
+  for i in $(seq 1 30); do
+    left=
+    for pid in "$@"; do
+      hone_slurm_alive "$pid" "$pat" && left="$left $pid"
+    done
+    [ -z "$left" ] && return 0
+    sleep 0.1
+  done
+  return 0
+}
+
+# hone_slurm_pidfile FILE: the pid written in FILE, or nothing.
+hone_slurm_pidfile() {
+  [ -r "$1" ] && tr -dc '0-9' <"$1"
+}
+
+# hone_slurm_job_pids DIR [LOGFILE]: the slurmstepd processes of the cluster
+# in DIR (those that hold its log file LOGFILE open, any of its slurmd log
+# files without one) and every process under them: the jobs' processes.
+hone_slurm_job_pids() {
+  local dir=$1 log=${2:-} p fd steps=
+  for p in $(pgrep -x slurmstepd 2>/dev/null); do
+    for fd in /proc/"$p"/fd/*; do
+      case "$(readlink "$fd" 2>/dev/null)" in
+      "$dir"/log/slurmd-*)
+        if [ -z "$log" ] || [ "$(readlink "$fd")" = "$log" ]; then
+          steps="$steps $p"
+          break
+        fi
+        ;;
+      esac
+    done
+  done
+  [ -z "$steps" ] && return 0
+  # The processes under the steps: children of a listed pid, to a fixed
+  # point (ps lists pid and parent pid of every process).
+  ps -e -o pid= -o ppid= | awk -v roots="$steps" '
+    BEGIN { n = split(roots, r, " "); for (i = 1; i <= n; i++) mine[r[i]] = 1 }
+    { parent[$1] = $2 }
+    END {
+      do {
+        grew = 0
+        for (p in parent) if (!(p in mine) && (parent[p] in mine)) { mine[p] = 1; grew = 1 }
+      } while (grew)
+      for (p in mine) print p
+    }'
+}
+
+# hone_slurm_stop_dir DIR: stops the cluster whose files are in DIR by the
+# pids it wrote there (checked against their command lines), kills what is
+# left of its jobs, and removes DIR.
+hone_slurm_stop_dir() {
+  local dir=$1 conf="$1/slurm.conf" n pids= jobs
+  [ -d "$dir" ] || return 0
+  for n in $hone_slurm_nodes; do
+    pids="$pids $(hone_slurm_pidfile "$dir/run/slurmd-$n.pid")"
+  done
+  pids="$pids $(cat "$dir/run/started" 2>/dev/null)"
+  # slurmd first, so the jobs' processes are not started anew.
+  hone_slurm_kill TERM "$conf" $pids
+  jobs=$(hone_slurm_job_pids "$dir")
+  if [ -n "$jobs" ]; then
+    kill -KILL $jobs 2>/dev/null
+  fi
+  hone_slurm_kill TERM "$conf" "$(hone_slurm_pidfile "$dir/run/slurmctld.pid")"
+  hone_slurm_kill TERM "$dir/munge/" "$(hone_slurm_pidfile "$dir/munge/munged.pid")"
+  rm -rf "$dir"
+}
+
+# hone_slurm_reap: stops the clusters of earlier runs whose sourcing shell
+# is gone without stopping them (killed by SIGKILL, say).
+hone_slurm_reap() {
+  local d owner
+  for d in "${TMPDIR:-/tmp}"/hone-slurm.*; do
+    [ -d "$d" ] && [ -f "$d/owner" ] || continue
+    read -r owner <"$d/owner" || continue
+    # owner is "PID STARTTIME": the shell is gone if no process has both.
+    if [ "$(hone_slurm_starttime "${owner% *}")" != "${owner#* }" ]; then
+      echo "== stopping the Slurm test cluster a killed run left in $d"
+      hone_slurm_stop_dir "$d"
+    fi
+  done
+}
+
+# hone_slurm_starttime PID: the start time of PID in clock ticks since boot
+# (field 22 of /proc/PID/stat), or nothing.
+hone_slurm_starttime() {
+  [ -r "/proc/$1/stat" ] && sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f20
+}
+
+hone_slurm_stop() {
+  # The EXIT trap runs this under the sourcing script's set -e: a command
+  # that fails in here must not skip the rest (nor the S3 server's stop).
+  local flags=$-
+  set +e
+  if [ -n "${hone_slurm_dir:-}" ]; then
+    hone_slurm_stop_dir "$hone_slurm_dir"
+    hone_slurm_dir=
+  fi
+  case $flags in *e*) set -e ;; esac
+  return 0
+}
+
+# hone_slurm_fail WHY: gives up loudly, stopping what was started.
+hone_slurm_fail() {
+  if [ -n "${hone_slurm_dir:-}" ]; then
+    tail -n 15 "$hone_slurm_dir"/log/*.log "$hone_slurm_dir"/munge/munged.log >&2 2>/dev/null || true
+  fi
+  hone_slurm_loud "$*"
+  hone_slurm_stop
+  unset HONE_TEST_SLURM SLURM_CONF HONE_TEST_SLURM_CONF HONE_TEST_SLURM_PARTITION \
+    HONE_TEST_SLURM_NODES HONE_TEST_SLURM_NODECTL HONE_TEST_SLURM_LOCK
+  return 0
+}
+
+# hone_slurm_write_conf DIR CTLDPORT PORT1 PORT2: the cluster's slurm.conf.
+hone_slurm_write_conf() {
+  local dir=$1 host
+  host=$(hostname -s)
+  cat >"$dir/slurm.conf" <<EOF
+ClusterName=local
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=$2
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=$dir/munge/munge.socket
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool/%n
+SlurmctldPidFile=$dir/run/slurmctld.pid
+SlurmdPidFile=$dir/run/slurmd-%n.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd-%n.log
+MailProg=/bin/true
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SwitchType=switch/none
+MpiDefault=none
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=1000
+ReturnToService=2
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+JobCompType=jobcomp/none
+SchedulerParameters=sched_interval=1
+MinJobAge=300
+KillWait=5
+NodeName=n1 NodeHostname=$host NodeAddr=127.0.0.1 Port=$3 CPUs=2 RealMemory=4000 State=UNKNOWN
+NodeName=n2 NodeHostname=$host NodeAddr=127.0.0.1 Port=$4 CPUs=2 RealMemory=4000 State=UNKNOWN
+PartitionName=$hone_slurm_partition Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP
+EOF
+}
+
+# hone_slurm_write_nodectl DIR: the node control script the tests call.
+hone_slurm_write_nodectl() {
+  local dir=$1 self
+  self=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/slurm.sh
+  cat >"$dir/nodectl" <<EOF
+#!/usr/bin/env bash
+# nodectl stop|kill|start|resume NODE: takes a node of the Slurm test
+# cluster in $dir down, or brings it back (scripts/slurm.sh).
+set -uo pipefail
+. '$self'
+hone_slurm_nodectl '$dir' "\$@"
+EOF
+  chmod 755 "$dir/nodectl"
+}
+
+# hone_slurm_slurmd DIR NODE: starts NODE's slurmd in the background, in
+# DIR, its output in DIR/log and not on the caller's standard streams;
+# prints its pid.
+hone_slurm_slurmd() {
+  (cd "$1" && exec slurmd -D -N "$2" -f "$1/slurm.conf" </dev/null >>"$1/log/slurmd-$2.out" 2>&1) &
+  echo $!
+}
+
+# hone_slurm_node_state NODE: sinfo's short state of NODE ("idle",
+# "down*", "drain"...).
+hone_slurm_node_state() {
+  sinfo -h -n "$1" -o %t 2>/dev/null | head -n 1
+}
+
+hone_slurm_nodectl() {
+  local dir=$1 op=${2:-} node=${3:-} pid i st
+  export SLURM_CONF="$dir/slurm.conf"
+  case " $hone_slurm_nodes " in
+  *" $node "*) ;;
+  *)
+    echo "nodectl: usage: nodectl stop|kill|start|resume NODE (one of: $hone_slurm_nodes)" >&2
+    return 2
+    ;;
+  esac
+  pid=$(hone_slurm_pidfile "$dir/run/slurmd-$node.pid")
+  case "$op" in
+  stop)
+    hone_slurm_kill TERM "$SLURM_CONF" "$pid"
+    ;;
+  kill)
+    local jobs
+    jobs=$(hone_slurm_job_pids "$dir" "$dir/log/slurmd-$node.log")
+    hone_slurm_kill KILL "$SLURM_CONF" "$pid"
+    if [ -n "$jobs" ]; then
+      kill -KILL $jobs 2>/dev/null
+    fi
+    ;;
+  start)
+    if ! hone_slurm_alive "$pid" "$SLURM_CONF"; then
+      pid=$(hone_slurm_slurmd "$dir" "$node")
+      echo "$pid" >>"$dir/run/started"
+    fi
+    # It answers once slurmctld no longer marks it not responding (*);
+    # with ReturnToService=2 a node that was down comes back idle.
+    for i in $(seq 1 300); do
+      if ! hone_slurm_alive "$pid" "$SLURM_CONF"; then
+        tail -n 15 "$dir/log/slurmd-$node.log" >&2
+        echo "nodectl: slurmd of $node exited" >&2
+        return 1
+      fi
+      st=$(hone_slurm_node_state "$node")
+      case "$st" in
+      "" | *'*' | down*) sleep 0.1 ;;
+      *) return 0 ;;
+      esac
+    done
+    echo "nodectl: $node did not answer within 30 s (state: $st)" >&2
+    return 1
+    ;;
+  resume)
+    st=$(hone_slurm_node_state "$node")
+    case "$st" in
+    down* | drain* | drng* | fail*)
+      scontrol update nodename="$node" state=resume || return 1
+      ;;
+    esac
+    ;;
+  *)
+    echo "nodectl: unknown operation '$op' (stop, kill, start or resume)" >&2
+    return 2
+    ;;
+  esac
+}
+
+# hone_slurm_chain_trap: makes the EXIT trap stop the cluster, then run
+# what it ran before (the S3 server's stop).
+hone_slurm_chain_trap() {
+  local prev
+  prev=$(trap -p EXIT)
+  case "$prev" in
+  *hone_slurm_stop*) return 0 ;;
+  esac
+  if [ -n "$prev" ]; then
+    eval "set -- $prev"
+    trap "hone_slurm_stop; $3" EXIT
+  else
+    trap hone_slurm_stop EXIT
+  fi
+}
+
+hone_slurm_start() {
+  # The sourcing script runs with set -e; the start checks every status it
+  # cares about itself and always returns 0.
+  local flags=$-
+  set +e
+  hone_slurm_start_cluster
+  case $flags in *e*) set -e ;; esac
+  return 0
+}
+
+hone_slurm_start_cluster() {
+  local t0=$SECONDS
+  hone_slurm_why=
+  if [ "$(id -u)" != 0 ]; then
+    hone_slurm_loud "not root (the Slurm daemons and munged run as root and munge)"
+    return 0
+  fi
+  if ! hone_slurm_install; then
+    hone_slurm_loud "$hone_slurm_why"
+    return 0
+  fi
+  export PATH="$PATH:/usr/sbin:/sbin"
+  if [ ! -s /etc/munge/munge.key ]; then
+    if ! mungekey -c -k /etc/munge/munge.key || ! chown munge:munge /etc/munge/munge.key; then
+      hone_slurm_loud "no /etc/munge/munge.key, and mungekey -c could not make one"
+      return 0
+    fi
+  fi
+  hone_slurm_reap
+
+  hone_slurm_dir=$(mktemp -d "${TMPDIR:-/tmp}/hone-slurm.XXXXXX")
+  hone_slurm_chain_trap
+  local dir=$hone_slurm_dir
+  local conf="$dir/slurm.conf"
+  echo "$$ $(hone_slurm_starttime $$)" >"$dir/owner"
+  # munged runs as munge and checks that every directory up to its socket
+  # can be searched by all.
+  chmod 755 "$dir"
+  mkdir -p "$dir/state" "$dir/run" "$dir/log" "$dir/munge" "$dir/spool/n1" "$dir/spool/n2"
+  chown munge:munge "$dir/munge"
+  chmod 755 "$dir/munge"
+  : >"$dir/lock"
+  chmod 666 "$dir/lock"
+
+  if ! runuser -u munge -- munged --socket="$dir/munge/munge.socket" \
+    --pid-file="$dir/munge/munged.pid" --seed-file="$dir/munge/munged.seed" \
+    --log-file="$dir/munge/munged.log"; then
+    hone_slurm_fail "munged did not start"
+    return 0
+  fi
+
+  local ctld n1 n2
+  ctld=$(hone_slurm_port 16817)
+  n1=$(hone_slurm_port 17001)
+  n2=$(hone_slurm_port 17002)
+  if [ "$n2" = "$n1" ] || [ "$n2" = "$ctld" ]; then
+    n2=$(hone_slurm_port $((n1 + 1)))
+  fi
+  hone_slurm_write_conf "$dir" "$ctld" "$n1" "$n2"
+  hone_slurm_write_nodectl "$dir"
+
+  local pid started=
+  (cd "$dir" && exec slurmctld -D -i -f "$conf" </dev/null >"$dir/log/slurmctld.out" 2>&1) &
+  started="$started $!"
+  for n in $hone_slurm_nodes; do
+    started="$started $(hone_slurm_slurmd "$dir" "$n")"
+  done
+  echo "$started" >"$dir/run/started"
+
+  # Both nodes idle within about a second; 30 s at most.
+  local i st=
+  for i in $(seq 1 300); do
+    st=$(SLURM_CONF=$conf sinfo -h -o '%N %t' 2>/dev/null | tr '\n' ' ')
+    [ "$st" = "n[1-2] idle " ] && break
+    for pid in $started; do
+      if ! hone_slurm_alive "$pid" "$conf"; then
+        hone_slurm_fail "a Slurm daemon exited while the cluster started (pid $pid)"
+        return 0
+      fi
+    done
+    sleep 0.1
+  done
+  if [ "$st" != "n[1-2] idle " ]; then
+    hone_slurm_fail "the nodes were not idle within 30 s (sinfo: ${st:-nothing})"
+    return 0
+  fi
+  local out
+  out=$(cd "$dir" && SLURM_CONF=$conf timeout 30 srun -N2 hostname 2>&1)
+  if [ "$(printf '%s\n' "$out" | grep -c .)" != 2 ]; then
+    hone_slurm_fail "srun -N2 hostname did not run on both nodes: $out"
+    return 0
+  fi
+
+  export HONE_TEST_SLURM=1
+  export SLURM_CONF=$conf HONE_TEST_SLURM_CONF=$conf
+  export HONE_TEST_SLURM_PARTITION=$hone_slurm_partition
+  export HONE_TEST_SLURM_NODES=$hone_slurm_nodes
+  export HONE_TEST_SLURM_NODECTL="$dir/nodectl"
+  export HONE_TEST_SLURM_LOCK="$dir/lock"
+  echo "== Slurm test cluster up in $((SECONDS - t0)) s: slurmctld on 127.0.0.1:$ctld, nodes n1, n2 on :$n1, :$n2 (SLURM_CONF=$conf)"
+}
