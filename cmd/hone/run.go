@@ -354,7 +354,7 @@ func (a *app) runExperiment(ctx context.Context, s *spec.Spec, t *target, flags 
 	}
 	exec, err := a.newExecutor(plan.Process)
 	if err != nil {
-		return withCode(exitFailed, fmt.Errorf("start the executor: %w", err))
+		return withCode(exitUsage, fmt.Errorf("start the executor: %w", err))
 	}
 	plan.Options.Executor = exec
 	plan.Options.Log = a.stderr

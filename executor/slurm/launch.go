@@ -158,8 +158,35 @@ func (l *stepLauncher) Launch(spec process.LaunchSpec) (process.Launched, error)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("srun: %w", err)
 	}
-	return &step{l: l, cmd: cmd, name: jobName(l.o.Key, spec.TrialID), stderr: spec.Stderr,
-		ended: make(chan struct{})}, nil
+	s := &step{l: l, cmd: cmd, name: jobName(l.o.Key, spec.TrialID), stderr: spec.Stderr,
+		ended: make(chan struct{})}
+	go s.findNode()
+	return s, nil
+}
+
+// findNode asks squeue which node runs the step, until it knows or the
+// step ended: srun itself does not say.
+func (s *step) findNode() {
+	for delay := 200 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
+		select {
+		case <-s.ended:
+			return
+		case <-time.After(delay):
+		}
+		out, err := s.l.c.run(context.Background(), "squeue", "--steps", "--noheader", "--jobs="+s.l.job, "--format=%j|%N|%i")
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			f := strings.Split(strings.TrimSpace(line), "|")
+			if len(f) == 3 && f[0] == s.name && f[1] != "" {
+				s.mu.Lock()
+				s.node = f[1] + " (slurm step " + f[2] + ")"
+				s.mu.Unlock()
+				return
+			}
+		}
+	}
 }
 
 // Prepare cancels the steps of this experiment that a killed run of hone
@@ -227,6 +254,8 @@ type step struct {
 	stderr string
 	ended  chan struct{}
 	once   sync.Once
+	mu     sync.Mutex
+	node   string // where it runs, once findNode knows
 }
 
 // Signal forwards SIGTERM to srun, which passes it to the task; SIGKILL
@@ -266,8 +295,12 @@ func (s *step) Wait() error {
 	return je
 }
 
-// Where is the allocation's job: srun does not say which node it chose.
-func (s *step) Where() string { return "" }
+// Where is the step's node and id, once squeue told them.
+func (s *step) Where() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.node
+}
 
 // ---------------------------------------------------------------------
 // Job mode

@@ -25,6 +25,9 @@ func Pool(ctx context.Context, o Options) (hone.Resources, error) {
 	}
 	args := []string{"--noheader", "--Node", "--format=%N|%c|%m|%G"}
 	if o.Partition != "" {
+		if err := c.checkPartition(ctx, o.Partition); err != nil {
+			return hone.Resources{}, err
+		}
 		args = append(args, "--partition="+o.Partition)
 	}
 	out, err := c.run(ctx, "sinfo", args...)

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/executor/slurm"
+	"github.com/hone-tune/hone/internal/slurmtest"
+	"github.com/hone-tune/hone/results"
+)
+
+// slurmSpec writes an ASHA experiment over examples/python/train.py that
+// runs its trials on the test cluster with the executor section given,
+// and returns the spec's path and the storage directory.
+func slurmSpec(t *testing.T, samples, epochs int, executor, extra string) (string, string) {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("SKIPPED: no python3: the example's trials are Python scripts")
+	}
+	dir := t.TempDir()
+	storage := filepath.Join(dir, "results")
+	train := filepath.Join(repoRoot(t), "examples", "python", "train.py")
+	src := fmt.Sprintf(`name: onslurm
+metric: accuracy
+mode: max
+seed: 5
+num_samples: %d
+search_space:
+  lr: {loguniform: [0.01, 1.0]}
+  momentum: {uniform: [0.0, 0.95]}
+  hidden: {choice: [4, 8]}
+  batch: 64
+  epochs: %d
+  checkpoint_every: 2
+scheduler: {name: asha, max_t: %d, grace_period: 2, reduction_factor: 3}
+max_concurrent_trials: 4
+failure: {max_failures: 2}
+storage: %s
+command: [python3, %s]
+executor: %s
+%s`, samples, epochs, epochs, storage, train, executor, extra)
+	path := filepath.Join(dir, "exp.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, storage
+}
+
+// experimentJobs returns the jobs of the test cluster whose names start
+// with prefix, as "id state node" lines, ended ones included.
+func experimentJobs(t *testing.T, prefix string) []string {
+	t.Helper()
+	out, err := exec.Command("squeue", "--noheader", "--states=all", "--format=%i %T %N %j").Output()
+	if err != nil {
+		t.Fatalf("squeue: %v", err)
+	}
+	var jobs []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if f := strings.Fields(line); len(f) == 4 && strings.HasPrefix(f[3], prefix) {
+			jobs = append(jobs, line)
+		}
+	}
+	return jobs
+}
+
+// checkFinished checks that every trial of the experiment in dir ended
+// TERMINATED with as many rows in its files as the journal has results,
+// and returns the machines the rows came from.
+func checkFinished(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	e, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Trials) == 0 {
+		t.Fatal("no trials")
+	}
+	journaled := journaledResults(t, dir)
+	hosts := map[string]bool{}
+	for _, tr := range e.Trials {
+		if tr.Status != hone.StatusTerminated {
+			t.Errorf("trial %s ended %s: %s", tr.ID, tr.Status, tr.Error)
+		}
+		rows, err := tr.Results()
+		if err != nil || len(rows) != journaled[tr.ID] {
+			t.Errorf("trial %s: %d rows (%v), %d results in the journal", tr.ID, len(rows), err, journaled[tr.ID])
+		}
+		for _, r := range rows {
+			if h, ok := r["hostname"].(string); ok {
+				hosts[h] = true
+			}
+		}
+	}
+	return hosts
+}
+
+// onNodes reports whether the hosts name both of the cluster's nodes.
+func onNodes(hosts map[string]bool, nodes []string) bool {
+	for _, n := range nodes {
+		found := false
+		for h := range hosts {
+			if h == n || strings.HasPrefix(h, n+" ") {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// TestSlurmJobs runs an ASHA experiment from outside any allocation:
+// every trial is a Slurm job of its own, its trials run on both nodes and
+// report to hone over TCP, and nothing of the experiment is left in the
+// queue.
+func TestSlurmJobs(t *testing.T) {
+	c := slurmtest.Require(t)
+	path, storage := slurmSpec(t, 6, 6, fmt.Sprintf("{name: slurm, partition: %s, poll_interval_s: 0.5}", c.Partition), "")
+	code, out, errOut := runBinary(t, "run", path)
+	if code != exitOK {
+		t.Fatalf("hone run: exit %d\n%s%s", code, out, errOut)
+	}
+	dir := filepath.Join(storage, "onslurm")
+	hosts := checkFinished(t, dir)
+	if !onNodes(hosts, c.Nodes) {
+		t.Errorf("the trials ran on %v, want both of %v", hosts, c.Nodes)
+	}
+	for h := range hosts {
+		if !strings.Contains(h, "slurm job ") {
+			t.Errorf("a result's hostname %q does not name its Slurm job", h)
+		}
+	}
+	jobs := experimentJobs(t, "hone-"+slurm.ExperimentKey(dir)+"-")
+	if len(jobs) < 6 {
+		t.Errorf("the queue shows %d jobs of the experiment, want one per trial start (6 at least):\n%s", len(jobs), strings.Join(jobs, "\n"))
+	}
+	for _, j := range jobs {
+		if state := strings.Fields(j)[1]; state != "COMPLETED" {
+			t.Errorf("a job of the experiment did not complete: %s", j)
+		}
+	}
+}
+
+// TestSlurmSteps runs the experiment from inside an allocation of both
+// nodes, as `sbatch -N2 --wrap "hone run exp.yaml"` does: every trial is a
+// job step, and they run on both nodes.
+func TestSlurmSteps(t *testing.T) {
+	c := slurmtest.RequireExclusive(t) // the allocation takes both nodes whole
+	if buildErr != nil {
+		t.Fatalf("hone binary: %v", buildErr)
+	}
+	path, storage := slurmSpec(t, 4, 4, "{name: slurm, mode: step}", "resources: {cpu: 1, memory: 200000000}\n")
+	log := filepath.Join(filepath.Dir(path), "hone.log")
+	out, err := exec.Command("sbatch", "--parsable", "--wait", "-N2", "--ntasks-per-node=2", "--cpus-per-task=1",
+		"--mem=1500M", "--partition="+c.Partition, "--output="+log,
+		"--wrap=exec "+honeBin+" run "+path).CombinedOutput()
+	logText, _ := os.ReadFile(log)
+	if err != nil {
+		t.Fatalf("sbatch --wait hone run: %v\n%s\nhone's output:\n%s", err, out, logText)
+	}
+	hosts := checkFinished(t, filepath.Join(storage, "onslurm"))
+	if !onNodes(hosts, c.Nodes) {
+		t.Errorf("the trials ran on %v, want both of %v; hone's output:\n%s", hosts, c.Nodes, logText)
+	}
+}
+
+// TestSlurmBadPartition: a partition the cluster does not have is an error
+// before any trial starts, naming it (exit 2).
+func TestSlurmBadPartition(t *testing.T) {
+	slurmtest.Require(t)
+	path, storage := slurmSpec(t, 2, 2, "{name: slurm, partition: nosuchpart}", "")
+	code, out, errOut := runBinary(t, "run", path)
+	if code != exitUsage || !strings.Contains(errOut, `partition "nosuchpart"`) {
+		t.Fatalf("hone run: exit %d, want %d naming the partition\n%s%s", code, exitUsage, out, errOut)
+	}
+	if e, err := results.Open(filepath.Join(storage, "onslurm")); err == nil && len(e.Trials) > 0 {
+		t.Errorf("%d trials started", len(e.Trials))
+	}
+}
