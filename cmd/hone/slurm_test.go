@@ -5,8 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/executor/slurm"
@@ -181,5 +183,144 @@ func TestSlurmBadPartition(t *testing.T) {
 	}
 	if e, err := results.Open(filepath.Join(storage, "onslurm")); err == nil && len(e.Trials) > 0 {
 		t.Errorf("%d trials started", len(e.Trials))
+	}
+}
+
+// waitJobs waits until the queue shows at least n running jobs whose
+// names start with prefix, and returns their ids.
+func waitJobs(t *testing.T, prefix string, n int, cmd *exec.Cmd) []string {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var ids []string
+		for _, j := range experimentJobs(t, prefix) {
+			if f := strings.Fields(j); f[1] == "RUNNING" {
+				ids = append(ids, f[0])
+			}
+		}
+		if len(ids) >= n {
+			return ids
+		}
+		if time.Now().After(deadline) {
+			out, errOut := output(cmd)
+			t.Fatalf("fewer than %d running jobs after 2 minutes\n%s%s", n, out, errOut)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestSlurmScancel: a trial's job cancelled by hand is that trial's
+// failure, with Slurm's state in error.txt; hone retries the trial from
+// its latest checkpoint and the experiment completes.
+func TestSlurmScancel(t *testing.T) {
+	slurmtest.Require(t)
+	path, storage := slurmSpec(t, 2, 40, "{name: slurm, poll_interval_s: 0.5}", "")
+	dir := filepath.Join(storage, "onslurm")
+	cmd := binary(t, "run", path)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	ids := waitJobs(t, "hone-"+slurm.ExperimentKey(dir)+"-", 1, cmd)
+	waitReports(t, dir, 4, cmd)
+	if out, err := exec.Command("scancel", ids[0]).CombinedOutput(); err != nil {
+		t.Fatalf("scancel %s: %v %s", ids[0], err, out)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatal("hone did not finish")
+	}
+	out, errOut := output(cmd)
+	if code := cmd.ProcessState.ExitCode(); code != exitOK {
+		t.Fatalf("hone run: exit %d\n%s%s", code, out, errOut)
+	}
+	checkFinished(t, dir)
+	e, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := 0
+	for _, tr := range e.Trials {
+		b, err := os.ReadFile(filepath.Join(tr.Dir, "error.txt"))
+		if err == nil && strings.Contains(string(b), "slurm job "+ids[0]+" ended CANCELLED") {
+			failed++
+		}
+	}
+	if failed != 1 {
+		t.Errorf("%d trials say in error.txt that job %s was cancelled, want 1", failed, ids[0])
+	}
+}
+
+// TestSlurmDriverKilled: hone SIGKILLed while its trials run as jobs; the
+// resume cancels the jobs the killed run left before it starts any trial,
+// so no trial runs twice at once, and the experiment completes with every
+// result once.
+func TestSlurmDriverKilled(t *testing.T) {
+	slurmtest.Require(t)
+	path, storage := slurmSpec(t, 2, 40, "{name: slurm, poll_interval_s: 0.5}", "")
+	dir := filepath.Join(storage, "onslurm")
+	prefix := "hone-" + slurm.ExperimentKey(dir) + "-"
+	cmd := binary(t, "run", path)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	old := waitJobs(t, prefix, 2, cmd)
+	waitReports(t, dir, 4, cmd)
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+
+	resume := binary(t, "resume", dir)
+	if err := resume.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- resume.Wait() }()
+	// Once a new job runs, the old ones must be gone.
+	for {
+		var running []string
+		for _, j := range experimentJobs(t, prefix) {
+			if f := strings.Fields(j); f[1] == "RUNNING" || f[1] == "PENDING" {
+				running = append(running, f[0])
+			}
+		}
+		fresh, stale := false, false
+		for _, id := range running {
+			if slices.Contains(old, id) {
+				stale = true
+			} else {
+				fresh = true
+			}
+		}
+		if fresh && stale {
+			t.Fatalf("a job of the killed run (%v) still runs beside the resumed run's: %v", old, running)
+		}
+		if fresh {
+			break
+		}
+		select {
+		case <-done:
+			out, errOut := output(resume)
+			t.Fatalf("the resume ended before starting a job: exit %d\n%s%s", resume.ProcessState.ExitCode(), out, errOut)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Minute):
+		_ = resume.Process.Kill()
+		t.Fatal("the resume did not finish")
+	}
+	if code := resume.ProcessState.ExitCode(); code != exitOK {
+		out, errOut := output(resume)
+		t.Fatalf("hone resume: exit %d\n%s%s", code, out, errOut)
+	}
+	checkFinished(t, dir)
+	for _, j := range experimentJobs(t, prefix) {
+		if f := strings.Fields(j); f[1] == "RUNNING" || f[1] == "PENDING" {
+			t.Errorf("a job is left after the resume: %s", j)
+		}
 	}
 }
