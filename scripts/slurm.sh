@@ -312,8 +312,30 @@ hone_slurm_node_state() {
   sinfo -h -n "$1" -o %t 2>/dev/null | head -n 1
 }
 
+# hone_slurm_wait_node DIR NODE PID: waits until NODE, whose slurmd is PID,
+# answers: slurmctld no longer marks it not responding (*), and it is not
+# down (with ReturnToService=2 a node that was down comes back idle once
+# its slurmd registers). 30 s at most.
+hone_slurm_wait_node() {
+  local dir=$1 node=$2 pid=$3 i st=
+  for i in $(seq 1 300); do
+    if ! hone_slurm_alive "$pid" "$dir/slurm.conf"; then
+      tail -n 15 "$dir/log/slurmd-$node.log" >&2
+      echo "nodectl: slurmd of $node is not running" >&2
+      return 1
+    fi
+    st=$(hone_slurm_node_state "$node")
+    case "$st" in
+    "" | *'*' | down*) sleep 0.1 ;;
+    *) return 0 ;;
+    esac
+  done
+  echo "nodectl: $node did not answer within 30 s (state: $st)" >&2
+  return 1
+}
+
 hone_slurm_nodectl() {
-  local dir=$1 op=${2:-} node=${3:-} pid i st
+  local dir=$1 op=${2:-} node=${3:-} pid st
   export SLURM_CONF="$dir/slurm.conf"
   case " $hone_slurm_nodes " in
   *" $node "*) ;;
@@ -340,22 +362,7 @@ hone_slurm_nodectl() {
       pid=$(hone_slurm_slurmd "$dir" "$node")
       echo "$pid" >>"$dir/run/started"
     fi
-    # It answers once slurmctld no longer marks it not responding (*);
-    # with ReturnToService=2 a node that was down comes back idle.
-    for i in $(seq 1 300); do
-      if ! hone_slurm_alive "$pid" "$SLURM_CONF"; then
-        tail -n 15 "$dir/log/slurmd-$node.log" >&2
-        echo "nodectl: slurmd of $node exited" >&2
-        return 1
-      fi
-      st=$(hone_slurm_node_state "$node")
-      case "$st" in
-      "" | *'*' | down*) sleep 0.1 ;;
-      *) return 0 ;;
-      esac
-    done
-    echo "nodectl: $node did not answer within 30 s (state: $st)" >&2
-    return 1
+    hone_slurm_wait_node "$dir" "$node" "$pid"
     ;;
   resume)
     st=$(hone_slurm_node_state "$node")
@@ -364,6 +371,7 @@ hone_slurm_nodectl() {
       scontrol update nodename="$node" state=resume || return 1
       ;;
     esac
+    hone_slurm_wait_node "$dir" "$node" "$pid"
     ;;
   *)
     echo "nodectl: unknown operation '$op' (stop, kill, start or resume)" >&2
