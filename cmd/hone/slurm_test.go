@@ -214,7 +214,8 @@ func waitJobs(t *testing.T, prefix string, n int, cmd *exec.Cmd) []string {
 // its latest checkpoint and the experiment completes.
 func TestSlurmScancel(t *testing.T) {
 	slurmtest.Require(t)
-	path, storage := slurmSpec(t, 2, 40, "{name: slurm, poll_interval_s: 0.5}", "")
+	// One trial, which no other can make ASHA stop before the scancel.
+	path, storage := slurmSpec(t, 1, 100, "{name: slurm, poll_interval_s: 0.5}", "")
 	dir := filepath.Join(storage, "onslurm")
 	cmd := binary(t, "run", path)
 	if err := cmd.Start(); err != nil {
@@ -243,11 +244,16 @@ func TestSlurmScancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	failed := 0
+	var errs []string
 	for _, tr := range e.Trials {
 		b, err := os.ReadFile(filepath.Join(tr.Dir, "error.txt"))
+		errs = append(errs, string(b))
 		if err == nil && strings.Contains(string(b), "slurm job "+ids[0]+" ended CANCELLED") {
 			failed++
 		}
+	}
+	if failed != 1 {
+		t.Logf("error.txt files: %q", errs)
 	}
 	if failed != 1 {
 		t.Errorf("%d trials say in error.txt that job %s was cancelled, want 1", failed, ids[0])

@@ -1,7 +1,6 @@
 package slurm
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,19 +18,16 @@ import (
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/executor/process"
+	"github.com/hone-tune/hone/executor/slurm/slurmcmd"
 )
 
-// resourceArgs returns the arguments that size one task for r.
-func resourceArgs(r hone.Resources) []string {
-	cpus := max(1, int(math.Ceil(r.CPU)))
-	args := []string{"--cpus-per-task=" + strconv.Itoa(cpus)}
+// resources returns what one task asks of Slurm for r: the CPUs rounded
+// up (at least one), the memory in MiB rounded up, whole GPUs, and each
+// custom resource as a gres.
+func resources(r hone.Resources) slurmcmd.Resources {
+	out := slurmcmd.Resources{CPUs: max(1, int(math.Ceil(r.CPU))), GPUs: int(math.Ceil(r.GPU))}
 	if r.Memory > 0 {
-		mib := (r.Memory + (1<<20 - 1)) >> 20
-		args = append(args, "--mem="+strconv.FormatInt(mib, 10)+"M")
-	}
-	var gres []string
-	if g := int(math.Ceil(r.GPU)); g > 0 {
-		gres = append(gres, "gpu:"+strconv.Itoa(g))
+		out.MemMB = int((r.Memory + (1<<20 - 1)) >> 20)
 	}
 	names := make([]string, 0, len(r.Custom))
 	for k := range r.Custom {
@@ -41,26 +36,23 @@ func resourceArgs(r hone.Resources) []string {
 	sort.Strings(names)
 	for _, k := range names {
 		if n := int(math.Ceil(r.Custom[k])); n > 0 {
-			gres = append(gres, k+":"+strconv.Itoa(n))
+			out.Gres = append(out.Gres, k+":"+strconv.Itoa(n))
 		}
 	}
-	if len(gres) > 0 {
-		args = append(args, "--gres="+strings.Join(gres, ","))
-	}
-	return args
+	return out
 }
 
 // stderrTail returns the last lines of a trial's stderr.log, for the
 // error of a trial that failed.
 func stderrTail(path string) string {
-	const max = 4 << 10
+	const most = 4 << 10
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Size() > max {
-		_, _ = f.Seek(fi.Size()-max, io.SeekStart)
+	if fi, err := f.Stat(); err == nil && fi.Size() > most {
+		_, _ = f.Seek(fi.Size()-most, io.SeekStart)
 	}
 	b, _ := io.ReadAll(f)
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
@@ -70,41 +62,29 @@ func stderrTail(path string) string {
 	return strings.TrimSpace(strings.Join(lines, "\n"))
 }
 
-// JobError is why a trial's job or step failed.
+// JobError is why a trial's job or step failed: what Slurm says of its
+// end (Job.Summary) and the end of the trial's stderr.log.
 type JobError struct {
-	// ID is the job id (job mode) or the step's name (step mode).
-	ID string
-	// State is Slurm's state of the job (FAILED, NODE_FAIL, TIMEOUT,
-	// OUT_OF_MEMORY, PREEMPTED, CANCELLED, ...), or "" in step mode.
-	State string
-	// Reason, Node and ExitCode are what Slurm says of the end.
-	Reason, Node string
-	ExitCode     int
-	// Stderr is the end of the trial's stderr.log.
+	Job    slurmcmd.Job
 	Stderr string
 }
 
 func (e *JobError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "slurm job %s", e.ID)
-	if e.State != "" {
-		fmt.Fprintf(&b, " ended %s", e.State)
-	} else {
-		b.WriteString(" failed")
-	}
-	if e.Node != "" {
-		fmt.Fprintf(&b, " on %s", e.Node)
-	}
-	if e.Reason != "" && e.Reason != "None" {
-		fmt.Fprintf(&b, " (%s)", e.Reason)
-	}
-	if e.ExitCode != 0 {
-		fmt.Fprintf(&b, " with exit code %d", e.ExitCode)
-	}
+	s := e.Job.Summary()
 	if e.Stderr != "" {
-		b.WriteString("; stderr ends:\n" + e.Stderr)
+		s += "; stderr ends:\n" + e.Stderr
 	}
-	return b.String()
+	return s
+}
+
+// Outcome is what the job's end means: a node failure, a time limit...
+func (e *JobError) Outcome() slurmcmd.Outcome { return slurmcmd.Classify(e.Job.State) }
+
+// call runs f with the bound of one Slurm command.
+func call[T any](f func(ctx context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	return f(ctx)
 }
 
 // ---------------------------------------------------------------------
@@ -113,26 +93,13 @@ func (e *JobError) Error() string {
 // stepLauncher runs each trial as `srun` of one task inside the current
 // allocation.
 type stepLauncher struct {
-	c   *cli
+	c   slurmcmd.Client
 	o   Options
 	job string // SLURM_JOB_ID
 }
 
-func newStepLauncher(c *cli, o Options) *stepLauncher {
+func newStepLauncher(c slurmcmd.Client, o Options) *stepLauncher {
 	return &stepLauncher{c: c, o: o, job: os.Getenv("SLURM_JOB_ID")}
-}
-
-// stepArgs returns srun's arguments for one trial.
-func (l *stepLauncher) stepArgs(spec process.LaunchSpec) []string {
-	args := []string{"--exclusive", "-N1", "-n1", "--kill-on-bad-exit=1", "--quiet",
-		"--job-name=" + jobName(l.o.Key, spec.TrialID), "--chdir=" + spec.Dir}
-	args = append(args, resourceArgs(spec.Resources)...)
-	if l.o.Time != "" {
-		args = append(args, "--time="+l.o.Time)
-	}
-	args = append(args, l.o.SrunArgs...)
-	args = append(args, "--")
-	return append(args, spec.Argv...)
 }
 
 // Launch starts srun for the trial, its output appended to the trial's
@@ -148,101 +115,73 @@ func (l *stepLauncher) Launch(spec process.LaunchSpec) (process.Launched, error)
 		return nil, err
 	}
 	defer stderr.Close()
-	cmd := exec.Command("srun", l.stepArgs(spec)...)
+	name := jobName(l.o.Key, spec.TrialID)
+	extra := l.o.SrunArgs
+	if l.o.Time != "" {
+		extra = append([]string{"--time=" + l.o.Time}, extra...)
+	}
+	args := slurmcmd.StepArgs(slurmcmd.StepOptions{Name: name, Resources: resources(spec.Resources),
+		Chdir: spec.Dir, Extra: extra}, spec.Argv)
+	cmd := exec.Command("srun", args...)
 	cmd.Env = spec.Env
 	cmd.Dir = spec.Dir
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	// Its own process group: a Ctrl-C at hone's terminal reaches srun
-	// only through hone.
+	// Its own process group: a Ctrl-C at hone's terminal reaches the
+	// step only through hone.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("srun: %w", err)
 	}
-	s := &step{l: l, cmd: cmd, name: jobName(l.o.Key, spec.TrialID), stderr: spec.Stderr,
-		ended: make(chan struct{})}
-	go s.findNode()
+	s := &step{l: l, cmd: cmd, name: name, stderr: spec.Stderr, ended: make(chan struct{})}
+	go s.find()
 	return s, nil
 }
 
-// findNode asks squeue which node runs the step, until it knows or the
-// step ended: srun itself does not say.
-func (s *step) findNode() {
-	for delay := 200 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
-		select {
-		case <-s.ended:
-			return
-		case <-time.After(delay):
-		}
-		out, err := s.l.c.run(context.Background(), "squeue", "--steps", "--noheader", "--jobs="+s.l.job, "--format=%j|%N|%i")
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(out), "\n") {
-			f := strings.Split(strings.TrimSpace(line), "|")
-			if len(f) == 3 && f[0] == s.name && f[1] != "" {
-				s.mu.Lock()
-				s.node = f[1] + " (slurm step " + f[2] + ")"
-				s.mu.Unlock()
-				return
-			}
-		}
-	}
-}
-
 // Prepare cancels the steps of this experiment that a killed run of hone
-// left in the allocation.
+// left in the allocation, and waits until they are gone.
 func (l *stepLauncher) Prepare(string) error {
-	ctx := context.Background()
-	out, err := l.c.run(ctx, "squeue", "--steps", "--noheader", "--jobs="+l.job, "--format=%i|%j")
-	if err != nil {
-		return fmt.Errorf("list the allocation's steps: %w", err)
-	}
-	var ids []string
-	for _, line := range strings.Split(string(out), "\n") {
-		id, name, ok := strings.Cut(strings.TrimSpace(line), "|")
-		if ok && strings.HasPrefix(name, namePrefix(l.o.Key)) {
-			ids = append(ids, id)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	if _, err := l.c.run(ctx, "scancel", ids...); err != nil {
-		return fmt.Errorf("cancel the steps of an earlier run: %w", err)
-	}
-	return waitGone(ctx, func() (bool, error) {
-		out, err := l.c.run(ctx, "squeue", "--steps", "--noheader", "--jobs="+l.job, "--format=%i")
+	mine := func() ([]string, error) {
+		steps, err := call(func(ctx context.Context) ([]slurmcmd.Step, error) { return l.c.Steps(ctx, l.job) })
 		if err != nil {
-			return false, err
+			return nil, fmt.Errorf("list the allocation's steps: %w", err)
 		}
-		for _, line := range strings.Split(string(out), "\n") {
-			if slices.Contains(ids, strings.TrimSpace(line)) {
-				return false, nil
+		var ids []string
+		for _, s := range steps {
+			if strings.HasPrefix(s.Name, namePrefix(l.o.Key)) {
+				ids = append(ids, s.ID)
 			}
 		}
-		return true, nil
+		return ids, nil
+	}
+	return cancelLeft(mine, func(ids []string) error {
+		_, err := call(func(ctx context.Context) (struct{}, error) { return struct{}{}, l.c.Cancel(ctx, "KILL", ids...) })
+		return err
 	})
 }
 
-// waitGone polls gone until it reports true, for at most two minutes.
-func waitGone(ctx context.Context, gone func() (bool, error)) error {
+// cancelLeft cancels what mine lists and waits, for at most two minutes,
+// until mine lists nothing.
+func cancelLeft(mine func() ([]string, error), cancel func([]string) error) error {
+	ids, err := mine()
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	if err := cancel(ids); err != nil {
+		return fmt.Errorf("cancel what an earlier run left (%s): %w", strings.Join(ids, ", "), err)
+	}
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		ok, err := gone()
+		left, err := mine()
 		if err != nil {
 			return err
 		}
-		if ok {
+		if len(left) == 0 {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return errors.New("the jobs of an earlier run are still there after two minutes")
+			return fmt.Errorf("what an earlier run left is still there after two minutes: %s", strings.Join(left, ", "))
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
+		time.Sleep(500 * time.Millisecond)
 	}
 }
 
@@ -252,25 +191,83 @@ type step struct {
 	cmd    *exec.Cmd
 	name   string
 	stderr string
-	ended  chan struct{}
-	once   sync.Once
-	mu     sync.Mutex
-	node   string // where it runs, once findNode knows
+	ended  chan struct{} // closed once srun has been waited for
+
+	mu   sync.Mutex
+	id   string // the step's id ("123.4"), once squeue showed it
+	node string
 }
 
-// Signal forwards SIGTERM to srun, which passes it to the task; SIGKILL
-// kills srun and cancels the step.
+// find asks squeue for the step's id and node until it knows them or the
+// step ended: srun does not tell them.
+func (s *step) find() {
+	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
+		select {
+		case <-s.ended:
+			return
+		case <-time.After(delay):
+		}
+		if s.lookup() {
+			return
+		}
+	}
+}
+
+// lookup asks squeue once for the step; it reports whether it found it.
+func (s *step) lookup() bool {
+	steps, err := call(func(ctx context.Context) ([]slurmcmd.Step, error) { return s.l.c.Steps(ctx, s.l.job) })
+	if err != nil {
+		return false
+	}
+	for _, st := range steps {
+		if st.Name == s.name {
+			s.mu.Lock()
+			s.id, s.node = st.ID, st.Nodes
+			s.mu.Unlock()
+			return true
+		}
+	}
+	return false
+}
+
+// stepID returns the step's id, asking squeue once more if it is not
+// known yet.
+func (s *step) stepID() string {
+	s.mu.Lock()
+	id := s.id
+	s.mu.Unlock()
+	if id == "" && s.lookup() {
+		s.mu.Lock()
+		id = s.id
+		s.mu.Unlock()
+	}
+	return id
+}
+
+// Signal stops the step: SIGTERM goes to the step's task through scancel
+// (srun would answer a SIGTERM of its own by killing the task at once);
+// SIGKILL kills the task and srun. A step Slurm has not created yet is
+// ended by signalling srun, which then gives it up.
 func (s *step) Signal(sig syscall.Signal) error {
 	select {
 	case <-s.ended:
 		return nil
 	default:
 	}
-	err := syscall.Kill(-s.cmd.Process.Pid, sig)
-	if sig == syscall.SIGKILL {
-		s.once.Do(func() {
-			_, _ = s.l.c.run(context.Background(), "scancel", "--jobname="+s.name, s.l.job)
-		})
+	id := s.stepID()
+	var err error
+	if id != "" {
+		signal := "TERM"
+		if sig == syscall.SIGKILL {
+			signal = "KILL"
+		}
+		_, err = call(func(ctx context.Context) (struct{}, error) { return struct{}{}, s.l.c.Cancel(ctx, signal, id) })
+	}
+	if id == "" || sig == syscall.SIGKILL {
+		// srun alone, not its group: its watcher then cancels the step.
+		if kerr := s.cmd.Process.Signal(sig); kerr != nil && !errors.Is(kerr, os.ErrProcessDone) {
+			err = errors.Join(err, kerr)
+		}
 	}
 	return err
 }
@@ -282,24 +279,35 @@ func (s *step) Wait() error {
 	if err == nil {
 		return nil
 	}
-	je := &JobError{ID: s.l.job + " step " + s.name, Stderr: stderrTail(s.stderr)}
+	s.mu.Lock()
+	id, node := s.id, s.node
+	s.mu.Unlock()
+	if id == "" {
+		id = s.l.job + " step " + s.name
+	}
+	je := &JobError{Job: slurmcmd.Job{ID: id, State: "FAILED", Nodes: node, ExitCode: -1, Signal: -1},
+		Stderr: stderrTail(s.stderr)}
 	var xe *exec.ExitError
 	if errors.As(err, &xe) {
-		je.ExitCode = xe.ExitCode()
 		if ws, ok := xe.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			je.Reason = "srun killed by " + ws.Signal().String()
+			je.Job.Reason = "srun ended by " + ws.Signal().String()
+		} else {
+			je.Job.ExitCode = xe.ExitCode()
 		}
 	} else {
-		je.Reason = err.Error()
+		je.Job.Reason = err.Error()
 	}
 	return je
 }
 
-// Where is the step's node and id, once squeue told them.
+// Where is the step's node and id, once squeue showed them.
 func (s *step) Where() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.node
+	if s.node == "" {
+		return ""
+	}
+	return s.node + " (slurm step " + s.id + ")"
 }
 
 // ---------------------------------------------------------------------
@@ -308,7 +316,7 @@ func (s *step) Where() string {
 // jobLauncher submits each trial as a job and follows the experiment's
 // jobs with one squeue call per poll.
 type jobLauncher struct {
-	c    *cli
+	c    slurmcmd.Client
 	o    Options
 	user string
 
@@ -317,8 +325,8 @@ type jobLauncher struct {
 	polling bool
 }
 
-func newJobLauncher(c *cli, o Options) *jobLauncher {
-	u := "root"
+func newJobLauncher(c slurmcmd.Client, o Options) *jobLauncher {
+	u := ""
 	if cu, err := user.Current(); err == nil {
 		u = cu.Username
 	}
@@ -326,68 +334,49 @@ func newJobLauncher(c *cli, o Options) *jobLauncher {
 }
 
 // comment is the comment of every job of the experiment.
-func (l *jobLauncher) comment() string { return "hone experiment " + l.o.Key }
+func (l *jobLauncher) comment() string { return "hone-experiment-" + l.o.Key }
 
-// sbatchArgs returns sbatch's arguments for one trial.
-func (l *jobLauncher) sbatchArgs(spec process.LaunchSpec) []string {
-	args := []string{"--parsable", "--no-requeue", "--job-name=" + jobName(l.o.Key, spec.TrialID),
-		"--comment=" + l.comment(), "--output=" + spec.Stdout, "--error=" + spec.Stderr,
-		"--open-mode=append", "--chdir=" + spec.Dir, "--export=ALL", "--nodes=1", "--ntasks=1"}
-	for _, o := range []struct{ flag, v string }{
-		{"--partition", l.o.Partition}, {"--account", l.o.Account}, {"--qos", l.o.QOS}, {"--time", l.o.Time},
-	} {
-		if o.v != "" {
-			args = append(args, o.flag+"="+o.v)
-		}
+// jobOptions returns sbatch's options for one trial.
+func (l *jobLauncher) jobOptions(spec process.LaunchSpec) slurmcmd.JobOptions {
+	extra := l.o.SbatchArgs
+	if l.o.Time != "" {
+		extra = append([]string{"--time=" + l.o.Time}, extra...)
 	}
-	args = append(args, resourceArgs(spec.Resources)...)
-	args = append(args, l.o.SbatchArgs...)
-	return append(args, "--wrap=exec "+shellJoin(spec.Argv))
+	return slurmcmd.JobOptions{
+		Name: jobName(l.o.Key, spec.TrialID), Comment: l.comment(),
+		Partition: l.o.Partition, Account: l.o.Account, QOS: l.o.QOS,
+		Resources: resources(spec.Resources), Chdir: spec.Dir,
+		Output: spec.Stdout, Error: spec.Stderr,
+		Extra: append([]string{"--open-mode=append"}, extra...),
+	}
 }
 
 // Launch submits the trial's job in the background: a submission that
 // fails is the trial's failure, and Launch itself never waits on Slurm.
 func (l *jobLauncher) Launch(spec process.LaunchSpec) (process.Launched, error) {
-	j := &job{l: l, name: jobName(l.o.Key, spec.TrialID), stderr: spec.Stderr,
-		submitted: make(chan struct{}), done: make(chan struct{})}
-	args := l.sbatchArgs(spec)
-	env := spec.Env
+	o := l.jobOptions(spec)
+	if _, err := slurmcmd.JobArgs(o, spec.Argv); err != nil {
+		return nil, err
+	}
+	j := &job{l: l, name: o.Name, stderr: spec.Stderr, submitted: make(chan struct{}), done: make(chan struct{})}
+	c := slurmcmd.Client{Runner: slurmcmd.Exec{Env: spec.Env}} // --export=ALL: the trial's environment
 	go func() {
-		out, err := l.runEnv(env, "sbatch", args...)
-		if err == nil {
-			j.id, err = parseSbatch(out)
-		}
+		id, err := call(func(ctx context.Context) (string, error) { return c.Submit(ctx, o, spec.Argv) })
 		j.mu.Lock()
-		j.submitErr = err
-		cancelled := j.cancelled
+		j.id = id
+		kill := j.killed
 		j.mu.Unlock()
 		close(j.submitted)
 		if err != nil {
-			j.finish(&JobError{ID: "(not submitted)", Reason: err.Error()})
+			j.finish(&JobError{Job: slurmcmd.Job{ID: "(not submitted)", State: "FAILED", Reason: err.Error(), ExitCode: -1, Signal: -1}})
 			return
 		}
 		l.track(j)
-		if cancelled {
+		if kill {
 			_ = j.Signal(syscall.SIGKILL)
 		}
 	}()
 	return j, nil
-}
-
-// runEnv runs a Slurm command with env.
-func (l *jobLauncher) runEnv(env []string, name string, args ...string) ([]byte, error) {
-	c := &cli{env: env}
-	return c.run(context.Background(), name, args...)
-}
-
-// parseSbatch reads the job id from sbatch --parsable ("123" or
-// "123;cluster").
-func parseSbatch(out []byte) (string, error) {
-	id, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";")
-	if id == "" || strings.ContainsAny(id, " \n") {
-		return "", fmt.Errorf("sbatch printed %q, want a job id", out)
-	}
-	return id, nil
 }
 
 // track follows j until it ends.
@@ -401,152 +390,98 @@ func (l *jobLauncher) track(j *job) {
 	}
 }
 
-// queueLine is one job in squeue's output.
-type queueLine struct {
-	id, state, reason, node, name string
-}
-
-// queue lists the user's jobs: one call for every job of the
-// experiment.
-func (l *jobLauncher) queue(ctx context.Context) ([]queueLine, error) {
-	out, err := l.c.run(ctx, "squeue", "--noheader", "--states=all", "--user="+l.user, "--format=%i|%T|%r|%N|%j")
-	if err != nil {
-		return nil, err
-	}
-	var jobs []queueLine
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.SplitN(strings.TrimSpace(line), "|", 5)
-		if len(f) == 5 {
-			jobs = append(jobs, queueLine{f[0], f[1], f[2], f[3], f[4]})
-		}
-	}
-	return jobs, nil
-}
-
-// active reports whether a job in this state may still run.
-func active(state string) bool {
-	switch state {
-	case "PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED", "RESIZING", "SIGNALING", "STAGE_OUT", "REQUEUE_HOLD", "REQUEUE_FED":
-		return true
-	}
-	return false
-}
-
-// poll asks squeue about the experiment's jobs every Poll while any is
-// tracked, and ends the jobs that ended.
+// poll asks squeue about every tracked job at once, every Poll while
+// any is tracked, and ends the jobs that ended.
 func (l *jobLauncher) poll() {
-	ctx := context.Background()
 	for {
 		time.Sleep(l.o.Poll)
 		l.mu.Lock()
-		if len(l.jobs) == 0 {
+		ids := make([]string, 0, len(l.jobs))
+		for id := range l.jobs {
+			ids = append(ids, id)
+		}
+		if len(ids) == 0 {
 			l.polling = false
 			l.mu.Unlock()
 			return
 		}
 		l.mu.Unlock()
-		lines, err := l.queue(ctx)
+		listed, err := call(func(ctx context.Context) ([]slurmcmd.Job, error) {
+			return l.c.Queue(ctx, slurmcmd.Query{IDs: ids})
+		})
 		if err != nil {
 			continue // the controller may be busy: ask again
 		}
-		seen := make(map[string]queueLine, len(lines))
-		for _, q := range lines {
-			seen[q.id] = q
+		seen := make(map[string]slurmcmd.Job, len(listed))
+		for _, q := range listed {
+			seen[q.ID] = q
 		}
-		l.mu.Lock()
 		var ended []*job
-		for id, j := range l.jobs {
+		var states []slurmcmd.Job
+		l.mu.Lock()
+		for _, id := range ids {
+			j := l.jobs[id]
 			q, ok := seen[id]
 			if ok {
-				j.setNode(q.node)
-				if active(q.state) {
+				j.setNode(q.Nodes)
+				if !slurmcmd.Classify(q.State).Ended() {
 					continue
 				}
 			}
 			delete(l.jobs, id)
-			j.last, j.known = q, ok
 			ended = append(ended, j)
+			states = append(states, q) // zero when squeue no longer lists it
 		}
 		l.mu.Unlock()
-		for _, j := range ended {
-			j.finish(l.endOf(ctx, j))
+		for i, j := range ended {
+			j.finish(l.endOf(j, states[i]))
 		}
 	}
 }
 
-// endOf returns how j ended: nil when it completed, else its JobError.
-func (l *jobLauncher) endOf(ctx context.Context, j *job) error {
-	q := j.last
-	if j.known && q.state == "COMPLETED" {
+// endOf returns how j ended, q being squeue's last line of it (zero if
+// squeue no longer lists it): nil when it completed, else its JobError.
+func (l *jobLauncher) endOf(j *job, q slurmcmd.Job) error {
+	if slurmcmd.Classify(q.State) == slurmcmd.Completed {
 		return nil
 	}
-	je := &JobError{ID: j.id, State: q.state, Reason: q.reason, Node: q.node}
-	// scontrol tells the exit code (and the state of a job that left
-	// squeue's list).
-	if out, err := l.c.run(ctx, "scontrol", "show", "job", "-o", j.id); err == nil {
-		kv := parseScontrol(out)
-		if je.State == "" {
-			je.State = kv["JobState"]
-		}
-		if je.Node == "" {
-			je.Node = kv["NodeList"]
-		}
-		if je.Reason == "" {
-			je.Reason = kv["Reason"]
-		}
-		if code, _, ok := strings.Cut(kv["ExitCode"], ":"); ok {
-			je.ExitCode, _ = strconv.Atoi(code)
-		}
+	// scontrol (or sacct) tells the exit code, and the end of a job squeue
+	// no longer lists.
+	full, err := call(func(ctx context.Context) (slurmcmd.Job, error) { return l.c.Job(ctx, j.id) })
+	switch {
+	case err == nil:
+		q = full
+	case q.State == "":
+		q = slurmcmd.Job{ID: j.id, State: "UNKNOWN", Reason: "the job left the queue without a known end: " + err.Error(),
+			ExitCode: -1, Signal: -1}
 	}
-	if je.State == "COMPLETED" {
+	if slurmcmd.Classify(q.State) == slurmcmd.Completed {
 		return nil
 	}
-	if je.State == "" {
-		je.State = "UNKNOWN"
-		je.Reason = "the job left the queue without a known end"
-	}
-	je.Stderr = stderrTail(j.stderr)
-	return je
-}
-
-// parseScontrol reads `scontrol show job -o` output into its fields.
-func parseScontrol(out []byte) map[string]string {
-	kv := make(map[string]string)
-	for _, f := range bytes.Fields(out) {
-		if k, v, ok := strings.Cut(string(f), "="); ok {
-			kv[k] = v
-		}
-	}
-	return kv
+	return &JobError{Job: q, Stderr: stderrTail(j.stderr)}
 }
 
 // Prepare cancels the jobs of this experiment that a killed run of hone
 // left, and waits until they are gone.
 func (l *jobLauncher) Prepare(string) error {
-	ctx := context.Background()
 	mine := func() ([]string, error) {
-		lines, err := l.queue(ctx)
+		jobs, err := call(func(ctx context.Context) ([]slurmcmd.Job, error) {
+			return l.c.Queue(ctx, slurmcmd.Query{User: l.user})
+		})
 		if err != nil {
 			return nil, fmt.Errorf("list the experiment's jobs: %w", err)
 		}
 		var ids []string
-		for _, q := range lines {
-			if strings.HasPrefix(q.name, namePrefix(l.o.Key)) && active(q.state) {
-				ids = append(ids, q.id)
+		for _, q := range jobs {
+			if strings.HasPrefix(q.Name, namePrefix(l.o.Key)) && !slurmcmd.Classify(q.State).Ended() {
+				ids = append(ids, q.ID)
 			}
 		}
 		return ids, nil
 	}
-	ids, err := mine()
-	if err != nil || len(ids) == 0 {
+	return cancelLeft(mine, func(ids []string) error {
+		_, err := call(func(ctx context.Context) (struct{}, error) { return struct{}{}, l.c.Cancel(ctx, "", ids...) })
 		return err
-	}
-	if _, err := l.c.run(ctx, "scancel", ids...); err != nil {
-		return fmt.Errorf("cancel the jobs of an earlier run: %w", err)
-	}
-	return waitGone(ctx, func() (bool, error) {
-		left, err := mine()
-		return len(left) == 0, err
 	})
 }
 
@@ -556,17 +491,14 @@ type job struct {
 	name      string
 	stderr    string
 	submitted chan struct{} // closed once sbatch answered
-	id        string        // set before submitted is closed
-
-	mu        sync.Mutex
-	submitErr error
-	cancelled bool // killed before it was submitted
-	node      string
-	last      queueLine // guarded by l.mu until finish
-	known     bool
-	done      chan struct{}
-	err       error
+	done      chan struct{} // closed by finish
+	err       error         // set before done is closed
 	once      sync.Once
+
+	mu     sync.Mutex
+	id     string // set before submitted is closed; "" if sbatch failed
+	killed bool   // SIGKILL came before the submission
+	node   string
 }
 
 func (j *job) setNode(n string) {
@@ -585,7 +517,7 @@ func (j *job) finish(err error) {
 }
 
 // Signal asks the job's processes to stop (SIGTERM, to the batch script
-// and its steps; a job still pending is cancelled) or cancels the job
+// and its steps; a job not running yet is cancelled) or cancels the job
 // (SIGKILL).
 func (j *job) Signal(sig syscall.Signal) error {
 	j.mu.Lock()
@@ -593,26 +525,26 @@ func (j *job) Signal(sig syscall.Signal) error {
 	case <-j.submitted:
 	default:
 		if sig == syscall.SIGKILL {
-			j.cancelled = true
+			j.killed = true // cancelled as soon as sbatch answers
 		}
 		j.mu.Unlock()
 		return nil
 	}
-	node := j.node
+	id, node := j.id, j.node
 	j.mu.Unlock()
-	if j.id == "" {
-		return nil
-	}
 	select {
 	case <-j.done:
 		return nil
 	default:
 	}
-	args := []string{j.id} // SIGKILL, or a job not running yet: cancel it
-	if sig == syscall.SIGTERM && node != "" {
-		args = []string{"--signal=TERM", "--full", j.id}
+	if id == "" {
+		return nil
 	}
-	_, err := j.l.c.run(context.Background(), "scancel", args...)
+	signal := "" // cancel
+	if sig == syscall.SIGTERM && node != "" {
+		signal = "TERM"
+	}
+	_, err := call(func(ctx context.Context) (struct{}, error) { return struct{}{}, j.l.c.Cancel(ctx, signal, id) })
 	return err
 }
 
@@ -622,7 +554,7 @@ func (j *job) Wait() error {
 	return j.err
 }
 
-// Where is the job id and its node once it runs.
+// Where is the job's node and id once it runs.
 func (j *job) Where() string {
 	select {
 	case <-j.submitted:
@@ -631,30 +563,11 @@ func (j *job) Where() string {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.id == "" {
+	switch {
+	case j.id == "":
 		return ""
-	}
-	if j.node == "" {
+	case j.node == "":
 		return "slurm job " + j.id
 	}
 	return j.node + " (slurm job " + j.id + ")"
-}
-
-// shellJoin quotes argv for sh.
-func shellJoin(argv []string) string {
-	q := make([]string, len(argv))
-	for i, a := range argv {
-		q[i] = shellQuote(a)
-	}
-	return strings.Join(q, " ")
-}
-
-// shellQuote quotes s for sh, leaving plain words as they are.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
 }

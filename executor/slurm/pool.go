@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/executor/slurm/slurmcmd"
 )
 
 // Pool returns the resources the experiment's trials share: in step mode
@@ -19,18 +20,16 @@ func Pool(ctx context.Context, o Options) (hone.Resources, error) {
 	if o.Mode == Step || ((o.Mode == Auto || o.Mode == "") && InAllocation()) {
 		return allocationPool(os.Getenv)
 	}
-	c := &cli{env: o.Env}
-	if c.env == nil {
-		c.env = os.Environ()
-	}
 	args := []string{"--noheader", "--Node", "--format=%N|%c|%m|%G"}
 	if o.Partition != "" {
-		if err := c.checkPartition(ctx, o.Partition); err != nil {
+		if err := checkPartition(ctx, o.Env, o.Partition); err != nil {
 			return hone.Resources{}, err
 		}
 		args = append(args, "--partition="+o.Partition)
 	}
-	out, err := c.run(ctx, "sinfo", args...)
+	ctx, cancel := context.WithTimeout(ctx, cmdTimeout)
+	defer cancel()
+	out, err := slurmcmd.Exec{Env: o.Env}.Run(ctx, "sinfo", args...)
 	if err != nil {
 		return hone.Resources{}, fmt.Errorf("the cluster's nodes: %w", err)
 	}

@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/hone-tune/hone/executor/process"
+	"github.com/hone-tune/hone/executor/slurm/slurmcmd"
 )
 
 // Mode says how trials run on the cluster.
@@ -125,7 +126,6 @@ func New(ctx context.Context, o Options) (*process.Executor, error) {
 	default:
 		return nil, fmt.Errorf("slurm executor: mode %q: allowed values are auto, step and job", o.Mode)
 	}
-	c := &cli{env: o.Env}
 	need := []string{"srun", "squeue", "scancel"}
 	if mode == Job {
 		need = []string{"sbatch", "squeue", "scancel", "scontrol"}
@@ -136,10 +136,11 @@ func New(ctx context.Context, o Options) (*process.Executor, error) {
 		}
 	}
 	if o.Partition != "" {
-		if err := c.checkPartition(ctx, o.Partition); err != nil {
+		if err := checkPartition(ctx, o.Env, o.Partition); err != nil {
 			return nil, fmt.Errorf("slurm executor: %w", err)
 		}
 	}
+	c := slurmcmd.Client{Runner: slurmcmd.Exec{Env: o.Env}}
 	popts := o.Process
 	if popts.Listen == "" {
 		popts.Listen = ":0"
@@ -162,43 +163,25 @@ func jobName(key, trialID string) string { return namePrefix(key) + trialID }
 // namePrefix starts the names of the experiment's jobs and steps.
 func namePrefix(key string) string { return "hone-" + key + "-" }
 
-// cli runs Slurm's commands.
-type cli struct {
-	env []string
-}
-
 // cmdTimeout bounds one Slurm command: a controller that does not answer
 // is an error, not a hang.
 const cmdTimeout = 60 * time.Second
 
-// run runs a Slurm command and returns its standard output; its error
-// names the command and carries its standard error.
-func (c *cli) run(ctx context.Context, name string, args ...string) ([]byte, error) {
+// checkPartition fails when the partition does not exist.
+func checkPartition(ctx context.Context, env []string, partition string) error {
 	ctx, cancel := context.WithTimeout(ctx, cmdTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Env = c.env
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return out, fmt.Errorf("%s: %s", name, msg)
-	}
-	return out, nil
-}
-
-// checkPartition fails when the partition does not exist.
-func (c *cli) checkPartition(ctx context.Context, partition string) error {
-	out, err := c.run(ctx, "scontrol", "show", "partition", "-o", partition)
-	if err != nil {
-		return fmt.Errorf("partition %q: %w", partition, err)
-	}
-	if !strings.Contains(string(out), "PartitionName="+partition) {
-		return fmt.Errorf("partition %q does not exist", partition)
+	out, err := slurmcmd.Exec{Env: env}.Run(ctx, "scontrol", "--oneliner", "show", "partition", partition)
+	if err != nil || !strings.Contains(string(out), "PartitionName="+partition+" ") {
+		return fmt.Errorf("partition %q does not exist on this cluster: %w", partition, errOr(err, "scontrol does not show it"))
 	}
 	return nil
+}
+
+// errOr returns err, or an error saying msg when err is nil.
+func errOr(err error, msg string) error {
+	if err != nil {
+		return err
+	}
+	return errors.New(msg)
 }
