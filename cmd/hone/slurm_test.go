@@ -330,3 +330,120 @@ func TestSlurmDriverKilled(t *testing.T) {
 		}
 	}
 }
+
+// pbtSlurmSpec writes a PBT experiment over examples/python/train.py whose
+// trials are Slurm jobs, and returns the spec's path and the experiment's
+// directory.
+func pbtSlurmSpec(t *testing.T, population, epochs int) (string, string) {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("SKIPPED: no python3: the example's trials are Python scripts")
+	}
+	dir := t.TempDir()
+	storage := filepath.Join(dir, "results")
+	train := filepath.Join(repoRoot(t), "examples", "python", "train.py")
+	src := fmt.Sprintf(`name: pbtslurm
+metric: accuracy
+mode: max
+seed: 9
+num_samples: %d
+search_space:
+  lr: {loguniform: [0.05, 1.0]}
+  momentum: {choice: [0.0, 0.5, 0.9]}
+  hidden: 16
+  batch: 16
+  epochs: %d
+  checkpoint_every: 1
+scheduler:
+  name: pbt
+  perturbation_interval: 4
+  quantile_fraction: 0.25
+  hyperparam_mutations:
+    lr: {loguniform: [0.05, 1.0]}
+max_concurrent_trials: %d
+checkpoint: {num_to_keep: 2}
+failure: {max_failures: 3}
+storage: %s
+command: [python3, %s]
+executor: {name: slurm, poll_interval_s: 0.5}
+`, population, epochs, population, storage, train)
+	path := filepath.Join(dir, "exp.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, filepath.Join(storage, "pbtslurm")
+}
+
+// TestSlurmNodeFailure runs PBT with its trials as jobs on both nodes and
+// takes node n2 down in the middle: the jobs that ran there end
+// NODE_FAIL, their trials are retried from their checkpoints on n1, and
+// the whole population reaches the last iteration.
+func TestSlurmNodeFailure(t *testing.T) {
+	c := slurmtest.RequireExclusive(t)
+	const population, epochs = 4, 40
+	path, dir := pbtSlurmSpec(t, population, epochs)
+	cmd := binary(t, "run", path)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = c.ControlNode("start", "n2")
+		_ = c.ControlNode("resume", "n2")
+	})
+	prefix := "hone-" + slurm.ExperimentKey(dir) + "-"
+	// Wait for a job on n2 and a few results.
+	deadline := time.Now().Add(2 * time.Minute)
+	var onN2 string
+	for onN2 == "" {
+		for _, j := range experimentJobs(t, prefix) {
+			if f := strings.Fields(j); f[1] == "RUNNING" && f[2] == "n2" {
+				onN2 = f[0]
+			}
+		}
+		if time.Now().After(deadline) {
+			out, errOut := output(cmd)
+			t.Fatalf("no job of the experiment ran on n2 within 2 minutes\n%s%s", out, errOut)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	waitReports(t, dir, 2*population, cmd)
+	if err := c.ControlNode("kill", "n2"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("scontrol", "update", "nodename=n2", "state=down", "reason=hone-test").CombinedOutput(); err != nil {
+		t.Fatalf("scontrol update: %v %s", err, out)
+	}
+	select {
+	case <-done:
+	case <-time.After(8 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatal("hone did not finish")
+	}
+	out, errOut := output(cmd)
+	if code := cmd.ProcessState.ExitCode(); code != exitOK {
+		t.Fatalf("hone run: exit %d\n%s%s", code, out, errOut)
+	}
+	checkFinished(t, dir)
+	e, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Trials) != population {
+		t.Errorf("%d trials, want the population of %d", len(e.Trials), population)
+	}
+	nodeFail := 0
+	for _, tr := range e.Trials {
+		rows, _ := tr.Results()
+		if n := len(rows); n == 0 || rows[n-1]["training_iteration"] != float64(epochs) {
+			t.Errorf("trial %s did not reach iteration %d", tr.ID, epochs)
+		}
+		if b, err := os.ReadFile(filepath.Join(tr.Dir, "error.txt")); err == nil && strings.Contains(string(b), "NODE_FAIL") {
+			nodeFail++
+		}
+	}
+	if nodeFail == 0 {
+		t.Errorf("no trial's error.txt says its job ended NODE_FAIL (job %s ran on n2)", onN2)
+	}
+}
