@@ -267,6 +267,7 @@ type row struct {
 	hasScore bool
 	iter     string
 	total    string
+	where    string // where its last result came from, on a cluster
 }
 
 // trialRows reads each trial's results and computes its score. running
@@ -293,6 +294,9 @@ func trialRows(e *results.Experiment, metric string, mode hone.Mode, scope strin
 			}
 			if v, ok := last.Value(hone.FieldTimeTotal); ok {
 				r.total = strconv.FormatFloat(v, 'f', 1, 64)
+			}
+			if h, ok := last[hone.FieldHostname].(string); ok && strings.Contains(h, "(slurm ") {
+				r.where = h
 			}
 		}
 		if metric != "" {
@@ -344,6 +348,11 @@ func writeTable(w io.Writer, rows []*row, metric, scope string) {
 		head = append(head, h)
 	}
 	head = append(head, "iter", "total time (s)")
+	// On a cluster: the node and Slurm job (or step) of each trial.
+	hasWhere := slices.ContainsFunc(rows, func(r *row) bool { return r.where != "" })
+	if hasWhere {
+		head = append(head, "where")
+	}
 	hasErr := slices.ContainsFunc(rows, func(r *row) bool { return r.trial.Error != "" })
 	if hasErr {
 		head = append(head, "error")
@@ -368,6 +377,9 @@ func writeTable(w io.Writer, rows []*row, metric, scope string) {
 			cells = append(cells, v)
 		}
 		cells = append(cells, r.iter, r.total)
+		if hasWhere {
+			cells = append(cells, r.where)
+		}
 		if hasErr {
 			msg, _, _ := strings.Cut(r.trial.Error, "\n")
 			if len(msg) > 80 {

@@ -138,6 +138,10 @@ func TestSlurmJobs(t *testing.T) {
 			t.Errorf("a result's hostname %q does not name its Slurm job", h)
 		}
 	}
+	code, status, statusErr := runBinary(t, "status", dir)
+	if code != exitOK || !strings.Contains(status, "where") || !strings.Contains(status, " (slurm job ") {
+		t.Errorf("hone status: exit %d, want a where column naming each trial's node and job:\n%s%s", code, status, statusErr)
+	}
 	jobs := experimentJobs(t, "hone-"+slurm.ExperimentKey(dir)+"-")
 	if len(jobs) < 6 {
 		t.Errorf("the queue shows %d jobs of the experiment, want one per trial start (6 at least):\n%s", len(jobs), strings.Join(jobs, "\n"))
