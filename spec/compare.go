@@ -30,7 +30,8 @@ import (
 // (where the experiment is), command, env, working_dir, resources, gpus,
 // custom_resources, max_concurrent_trials, max_pending_trials,
 // checkpoint.num_to_keep, failure.max_failures, failure.fail_fast,
-// trial_timeout, report_timeout and stop_grace.
+// trial_timeout, report_timeout, stop_grace, and the executor and its
+// parameters (where trials run).
 //
 // Values are compared as decoded, with defaults filled in: reformatting
 // the YAML, writing a default out, or giving 100 as 100.0 is no
@@ -192,6 +193,10 @@ func (s *Spec) settings() map[string]setting {
 	ok("trial_timeout", limitText(s.TrialTimeout))
 	ok("report_timeout", limitText(s.ReportTimeout))
 	ok("stop_grace", s.StopGrace.String())
+	ok("executor.name", strconv.Quote(s.Executor.Name))
+	for k, v := range s.pluginParams("executor", s.Executor) {
+		ok("executor."+k, render(v))
+	}
 	return out
 }
 
@@ -201,14 +206,19 @@ func (s *Spec) settings() map[string]setting {
 // table, the parameters are the section's keys as written.
 func (s *Spec) pluginParams(kind string, pl Plugin) map[string]any {
 	reserved := schedulerKeys
-	if kind == "searcher" {
+	switch kind {
+	case "searcher":
 		reserved = searcherKeys
+	case "executor":
+		reserved = executorKeys
 	}
 	p := newParams(&collector{lines: map[string]pos{}}, kind, pl.Node, reserved...)
 	p.resolved = map[string]any{}
 	if e, ok := searchers[pl.Name]; ok && kind == "searcher" {
 		e.Read(p)
 	} else if e, ok := schedulers[pl.Name]; ok && kind == "scheduler" {
+		e.Read(p)
+	} else if e, ok := executors[pl.Name]; ok && kind == "executor" {
 		e.Read(p)
 	} else {
 		for _, k := range p.order {

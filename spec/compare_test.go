@@ -209,6 +209,24 @@ stop_grace: 10s
 			`working_dir: "` + dir + `" -> "` + filepath.Join(dir, "other") + `"`,
 		},
 	}, {
+		name: "the executor: a local experiment resumed on a cluster",
+		edit: func(s string) string {
+			return s + "executor: {name: slurm, partition: gpu}\n"
+		},
+		allowed: []string{
+			`executor.account: none -> ""`,
+			`executor.advertise: none -> ""`,
+			`executor.listen: none -> ":0"`,
+			`executor.mode: none -> "auto"`,
+			`executor.name: "local" -> "slurm"`,
+			`executor.partition: none -> "gpu"`,
+			`executor.poll_interval_s: none -> 2`,
+			`executor.qos: none -> ""`,
+			`executor.sbatch_args: none -> []`,
+			`executor.srun_args: none -> []`,
+			`executor.time: none -> ""`,
+		},
+	}, {
 		name: "both kinds at once",
 		edit: func(s string) string {
 			s = strings.Replace(s, "mode: min", "mode: max", 1)

@@ -127,3 +127,11 @@ func (p Process) NewExecutor(ctx context.Context) (hone.Executor, error) {
 	}
 	return p.build.new(ctx, p)
 }
+
+// SetExecutor makes the spec's executor name (the --executor flag): the
+// same name keeps the spec's parameters, another one drops them.
+func (s *Spec) SetExecutor(name string) {
+	if name != s.Executor.Name {
+		s.Executor = Plugin{Name: name}
+	}
+}

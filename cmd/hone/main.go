@@ -1,7 +1,7 @@
 // Command hone tunes hyperparameters from an experiment spec (a YAML file;
 // see examples/reference.yaml) whose trials run as processes.
 //
-//	hone run SPEC.yaml [--storage DIR] [--name NAME] [--resume]
+//	hone run SPEC.yaml [--storage DIR] [--name NAME] [--executor local|slurm] [--resume]
 //	hone resume DIR [--spec SPEC] [--resume-errored] [--restart-errored] [--no-unfinished]
 //	hone status DIR
 //	hone results DIR [--best] [--metric M] [--mode min|max] [--scope S] [--csv]

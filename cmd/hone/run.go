@@ -35,7 +35,7 @@ type origin struct {
 }
 
 func (a *app) runCmd() *cobra.Command {
-	var storage, name string
+	var storage, name, executor string
 	var resume bool
 	cmd := &cobra.Command{
 		Use:   "run SPEC.yaml",
@@ -63,6 +63,9 @@ SIGTERM and SIGHUP (the terminal or SSH session closing) do the same.
 			}
 			if cmd.Flags().Changed("storage") {
 				s.Storage = storage
+			}
+			if cmd.Flags().Changed("executor") {
+				s.SetExecutor(executor)
 			}
 			if cmd.Flags().Changed("name") {
 				if err := checkNameFlag(name); err != nil {
@@ -102,11 +105,15 @@ SIGTERM and SIGHUP (the terminal or SSH session closing) do the same.
 			return a.runExperiment(cmd.Context(), s, t, nil)
 		},
 	}
+	cmd.Flags().StringVar(&executor, "executor", "", executorFlagHelp)
 	cmd.Flags().StringVar(&storage, "storage", "", "where experiments live: a directory, file:///abs/path, or s3://bucket/prefix?endpoint=...&region=... (default: the spec's storage, or hone_results)")
 	cmd.Flags().StringVar(&name, "name", "", "experiment name, the directory under storage (default: the spec's name, or the spec file's base name)")
 	cmd.Flags().BoolVar(&resume, "resume", false, "resume the experiment if its directory exists")
 	return cmd
 }
+
+// executorFlagHelp describes --executor.
+const executorFlagHelp = "where trials run, for this session: local or slurm (default: the spec's executor); a name other than the spec's drops the spec's executor parameters"
 
 // checkNameFlag checks the --name of hone run, which names a directory: it
 // needs a visible character, and no control character or invalid UTF-8
@@ -131,7 +138,7 @@ func checkNameFlag(name string) error {
 }
 
 func (a *app) resumeCmd() *cobra.Command {
-	var specPath string
+	var specPath, executor string
 	var flags struct{ errored, restart, noUnfinished, truncate bool }
 	cmd := &cobra.Command{
 		Use:   "resume DIR",
@@ -214,6 +221,9 @@ the lines cut in experiment_state.jsonl.corrupt-N beside the journal.
 				return a.specError(err)
 			}
 			s.Storage, s.Name = parent, name
+			if cmd.Flags().Changed("executor") {
+				s.SetExecutor(executor)
+			}
 			if err := s.Validate(); err != nil {
 				return a.specError(err)
 			}
@@ -236,6 +246,7 @@ the lines cut in experiment_state.jsonl.corrupt-N beside the journal.
 		},
 	}
 	cmd.Flags().StringVar(&specPath, "spec", "", "resume with this spec instead of DIR/spec.yaml")
+	cmd.Flags().StringVar(&executor, "executor", "", executorFlagHelp)
 	cmd.Flags().BoolVar(&flags.errored, "resume-errored", false, "retry trials that ended in ERROR, from their latest checkpoint")
 	cmd.Flags().BoolVar(&flags.restart, "restart-errored", false, "restart trials that ended in ERROR from scratch, under new ids")
 	cmd.Flags().BoolVar(&flags.noUnfinished, "no-unfinished", false, "terminate unfinished (pending, running, paused) trials instead of resuming them")

@@ -451,3 +451,24 @@ func TestSlurmNodeFailure(t *testing.T) {
 		t.Errorf("no trial's error.txt says its job ended NODE_FAIL (job %s ran on n2)", onN2)
 	}
 }
+
+// TestSlurmExecutorFlag: --executor slurm runs a spec written for this
+// machine on the cluster; an unknown name is a usage error naming the
+// known ones.
+func TestSlurmExecutorFlag(t *testing.T) {
+	slurmtest.Require(t)
+	path, storage := slurmSpec(t, 2, 4, "local", "")
+	code, out, errOut := runBinary(t, "run", "--executor", "kubernetes", path)
+	if code != exitUsage || !strings.Contains(errOut, `unknown executor "kubernetes"; known: local, slurm`) {
+		t.Fatalf("--executor kubernetes: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runBinary(t, "run", "--executor", "slurm", path)
+	if code != exitOK {
+		t.Fatalf("--executor slurm: exit %d\n%s%s", code, out, errOut)
+	}
+	for h := range checkFinished(t, filepath.Join(storage, "onslurm")) {
+		if !strings.Contains(h, "slurm job ") {
+			t.Errorf("a result came from %q, not from a Slurm job", h)
+		}
+	}
+}
