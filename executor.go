@@ -114,6 +114,14 @@ type Event struct {
 // trial that returns it as having stopped normally.
 var ErrTrialStopped = errors.New("trial stopped")
 
+// ErrStopExperiment is wrapped by the Err of an EventExited whose cause is
+// not the trial but where it ran, so that retrying it elsewhere cannot
+// help (a cluster's nodes that do not see the experiment's storage). The
+// runner does not fail such a trial: it stops the experiment, as for a
+// full disk, with the trial left to resume from its latest checkpoint
+// once the cause is fixed.
+var ErrStopExperiment = errors.New("the experiment cannot go on until this is fixed")
+
 // Contained is implemented by executors whose trials cannot outlive the
 // runner's process (goroutines, simulated trials). The runner starts their
 // trials without first handing the journal to the operating system: after

@@ -296,6 +296,29 @@ func TestFlushFailureStopsAndResumes(t *testing.T) {
 // experiment stops, resumably, as when the runner's writes meet a full
 // disk, and resume continues the trial from its checkpoint.
 func TestTrialOnFullDiskStopsTheExperiment(t *testing.T) {
+	testTrialStopsTheExperiment(t, &fs.PathError{Op: "write", Path: "model.bin", Err: syscall.ENOSPC},
+		func(err error) bool {
+			return errors.Is(err, syscall.ENOSPC) && strings.Contains(err.Error(), "model.bin: no space left on device")
+		},
+		"the disk is full")
+}
+
+// TestTrialStopsTheExperiment: the same for a trial whose executor says
+// the cause is where it ran (hone.ErrStopExperiment), as a cluster node
+// that does not see the storage.
+func TestTrialStopsTheExperiment(t *testing.T) {
+	fault := fmt.Errorf("node n7 does not see the storage: %w", hone.ErrStopExperiment)
+	testTrialStopsTheExperiment(t, fault,
+		func(err error) bool {
+			return errors.Is(err, hone.ErrStopExperiment) && strings.Contains(err.Error(), "node n7")
+		},
+		"")
+}
+
+// testTrialStopsTheExperiment runs a trial that fails once with fault
+// after its checkpoint at step 2: Run must return an error ok accepts (and
+// log want), and a resume must finish the trial with no failure counted.
+func testTrialStopsTheExperiment(t *testing.T, fault error, ok func(error) bool, want string) {
 	dir := filepath.Join(t.TempDir(), "exp")
 	marker := filepath.Join(t.TempDir(), "full-once")
 	step := func(ctx context.Context, s trial.Session) error {
@@ -322,7 +345,7 @@ func TestTrialOnFullDiskStopsTheExperiment(t *testing.T) {
 				if err := os.WriteFile(marker, nil, 0o644); err != nil {
 					return err
 				}
-				return &fs.PathError{Op: "write", Path: filepath.Join(s.Dir(), "model.bin"), Err: syscall.ENOSPC}
+				return fault
 			}
 		}
 		return fullStepper(ctx, s)
@@ -345,11 +368,11 @@ func TestTrialOnFullDiskStopsTheExperiment(t *testing.T) {
 	var log bytes.Buffer
 	_, err = runner.Run(context.Background(), exp(files), opts(&log))
 	files.Close()
-	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "model.bin: no space left on device") {
-		t.Fatalf("Run = %v, want the trial's ENOSPC", err)
+	if !ok(err) {
+		t.Fatalf("Run = %v, want the trial's %v", err, fault)
 	}
-	if !strings.Contains(log.String(), "the disk is full") {
-		t.Errorf("the log does not say the disk is full:\n%s", log.String())
+	if !strings.Contains(log.String(), want) {
+		t.Errorf("the log does not say %q:\n%s", want, log.String())
 	}
 	sr, err = random.New(space.Space{"x": space.Uniform(0, 1)}, 1, nil, 8)
 	if err != nil {

@@ -749,6 +749,9 @@ func (r *runner) deliver(ev hone.Event) error {
 	if err := trialDiskFull(ev); err != nil {
 		return err
 	}
+	if ev.Kind == hone.EventExited && errors.Is(ev.Err, hone.ErrStopExperiment) {
+		return fmt.Errorf("trial %s: %w", ev.TrialID, ev.Err)
+	}
 	if !r.async || ev.CheckpointDir == "" {
 		in, err := r.input(ev)
 		if err != nil {

@@ -472,3 +472,43 @@ func TestSlurmExecutorFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestSlurmStorageNotShared: trials whose node does not see the
+// experiment's storage stop the experiment with an error saying so, and
+// are not failed: a resume once the storage is fixed continues them. The
+// fault is injected through the job's environment: the staging directory
+// hone made is then one the node does not have, as on a node without the
+// shared filesystem.
+func TestSlurmStorageNotShared(t *testing.T) {
+	slurmtest.Require(t)
+	path, storage := slurmSpec(t, 2, 4,
+		"{name: slurm, poll_interval_s: 0.5, sbatch_args: ['--export=ALL,HONE_STAGING_DIR=/nonexistent/hone-staging']}", "")
+	code, out, errOut := runBinary(t, "run", path)
+	if code == exitOK || !strings.Contains(errOut, "the experiment's storage is not shared with node n") {
+		t.Fatalf("hone run: exit %d, want a failure saying the storage is not shared\n%s%s", code, out, errOut)
+	}
+	dir := filepath.Join(storage, "onslurm")
+	e, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range e.Trials {
+		if tr.Status == hone.StatusError || tr.Failures > 0 {
+			t.Errorf("trial %s: %s after %d failures: the storage's fault is not the trial's", tr.ID, tr.Status, tr.Failures)
+		}
+	}
+	// Fixed (the spec without the fault), the experiment resumes.
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed := strings.Replace(string(data), ", sbatch_args: ['--export=ALL,HONE_STAGING_DIR=/nonexistent/hone-staging']", "", 1)
+	if err := os.WriteFile(path, []byte(fixed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runBinary(t, "resume", dir, "--spec", path)
+	if code != exitOK {
+		t.Fatalf("hone resume: exit %d\n%s%s", code, out, errOut)
+	}
+	checkFinished(t, dir)
+}

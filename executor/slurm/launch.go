@@ -80,6 +80,51 @@ func (e *JobError) Error() string {
 // Outcome is what the job's end means: a node failure, a time limit...
 func (e *JobError) Outcome() slurmcmd.Outcome { return slurmcmd.Classify(e.Job.State) }
 
+// notShared is the exit status of a trial whose node does not see the
+// trial's staging directory, which hone made on the driver's side of the
+// storage just before: the storage is not shared with that node.
+const notShared = 97
+
+// checked returns argv run behind a check that the node sees the trial's
+// staging directory (see notShared).
+func checked(argv []string) []string {
+	script := `test -d "$HONE_STAGING_DIR" || { echo "hone: $HONE_STAGING_DIR does not exist on $(hostname): the experiment's storage is not shared with this node" >&2; exit ` +
+		strconv.Itoa(notShared) + `; }; exec "$@"`
+	return append([]string{"/bin/sh", "-c", script, "hone-trial"}, argv...)
+}
+
+// StorageError is a trial that could not run because its node does not
+// see the experiment's storage. It wraps hone.ErrStopExperiment: every
+// trial would fail the same way, so the experiment stops.
+type StorageError struct {
+	Job      slurmcmd.Job
+	TrialDir string
+}
+
+func (e *StorageError) Error() string {
+	where := "its node"
+	if e.Job.Nodes != "" {
+		where = "node " + e.Job.Nodes
+	}
+	return fmt.Sprintf("slurm job %s: the experiment's storage is not shared with %s (%s is not there): "+
+		"put the storage on a filesystem every node mounts at the same path (docs/CLUSTER.md)", e.Job.ID, where, e.TrialDir)
+}
+
+// Unwrap returns hone.ErrStopExperiment.
+func (e *StorageError) Unwrap() error { return hone.ErrStopExperiment }
+
+// failure returns why a job or step of the trial in trialDir failed: a
+// StorageError when it exited notShared, or when it failed without a
+// stderr.log where the driver sees the trial's directory (Slurm could not
+// open its output files on the node), else a JobError.
+func failure(j slurmcmd.Job, trialDir, stderr string) error {
+	_, err := os.Stat(stderr)
+	if j.ExitCode == notShared || (slurmcmd.Classify(j.State) == slurmcmd.Failed && errors.Is(err, os.ErrNotExist)) {
+		return &StorageError{Job: j, TrialDir: trialDir}
+	}
+	return &JobError{Job: j, Stderr: stderrTail(stderr)}
+}
+
 // call runs f with the bound of one Slurm command.
 func call[T any](f func(ctx context.Context) (T, error)) (T, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
@@ -121,7 +166,7 @@ func (l *stepLauncher) Launch(spec process.LaunchSpec) (process.Launched, error)
 		extra = append([]string{"--time=" + l.o.Time}, extra...)
 	}
 	args := slurmcmd.StepArgs(slurmcmd.StepOptions{Name: name, Resources: resources(spec.Resources),
-		Chdir: spec.Dir, Extra: extra}, spec.Argv)
+		Chdir: spec.Dir, Extra: extra}, checked(spec.Argv))
 	cmd := exec.Command("srun", args...)
 	cmd.Env = spec.Env
 	cmd.Dir = spec.Dir
@@ -132,7 +177,7 @@ func (l *stepLauncher) Launch(spec process.LaunchSpec) (process.Launched, error)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("srun: %w", err)
 	}
-	s := &step{l: l, cmd: cmd, name: name, stderr: spec.Stderr, ended: make(chan struct{})}
+	s := &step{l: l, cmd: cmd, name: name, stderr: spec.Stderr, trialDir: spec.TrialDir, ended: make(chan struct{})}
 	go s.find()
 	return s, nil
 }
@@ -187,11 +232,12 @@ func cancelLeft(mine func() ([]string, error), cancel func([]string) error) erro
 
 // step is one trial's srun.
 type step struct {
-	l      *stepLauncher
-	cmd    *exec.Cmd
-	name   string
-	stderr string
-	ended  chan struct{} // closed once srun has been waited for
+	l        *stepLauncher
+	cmd      *exec.Cmd
+	name     string
+	stderr   string
+	trialDir string
+	ended    chan struct{} // closed once srun has been waited for
 
 	mu   sync.Mutex
 	id   string // the step's id ("123.4"), once squeue showed it
@@ -285,19 +331,18 @@ func (s *step) Wait() error {
 	if id == "" {
 		id = s.l.job + " step " + s.name
 	}
-	je := &JobError{Job: slurmcmd.Job{ID: id, State: "FAILED", Nodes: node, ExitCode: -1, Signal: -1},
-		Stderr: stderrTail(s.stderr)}
+	j := slurmcmd.Job{ID: id, State: "FAILED", Nodes: node, ExitCode: -1, Signal: -1}
 	var xe *exec.ExitError
 	if errors.As(err, &xe) {
 		if ws, ok := xe.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			je.Job.Reason = "srun ended by " + ws.Signal().String()
+			j.Reason = "srun ended by " + ws.Signal().String()
 		} else {
-			je.Job.ExitCode = xe.ExitCode()
+			j.ExitCode = xe.ExitCode()
 		}
 	} else {
-		je.Job.Reason = err.Error()
+		j.Reason = err.Error()
 	}
-	return je
+	return failure(j, s.trialDir, s.stderr)
 }
 
 // Where is the step's node and id, once squeue showed them.
@@ -355,13 +400,14 @@ func (l *jobLauncher) jobOptions(spec process.LaunchSpec) slurmcmd.JobOptions {
 // fails is the trial's failure, and Launch itself never waits on Slurm.
 func (l *jobLauncher) Launch(spec process.LaunchSpec) (process.Launched, error) {
 	o := l.jobOptions(spec)
-	if _, err := slurmcmd.JobArgs(o, spec.Argv); err != nil {
+	if _, err := slurmcmd.JobArgs(o, checked(spec.Argv)); err != nil {
 		return nil, err
 	}
-	j := &job{l: l, name: o.Name, stderr: spec.Stderr, submitted: make(chan struct{}), done: make(chan struct{})}
+	j := &job{l: l, name: o.Name, stderr: spec.Stderr, trialDir: spec.TrialDir, submitted: make(chan struct{}), done: make(chan struct{})}
+	argv := checked(spec.Argv)
 	c := slurmcmd.Client{Runner: slurmcmd.Exec{Env: spec.Env}} // --export=ALL: the trial's environment
 	go func() {
-		id, err := call(func(ctx context.Context) (string, error) { return c.Submit(ctx, o, spec.Argv) })
+		id, err := call(func(ctx context.Context) (string, error) { return c.Submit(ctx, o, argv) })
 		j.mu.Lock()
 		j.id = id
 		kill := j.killed
@@ -458,7 +504,7 @@ func (l *jobLauncher) endOf(j *job, q slurmcmd.Job) error {
 	if slurmcmd.Classify(q.State) == slurmcmd.Completed {
 		return nil
 	}
-	return &JobError{Job: q, Stderr: stderrTail(j.stderr)}
+	return failure(q, j.trialDir, j.stderr)
 }
 
 // Prepare cancels the jobs of this experiment that a killed run of hone
@@ -490,6 +536,7 @@ type job struct {
 	l         *jobLauncher
 	name      string
 	stderr    string
+	trialDir  string
 	submitted chan struct{} // closed once sbatch answered
 	done      chan struct{} // closed by finish
 	err       error         // set before done is closed
