@@ -1,0 +1,121 @@
+package slurm
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/executor/slurm/slurmcmd"
+)
+
+func TestResources(t *testing.T) {
+	for _, tc := range []struct {
+		in   hone.Resources
+		want slurmcmd.Resources
+	}{
+		{hone.Resources{}, slurmcmd.Resources{CPUs: 1}},
+		{hone.Resources{CPU: 0.5}, slurmcmd.Resources{CPUs: 1}},
+		{hone.Resources{CPU: 2.2, Memory: 1<<30 + 1}, slurmcmd.Resources{CPUs: 3, MemMB: 1025}},
+		{hone.Resources{CPU: 4, GPU: 1.5, Custom: map[string]float64{"tpu": 2, "lic": 0.1, "none": 0}},
+			slurmcmd.Resources{CPUs: 4, GPUs: 2, Gres: []string{"lic:1", "tpu:2"}}},
+	} {
+		if got := resources(tc.in); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("resources(%v) = %+v, want %+v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestExpandCounts(t *testing.T) {
+	for in, want := range map[string][]int{"2": {2}, "2(x3)": {2, 2, 2}, "4(x2),1": {4, 4, 1}} {
+		got, err := expandCounts(in)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("expandCounts(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "x", "2(xa)"} {
+		if _, err := expandCounts(bad); err == nil {
+			t.Errorf("expandCounts(%q): no error", bad)
+		}
+	}
+	env := map[string]string{"SLURM_JOB_CPUS_PER_NODE": "2(x2)", "SLURM_MEM_PER_NODE": "1500"}
+	r, err := allocationPool(func(k string) string { return env[k] })
+	if err != nil || r.CPU != 4 || r.Memory != 3000<<20 {
+		t.Errorf("allocationPool = %v, %v; want 4 CPUs and 3000 MiB", r, err)
+	}
+}
+
+func TestParseNodes(t *testing.T) {
+	// A node in two partitions is listed twice; it counts once.
+	r, err := parseNodes("n1|2|4000|(null)\nn2|8|16000|gpu:a100:4(S:0-1),mps:100\nn2|8|16000|gpu:a100:4(S:0-1),mps:100\n")
+	if err != nil || r.CPU != 10 || r.Memory != 20000<<20 || r.GPU != 4 {
+		t.Errorf("parseNodes = %v, %v", r, err)
+	}
+	if _, err := parseNodes(""); err == nil {
+		t.Error("parseNodes of nothing: no error")
+	}
+}
+
+// TestChecked runs the check every trial's command goes through with a
+// real shell: it runs the command, awkward arguments intact, when the
+// staging directory is there, and exits notShared saying why when not.
+func TestChecked(t *testing.T) {
+	staging := t.TempDir()
+	argv := checked([]string{"printf", "%s|", "a b", "it's", "$HOME", ""})
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), "HONE_STAGING_DIR="+staging)
+	out, err := cmd.Output()
+	if err != nil || string(out) != "a b|it's|$HOME||" {
+		t.Errorf("checked command: %q, %v", out, err)
+	}
+	missing := filepath.Join(staging, "gone")
+	cmd = exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), "HONE_STAGING_DIR="+missing)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var xe *exec.ExitError
+	if !errors.As(err, &xe) || xe.ExitCode() != notShared || !strings.Contains(stderr.String(), missing+" does not exist on ") {
+		t.Errorf("without the staging directory: %v, stderr %q", err, stderr.String())
+	}
+}
+
+// TestFailure: how a failed job is told apart from a storage the node
+// does not see.
+func TestFailure(t *testing.T) {
+	dir := t.TempDir()
+	stderr := filepath.Join(dir, "stderr.log")
+	if err := os.WriteFile(stderr, []byte("Traceback\nValueError: bad lr\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	failed := slurmcmd.Job{ID: "12", State: "FAILED", Nodes: "n1", ExitCode: 1}
+	var je *JobError
+	if err := failure(failed, dir, stderr); !errors.As(err, &je) || !strings.Contains(err.Error(), "ValueError: bad lr") ||
+		errors.Is(err, hone.ErrStopExperiment) {
+		t.Errorf("a failed job: %v", err)
+	}
+	for _, j := range []slurmcmd.Job{
+		{ID: "13", State: "FAILED", Nodes: "n2", ExitCode: notShared},
+		{ID: "14", State: "FAILED", Nodes: "n2", ExitCode: 0},
+	} {
+		out := stderr
+		if j.ExitCode == 0 {
+			out = filepath.Join(dir, "never-written.log")
+		}
+		var se *StorageError
+		if err := failure(j, dir, out); !errors.As(err, &se) || !errors.Is(err, hone.ErrStopExperiment) ||
+			!strings.Contains(err.Error(), "not shared with node n2") {
+			t.Errorf("job %s: %v, want a StorageError", j.ID, err)
+		}
+	}
+	// A job cancelled before it started has no output either: that is no
+	// storage fault.
+	cancelled := slurmcmd.Job{ID: "15", State: "CANCELLED"}
+	if err := failure(cancelled, dir, filepath.Join(dir, "never-written.log")); errors.Is(err, hone.ErrStopExperiment) {
+		t.Errorf("a job cancelled while pending: %v", err)
+	}
+}
