@@ -120,7 +120,8 @@ func (s *Store) abs(p string) (string, error) {
 
 // Commit makes the staged local directory the checkpoint dest. It fsyncs
 // every file and directory in staged, then renames staged onto dest and
-// fsyncs the parent directories, creating dest's parents as needed. When
+// fsyncs the two parent directories, creating dest's parents as needed;
+// the fsyncs of each step run at once (fsutil.SyncPaths). When
 // staged is on another filesystem it copies staged to a temporary name next
 // to dest, fsyncs the copy, renames it onto dest and removes staged.
 //
@@ -163,13 +164,15 @@ func (s *Store) Commit(ctx context.Context, staged, dest string) error {
 	if err != nil {
 		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
 	}
-	if err := s.syncDir(parent); err != nil {
-		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+	if !s.durable {
+		return nil
 	}
+	parents := []string{parent}
 	if from := filepath.Dir(staged); from != parent {
-		if err := s.syncDir(from); err != nil {
-			return fmt.Errorf("commit checkpoint %s: %w", dest, err)
-		}
+		parents = append(parents, from)
+	}
+	if err := fsutil.SyncPaths(parents); err != nil {
+		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
 	}
 	return nil
 }
