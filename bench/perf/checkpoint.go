@@ -153,7 +153,7 @@ func (b *bench) checkpoint(ctx context.Context) error {
 			BaseName: "write the same bytes to one file + fsync it", Base: median(rawRates), BaseSamples: rawRates,
 			Target: Target{Text: "≥ 0.9 of raw", Met: func(r Row) bool { return r.Ratio() >= 0.9 }},
 			Notes: []string{
-				fmt.Sprintf("Commit alone (fsync of the staged tree, rename, fsync of the parents): median %s ms of %s",
+				fmt.Sprintf("Commit alone (the fsyncs of the staged tree at once, rename, the fsyncs of both parents at once): median %s ms of %s",
 					formatNum(median(commitOnly)), plural(len(commitOnly), "commit")),
 				fmt.Sprintf("median of the paired ratios (each commit beside the raw write next to it in time): %s",
 					formatRatio(pairedRatio(honeRates, rawRates))),
