@@ -127,6 +127,45 @@ func TestSyncTreeAndDir(t *testing.T) {
 	}
 }
 
+// TestSyncPaths checks that SyncPaths fsyncs more paths than it has in
+// flight at a time, and that its error names every path that failed.
+func TestSyncPaths(t *testing.T) {
+	root := t.TempDir()
+	var paths []string
+	for i := range 3 * syncAtOnce {
+		p := filepath.Join(root, "d", strings.Repeat("f", i+1))
+		mustWrite(t, p, p)
+		paths = append(paths, p)
+	}
+	paths = append(paths, filepath.Join(root, "d"), root)
+	if err := SyncPaths(paths); err != nil {
+		t.Fatalf("SyncPaths(%d paths): %v", len(paths), err)
+	}
+	if err := SyncPaths(nil); err != nil {
+		t.Errorf("SyncPaths(nil) = %v", err)
+	}
+	missing := []string{filepath.Join(root, "gone1"), filepath.Join(root, "gone2")}
+	err := SyncPaths(append([]string{root}, append(missing, paths[0])...))
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("SyncPaths with missing paths = %v, want ErrNotExist", err)
+	}
+	for _, m := range missing {
+		if !strings.Contains(err.Error(), m) {
+			t.Errorf("error %q does not name %s", err, m)
+		}
+	}
+	got, err := TreePaths(root, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(paths) {
+		t.Errorf("TreePaths(files) = %d paths, want %d", len(got), len(paths))
+	}
+	if dirs, err := TreePaths(root, false); err != nil || len(dirs) != 2 {
+		t.Errorf("TreePaths(dirs only) = %q, %v; want root and d", dirs, err)
+	}
+}
+
 func mustWrite(t *testing.T, p, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

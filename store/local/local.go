@@ -66,9 +66,12 @@ type Store struct {
 	root    string
 	durable bool
 	// rename and link are os.Rename and os.Link, replaced in tests to
-	// simulate crashes and filesystems without hard links.
+	// simulate crashes and filesystems without hard links; sync is
+	// fsutil.SyncPaths, replaced in tests to see what Commit fsyncs and
+	// when, and to make an fsync fail.
 	rename func(oldpath, newpath string) error
 	link   func(oldname, newname string) error
+	sync   func(paths []string) error
 }
 
 // The store's optional abilities.
@@ -93,7 +96,7 @@ func New(experimentDir string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local store: %w", err)
 	}
-	s := &Store{root: root, durable: true, rename: os.Rename, link: os.Link}
+	s := &Store{root: root, durable: true, rename: os.Rename, link: os.Link, sync: fsutil.SyncPaths}
 	for _, o := range opts {
 		o(s)
 	}
@@ -120,9 +123,12 @@ func (s *Store) abs(p string) (string, error) {
 
 // Commit makes the staged local directory the checkpoint dest. It fsyncs
 // every file and directory in staged, then renames staged onto dest and
-// fsyncs the parent directories, creating dest's parents as needed. When
-// staged is on another filesystem it copies staged to a temporary name next
-// to dest, fsyncs the copy, renames it onto dest and removes staged.
+// fsyncs the two parent directories, creating dest's parents as needed.
+// The fsyncs of each step are issued at once (fsutil.SyncPaths), so that
+// the filesystem can serve them with one journal commit. If the parents'
+// fsync fails, the rename is undone. When staged is on another filesystem
+// it copies staged to a temporary name next to dest, fsyncs the copy,
+// renames it onto dest and removes staged.
 //
 // Checkpoints are immutable: if dest exists the error wraps fs.ErrExist.
 // On success the staged directory is gone; on error it is left in place.
@@ -149,7 +155,11 @@ func (s *Store) Commit(ctx context.Context, staged, dest string) error {
 		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
 	}
 	if s.durable {
-		if err := fsutil.SyncTree(staged); err != nil {
+		paths, err := fsutil.TreePaths(staged, true)
+		if err == nil {
+			err = s.sync(paths)
+		}
+		if err != nil {
 			return fmt.Errorf("commit checkpoint %s: %w", dest, err)
 		}
 	}
@@ -163,13 +173,21 @@ func (s *Store) Commit(ctx context.Context, staged, dest string) error {
 	if err != nil {
 		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
 	}
-	if err := s.syncDir(parent); err != nil {
-		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+	if !s.durable {
+		return nil
 	}
+	parents := []string{parent}
 	if from := filepath.Dir(staged); from != parent {
-		if err := s.syncDir(from); err != nil {
-			return fmt.Errorf("commit checkpoint %s: %w", dest, err)
+		parents = append(parents, from)
+	}
+	if err := s.sync(parents); err != nil {
+		// The rename may not be durable: undo it rather than leave dest
+		// committed after an error, which would also stop the same
+		// checkpoint index from being committed again.
+		if uerr := s.rename(dst, staged); uerr != nil {
+			err = errors.Join(err, fmt.Errorf("undo the rename: %w", uerr))
 		}
+		return fmt.Errorf("commit checkpoint %s: %w", dest, err)
 	}
 	return nil
 }
