@@ -105,7 +105,7 @@ hone_slurm_alive() {
   [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || return 1
   state=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)
   [ -n "$state" ] && [ "$state" != Z ] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$pat"
+  tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF -- "$pat"
 }
 
 # hone_slurm_kill SIGNAL PATTERN PID...: sends SIGNAL to each PID that is
@@ -144,16 +144,32 @@ hone_slurm_pidfile() {
   [ -r "$1" ] && tr -dc '0-9' <"$1"
 }
 
+# hone_slurm_procs: "PID PPID COMM" for every process, read from /proc
+# (a fresh machine may lack ps and pgrep).
+hone_slurm_procs() {
+  local f line comm
+  for f in /proc/[0-9]*/stat; do
+    read -r line 2>/dev/null <"$f" || continue
+    comm=${line#*(}
+    comm=${comm%)*}
+    # After the command's ")": state, then the parent's pid.
+    set -- ${line##*) }
+    echo "${line%% *} $2 $comm"
+  done
+}
+
 # hone_slurm_job_pids DIR [LOGFILE]: the slurmstepd processes of the cluster
 # in DIR (those that hold its log file LOGFILE open, any of its slurmd log
 # files without one) and every process under them: the jobs' processes.
 hone_slurm_job_pids() {
-  local dir=$1 log=${2:-} p fd steps=
-  for p in $(pgrep -x slurmstepd 2>/dev/null); do
+  local dir=$1 log=${2:-} procs p fd link steps=
+  procs=$(hone_slurm_procs)
+  for p in $(printf '%s\n' "$procs" | awk '$3 == "slurmstepd" { print $1 }'); do
     for fd in /proc/"$p"/fd/*; do
-      case "$(readlink "$fd" 2>/dev/null)" in
+      link=$(readlink "$fd" 2>/dev/null)
+      case "$link" in
       "$dir"/log/slurmd-*)
-        if [ -z "$log" ] || [ "$(readlink "$fd")" = "$log" ]; then
+        if [ -z "$log" ] || [ "$link" = "$log" ]; then
           steps="$steps $p"
           break
         fi
@@ -163,8 +179,8 @@ hone_slurm_job_pids() {
   done
   [ -z "$steps" ] && return 0
   # The processes under the steps: children of a listed pid, to a fixed
-  # point (ps lists pid and parent pid of every process).
-  ps -e -o pid= -o ppid= | awk -v roots="$steps" '
+  # point.
+  printf '%s\n' "$procs" | awk -v roots="$steps" '
     BEGIN { n = split(roots, r, " "); for (i = 1; i <= n; i++) mine[r[i]] = 1 }
     { parent[$1] = $2 }
     END {
@@ -442,7 +458,7 @@ hone_slurm_start_cluster() {
 
   if ! runuser -u munge -- munged --socket="$dir/munge/munge.socket" \
     --pid-file="$dir/munge/munged.pid" --seed-file="$dir/munge/munged.seed" \
-    --log-file="$dir/munge/munged.log"; then
+    --log-file="$dir/munge/munged.log" --origin=127.0.0.1; then
     hone_slurm_fail "munged did not start"
     return 0
   fi
