@@ -254,8 +254,6 @@ hone_slurm_fail() {
   fi
   hone_slurm_loud "$*"
   hone_slurm_stop
-  unset HONE_TEST_SLURM SLURM_CONF HONE_TEST_SLURM_CONF HONE_TEST_SLURM_PARTITION \
-    HONE_TEST_SLURM_NODES HONE_TEST_SLURM_NODECTL HONE_TEST_SLURM_LOCK
   return 0
 }
 
@@ -473,7 +471,7 @@ hone_slurm_start_cluster() {
   hone_slurm_write_conf "$dir" "$ctld" "$n1" "$n2"
   hone_slurm_write_nodectl "$dir"
 
-  local pid started=
+  local pid n started=
   (cd "$dir" && exec slurmctld -D -i -f "$conf" </dev/null >"$dir/log/slurmctld.out" 2>&1) &
   started="$started $!"
   for n in $hone_slurm_nodes; do
