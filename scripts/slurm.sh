@@ -55,15 +55,19 @@ hone_slurm_port_free() {
   ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
-# hone_slurm_port PREFERRED: PREFERRED if it is free, else a free port.
+# hone_slurm_port PREFERRED: PREFERRED if it is free, else a free port
+# below the range the kernel takes the ports of outgoing connections from
+# (so that none of those takes it before the daemon binds it).
 hone_slurm_port() {
-  local p=$1 i
+  local p=$1 i low=32768 high
+  read -r low high 2>/dev/null </proc/sys/net/ipv4/ip_local_port_range
+  [ "${low:-0}" -gt 11000 ] 2>/dev/null || low=32768
   for i in $(seq 1 50); do
     if hone_slurm_port_free "$p"; then
       echo "$p"
       return 0
     fi
-    p=$((20000 + RANDOM % 20000))
+    p=$((10000 + RANDOM % (low - 10000)))
   done
   echo "$p"
 }
@@ -105,7 +109,7 @@ hone_slurm_alive() {
   [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || return 1
   state=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)
   [ -n "$state" ] && [ "$state" != Z ] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$pat"
+  tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF -- "$pat"
 }
 
 # hone_slurm_kill SIGNAL PATTERN PID...: sends SIGNAL to each PID that is
@@ -144,16 +148,32 @@ hone_slurm_pidfile() {
   [ -r "$1" ] && tr -dc '0-9' <"$1"
 }
 
+# hone_slurm_procs: "PID PPID COMM" for every process, read from /proc
+# (a fresh machine may lack ps and pgrep).
+hone_slurm_procs() {
+  local f line comm
+  for f in /proc/[0-9]*/stat; do
+    read -r line 2>/dev/null <"$f" || continue
+    comm=${line#*(}
+    comm=${comm%)*}
+    # After the command's ")": state, then the parent's pid.
+    set -- ${line##*) }
+    echo "${line%% *} $2 $comm"
+  done
+}
+
 # hone_slurm_job_pids DIR [LOGFILE]: the slurmstepd processes of the cluster
 # in DIR (those that hold its log file LOGFILE open, any of its slurmd log
 # files without one) and every process under them: the jobs' processes.
 hone_slurm_job_pids() {
-  local dir=$1 log=${2:-} p fd steps=
-  for p in $(pgrep -x slurmstepd 2>/dev/null); do
+  local dir=$1 log=${2:-} procs p fd link steps=
+  procs=$(hone_slurm_procs)
+  for p in $(printf '%s\n' "$procs" | awk '$3 == "slurmstepd" { print $1 }'); do
     for fd in /proc/"$p"/fd/*; do
-      case "$(readlink "$fd" 2>/dev/null)" in
+      link=$(readlink "$fd" 2>/dev/null)
+      case "$link" in
       "$dir"/log/slurmd-*)
-        if [ -z "$log" ] || [ "$(readlink "$fd")" = "$log" ]; then
+        if [ -z "$log" ] || [ "$link" = "$log" ]; then
           steps="$steps $p"
           break
         fi
@@ -163,8 +183,8 @@ hone_slurm_job_pids() {
   done
   [ -z "$steps" ] && return 0
   # The processes under the steps: children of a listed pid, to a fixed
-  # point (ps lists pid and parent pid of every process).
-  ps -e -o pid= -o ppid= | awk -v roots="$steps" '
+  # point.
+  printf '%s\n' "$procs" | awk -v roots="$steps" '
     BEGIN { n = split(roots, r, " "); for (i = 1; i <= n; i++) mine[r[i]] = 1 }
     { parent[$1] = $2 }
     END {
@@ -238,8 +258,6 @@ hone_slurm_fail() {
   fi
   hone_slurm_loud "$*"
   hone_slurm_stop
-  unset HONE_TEST_SLURM SLURM_CONF HONE_TEST_SLURM_CONF HONE_TEST_SLURM_PARTITION \
-    HONE_TEST_SLURM_NODES HONE_TEST_SLURM_NODECTL HONE_TEST_SLURM_LOCK
   return 0
 }
 
@@ -312,6 +330,28 @@ hone_slurm_node_state() {
   sinfo -h -n "$1" -o %t 2>/dev/null | head -n 1
 }
 
+# hone_slurm_wait_listen DIR NODE PID: waits until NODE's slurmd, PID, has
+# bound its port (or has exited, failing to). 30 s at most.
+hone_slurm_wait_listen() {
+  local dir=$1 node=$2 pid=$3 port i
+  port=$(sed -n "s/^NodeName=$node .* Port=\([0-9]*\) .*/\1/p" "$dir/slurm.conf")
+  for i in $(seq 1 300); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      # Listening, unless another process was and ours is exiting.
+      sleep 0.1
+      hone_slurm_alive "$pid" "$dir/slurm.conf" && return 0
+    fi
+    if ! hone_slurm_alive "$pid" "$dir/slurm.conf"; then
+      tail -n 5 "$dir/log/slurmd-$node.log" >&2
+      echo "nodectl: slurmd of $node exited" >&2
+      return 1
+    fi
+    sleep 0.1
+  done
+  echo "nodectl: slurmd of $node did not listen on port $port within 30 s" >&2
+  return 1
+}
+
 # hone_slurm_wait_node DIR NODE PID: waits until NODE, whose slurmd is PID,
 # answers: slurmctld no longer marks it not responding (*), and it is not
 # down (with ReturnToService=2 a node that was down comes back idle once
@@ -361,6 +401,7 @@ hone_slurm_nodectl() {
     if ! hone_slurm_alive "$pid" "$SLURM_CONF"; then
       pid=$(hone_slurm_slurmd "$dir" "$node")
       echo "$pid" >>"$dir/run/started"
+      hone_slurm_wait_listen "$dir" "$node" "$pid" || return 1
     fi
     hone_slurm_wait_node "$dir" "$node" "$pid"
     ;;
@@ -426,6 +467,37 @@ hone_slurm_start_cluster() {
   fi
   hone_slurm_reap
 
+  # A port found free can still be taken before a daemon binds it: then
+  # the cluster starts again on other ports.
+  local attempt rc
+  for attempt in 1 2 3; do
+    hone_slurm_launch
+    rc=$?
+    [ "$rc" = 0 ] && break
+    if [ "$rc" = 2 ] && [ "$attempt" != 3 ]; then
+      echo "== a port of the Slurm test cluster was taken while it started; starting it again on other ports"
+      hone_slurm_stop
+      continue
+    fi
+    hone_slurm_fail "$hone_slurm_why"
+    return 0
+  done
+
+  local dir=$hone_slurm_dir conf="$hone_slurm_dir/slurm.conf"
+  export HONE_TEST_SLURM=1
+  export SLURM_CONF=$conf HONE_TEST_SLURM_CONF=$conf
+  export HONE_TEST_SLURM_PARTITION=$hone_slurm_partition
+  export HONE_TEST_SLURM_NODES=$hone_slurm_nodes
+  export HONE_TEST_SLURM_NODECTL="$dir/nodectl"
+  export HONE_TEST_SLURM_LOCK="$dir/lock"
+  echo "== Slurm test cluster up in $((SECONDS - t0)) s: $hone_slurm_ports (SLURM_CONF=$conf)"
+}
+
+# hone_slurm_launch: makes the cluster's directory, starts its daemons and
+# waits until both nodes run a job. Returns 0 when they do, else 2 when a
+# daemon could not bind its port, else 1, with the reason in
+# hone_slurm_why; the caller stops what it started.
+hone_slurm_launch() {
   hone_slurm_dir=$(mktemp -d "${TMPDIR:-/tmp}/hone-slurm.XXXXXX")
   hone_slurm_chain_trap
   local dir=$hone_slurm_dir
@@ -442,9 +514,9 @@ hone_slurm_start_cluster() {
 
   if ! runuser -u munge -- munged --socket="$dir/munge/munge.socket" \
     --pid-file="$dir/munge/munged.pid" --seed-file="$dir/munge/munged.seed" \
-    --log-file="$dir/munge/munged.log"; then
-    hone_slurm_fail "munged did not start"
-    return 0
+    --log-file="$dir/munge/munged.log" --origin=127.0.0.1; then
+    hone_slurm_why="munged did not start"
+    return 1
   fi
 
   local ctld n1 n2
@@ -457,7 +529,7 @@ hone_slurm_start_cluster() {
   hone_slurm_write_conf "$dir" "$ctld" "$n1" "$n2"
   hone_slurm_write_nodectl "$dir"
 
-  local pid started=
+  local pid n started=
   (cd "$dir" && exec slurmctld -D -i -f "$conf" </dev/null >"$dir/log/slurmctld.out" 2>&1) &
   started="$started $!"
   for n in $hone_slurm_nodes; do
@@ -472,28 +544,39 @@ hone_slurm_start_cluster() {
     [ "$st" = "n[1-2] idle " ] && break
     for pid in $started; do
       if ! hone_slurm_alive "$pid" "$conf"; then
-        hone_slurm_fail "a Slurm daemon exited while the cluster started (pid $pid)"
-        return 0
+        hone_slurm_why="a Slurm daemon exited while the cluster started (pid $pid)"
+        grep -qs "Address already in use" "$dir"/log/*.log && return 2
+        return 1
       fi
     done
     sleep 0.1
   done
   if [ "$st" != "n[1-2] idle " ]; then
-    hone_slurm_fail "the nodes were not idle within 30 s (sinfo: ${st:-nothing})"
-    return 0
+    hone_slurm_why="the nodes were not idle within 30 s (sinfo: ${st:-nothing})"
+    return 1
   fi
   local out
   out=$(cd "$dir" && SLURM_CONF=$conf timeout 30 srun -N2 hostname 2>&1)
   if [ "$(printf '%s\n' "$out" | grep -c .)" != 2 ]; then
-    hone_slurm_fail "srun -N2 hostname did not run on both nodes: $out"
-    return 0
+    hone_slurm_why="srun -N2 hostname did not run on both nodes: $out"
+    return 1
   fi
-
-  export HONE_TEST_SLURM=1
-  export SLURM_CONF=$conf HONE_TEST_SLURM_CONF=$conf
-  export HONE_TEST_SLURM_PARTITION=$hone_slurm_partition
-  export HONE_TEST_SLURM_NODES=$hone_slurm_nodes
-  export HONE_TEST_SLURM_NODECTL="$dir/nodectl"
-  export HONE_TEST_SLURM_LOCK="$dir/lock"
-  echo "== Slurm test cluster up in $((SECONDS - t0)) s: slurmctld on 127.0.0.1:$ctld, nodes n1, n2 on :$n1, :$n2 (SLURM_CONF=$conf)"
+  # A daemon that could not bind its port has exited by now, and the
+  # commands may have talked to another cluster's daemon on it (every
+  # cluster on the machine shares munge's key): this cluster's daemons must
+  # all run, and the controller must be this one.
+  for pid in $started; do
+    if ! hone_slurm_alive "$pid" "$conf"; then
+      hone_slurm_why="a Slurm daemon exited while the cluster started (pid $pid)"
+      grep -qs "Address already in use" "$dir"/log/*.log && return 2
+      return 1
+    fi
+  done
+  out=$(SLURM_CONF=$conf scontrol show config 2>/dev/null | sed -n 's/^SLURM_CONF *= *//p')
+  if [ "$out" != "$conf" ]; then
+    hone_slurm_why="the controller on 127.0.0.1:$ctld is another cluster's (its SLURM_CONF is ${out:-unknown})"
+    return 2
+  fi
+  hone_slurm_ports="slurmctld on 127.0.0.1:$ctld, nodes n1, n2 on :$n1, :$n2"
+  return 0
 }

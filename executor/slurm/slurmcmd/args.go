@@ -105,7 +105,11 @@ type JobOptions struct {
 	// It must not hold white space or "|" (squeue's and scontrol's output
 	// could not be read back).
 	Name string
-	// Comment is the job's comment (--comment), under the same rule.
+	// Comment is the job's comment (--comment). It may hold spaces, but no
+	// control characters, and no word of it may read like one of
+	// scontrol's keys (a capital letter, then letters, digits, "_", "/"
+	// or ":", then "="): "hone experiment 3f2a" and "trial=0001" read back
+	// whole, "Trial=0001" would not.
 	Comment string
 	// Partition, Account and QOS are passed on when set.
 	Partition, Account, QOS string
@@ -144,7 +148,7 @@ func JobArgs(o JobOptions, argv []string) ([]string, error) {
 	if err := checkWord("job name", o.Name); err != nil {
 		return nil, err
 	}
-	if err := checkWord("job comment", o.Comment); err != nil {
+	if err := checkComment(o.Comment); err != nil {
 		return nil, err
 	}
 	if err := o.Resources.check(); err != nil {
@@ -184,6 +188,22 @@ func checkWord(what, s string) error {
 	for _, r := range s {
 		if unicode.IsSpace(r) || unicode.IsControl(r) || r == '|' {
 			return fmt.Errorf("%s %q: white space, control characters and | are not allowed", what, s)
+		}
+	}
+	return nil
+}
+
+// checkComment accepts "" and comments that squeue's and scontrol's
+// output give back whole (see JobOptions.Comment).
+func checkComment(s string) error {
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("job comment %q: control characters are not allowed", s)
+		}
+	}
+	for _, w := range strings.Fields(s) {
+		if _, _, ok := cutKey(w); ok {
+			return fmt.Errorf("job comment %q: the word %q reads like a key of scontrol's output", s, w)
 		}
 	}
 	return nil

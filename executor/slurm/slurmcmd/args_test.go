@@ -127,7 +127,7 @@ func TestJobArgs(t *testing.T) {
 		{
 			name: "everything",
 			o: JobOptions{
-				Name: "hone-exp", Comment: "trial=3f2a", Partition: "gpu", Account: "ml", QOS: "high",
+				Name: "hone-exp", Comment: "hone experiment 3f2a trial=7", Partition: "gpu", Account: "ml", QOS: "high",
 				Time:      90*time.Minute + 500*time.Millisecond,
 				Nodelist:  "n2",
 				Resources: Resources{CPUs: 2, MemMB: 1500, GPUs: 1},
@@ -135,7 +135,7 @@ func TestJobArgs(t *testing.T) {
 				Extra: []string{"--signal=B:TERM@60", "--time=3:00:00"},
 			},
 			argv: []string{"python3", "train.py", "--lr", "1e-3", "a b"},
-			want: []string{"--parsable", "--no-requeue", "--job-name=hone-exp", "--comment=trial=3f2a", "--partition=gpu",
+			want: []string{"--parsable", "--no-requeue", "--job-name=hone-exp", "--comment=hone experiment 3f2a trial=7", "--partition=gpu",
 				"--account=ml", "--qos=high", "--time=01:30:01", "--nodes=1", "--ntasks=1", "--cpus-per-task=2", "--mem=1500M",
 				"--gres=gpu:1", "--nodelist=n2", "--chdir=/exp/t", "--output=/exp/t/slurm.out", "--error=/exp/t/slurm.err",
 				"--export=ALL", "--signal=B:TERM@60", "--time=3:00:00", "--wrap=exec python3 train.py --lr 1e-3 'a b'"},
@@ -162,6 +162,7 @@ func TestJobArgsRefuses(t *testing.T) {
 		{"name with space", JobOptions{Name: "a b"}, []string{"x"}, `job name "a b"`},
 		{"name with bar", JobOptions{Name: "a|b"}, []string{"x"}, `job name "a|b"`},
 		{"comment with newline", JobOptions{Comment: "a\nb"}, []string{"x"}, "job comment"},
+		{"comment with a key", JobOptions{Comment: "hone Trial=3"}, []string{"x"}, `"Trial=3" reads like a key`},
 		{"negative cpus", JobOptions{Resources: Resources{CPUs: -1}}, []string{"x"}, "negative"},
 		{"bad gres", JobOptions{Resources: Resources{Gres: []string{"a:1,b:2"}}}, []string{"x"}, `gres "a:1,b:2"`},
 		{"negative time", JobOptions{Time: -time.Second}, []string{"x"}, "negative"},

@@ -5,8 +5,8 @@
 // from; it needs no Slurm library, only the commands on the PATH (and
 // SLURM_CONF where the cluster's configuration is not the default).
 //
-// It is written against Slurm 22.05 and uses only options and formats that
-// Slurm has had since 20.11.
+// It is tested against Slurm 22.05 (Debian 12's), on the cluster of
+// scripts/slurm.sh.
 //
 // # Signals and steps
 //
