@@ -12,6 +12,7 @@ import (
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/executor/slurm"
+	"github.com/hone-tune/hone/executor/slurm/slurmcmd"
 	"github.com/hone-tune/hone/internal/slurmtest"
 	"github.com/hone-tune/hone/results"
 )
@@ -507,6 +508,47 @@ func TestSlurmStorageNotShared(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut = runBinary(t, "resume", dir, "--spec", path)
+	if code != exitOK {
+		t.Fatalf("hone resume: exit %d\n%s%s", code, out, errOut)
+	}
+	checkFinished(t, dir)
+}
+
+// TestSlurmInterrupt: Ctrl-C (SIGINT) stops an experiment whose trials
+// are jobs: they save and stop, hone exits 3, no job of the experiment is
+// left in the queue, and a resume finishes the experiment.
+func TestSlurmInterrupt(t *testing.T) {
+	slurmtest.Require(t)
+	path, storage := slurmSpec(t, 2, 200, "{name: slurm, poll_interval_s: 0.5}", "")
+	dir := filepath.Join(storage, "onslurm")
+	prefix := "hone-" + slurm.ExperimentKey(dir) + "-"
+	cmd := binary(t, "run", path)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	waitJobs(t, prefix, 2, cmd)
+	waitReports(t, dir, 4, cmd)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(3 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatal("hone did not stop")
+	}
+	out, errOut := output(cmd)
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Fatalf("hone run after SIGINT: exit %d, want %d\n%s%s", code, exitInterrupted, out, errOut)
+	}
+	for _, j := range experimentJobs(t, prefix) {
+		if f := strings.Fields(j); !slurmcmd.Classify(f[1]).Ended() {
+			t.Errorf("a job is left after the stop: %s", j)
+		}
+	}
+	code, out, errOut := runBinary(t, "resume", dir)
 	if code != exitOK {
 		t.Fatalf("hone resume: exit %d\n%s%s", code, out, errOut)
 	}
