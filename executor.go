@@ -57,6 +57,11 @@ type StartSpec struct {
 	// is Iteration+1.
 	Iteration int
 	Resources Resources
+	// GPUs are the devices the trial gets, as indexes into the pool's GPUs
+	// (0 to pool.GPU-1), ceil(Resources.GPU) of them: the controller,
+	// which admits trials against the pool, hands them out, and an
+	// executor that runs trials on this machine maps them to devices.
+	GPUs []int
 }
 
 // EventKind tells what an Event reports.

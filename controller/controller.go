@@ -49,6 +49,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,7 +84,8 @@ type Controller struct {
 	endSent      bool
 
 	used     hone.Resources
-	live     int // trials with a live process (including stopping ones)
+	gpuFree  []float64 // the pool's GPUs by index: the share of each no live trial holds
+	live     int    // trials with a live process (including stopping ones)
 	nPending int
 	nPaused  int
 
@@ -125,6 +127,8 @@ type tstate struct {
 	pauseNoSave bool
 	afterSave   bool
 	interrupt   bool
+
+	gpus []int // the pool's GPUs the live process holds (a share of each), by index
 
 	iter       int
 	sinceIter  int
@@ -476,7 +480,7 @@ func (c *Controller) onExited(t *hone.Trial, in Input) {
 	s.alive, s.waiting, s.saveSent = false, false, false
 	c.unwatch(t)
 	c.live--
-	c.used = sub(c.used, t.Resources)
+	c.release(t)
 	if f := t.Saving; f != nil {
 		t.Saving = nil
 		if in.Err != "" {
@@ -561,7 +565,7 @@ func (c *Controller) onCheckpointMissing(t *hone.Trial, missing string) {
 	// Undo the start, then start again from next.
 	s.alive = false
 	c.live--
-	c.used = sub(c.used, t.Resources)
+	c.release(t)
 	c.start(t)
 }
 
@@ -888,7 +892,7 @@ func (c *Controller) schedule() {
 			c.finishError(t)
 			continue
 		}
-		if !fits(add(c.used, t.Resources), c.pool) {
+		if !fits(add(c.used, t.Resources), c.pool) || c.placeGPUs(t.Resources.GPU) == nil {
 			return
 		}
 		c.start(t)
@@ -1031,9 +1035,66 @@ func (c *Controller) trainable() string {
 	return "trainable"
 }
 
-func (c *Controller) start(t *hone.Trial) {
+// placeGPUs returns the GPUs, by index, a trial needing need GPUs would
+// get now, or nil if they are not free: a fraction of a GPU shares the
+// lowest device with that much left (as Ray packs fractional GPUs), a
+// whole number takes that many devices no one holds, lowest first. It
+// returns an empty, non-nil slice when need is 0.
+func (c *Controller) placeGPUs(need float64) []int {
+	if n := int(c.pool.GPU + eps); len(c.gpuFree) != n && c.live == 0 {
+		c.gpuFree = c.gpuFree[:0]
+		for range n {
+			c.gpuFree = append(c.gpuFree, 1)
+		}
+	}
+	got := []int{}
+	switch {
+	case need <= eps:
+	case need < 1:
+		for i, free := range c.gpuFree {
+			if free >= need-eps {
+				return append(got, i)
+			}
+		}
+		return nil
+	default:
+		for i := 0; i < len(c.gpuFree) && len(got) < int(math.Ceil(need-eps)); i++ {
+			if c.gpuFree[i] >= 1-eps {
+				got = append(got, i)
+			}
+		}
+		if len(got) < int(math.Ceil(need-eps)) {
+			return nil
+		}
+	}
+	return got
+}
+
+// take counts t's resources as used and gives it its GPUs (placeGPUs).
+func (c *Controller) take(t *hone.Trial) {
 	s := c.st[t.ID]
 	c.used = add(c.used, t.Resources)
+	s.gpus = c.placeGPUs(t.Resources.GPU)
+	for _, i := range s.gpus {
+		c.gpuFree[i] -= min(1, t.Resources.GPU)
+	}
+}
+
+// release returns what take gave t.
+func (c *Controller) release(t *hone.Trial) {
+	s := c.st[t.ID]
+	c.used = sub(c.used, t.Resources)
+	for _, i := range s.gpus {
+		if i < len(c.gpuFree) {
+			c.gpuFree[i] += min(1, t.Resources.GPU)
+		}
+	}
+	s.gpus = nil
+}
+
+func (c *Controller) start(t *hone.Trial) {
+	s := c.st[t.ID]
+	c.take(t)
 	c.live++
 	s.startedAt, s.lastReport = c.now, c.now
 	c.watch(t)
@@ -1048,7 +1109,7 @@ func (c *Controller) start(t *hone.Trial) {
 	s.sinceIter = 0
 	s.lastTime, s.restoredAt = c.now, c.now
 	c.setStatus(t, hone.StatusRunning)
-	c.out = append(c.out, Action{Kind: ActStart, Trial: t, Checkpoint: cp, Iteration: s.iter})
+	c.out = append(c.out, Action{Kind: ActStart, Trial: t, Checkpoint: cp, Iteration: s.iter, GPUs: slices.Clone(s.gpus)})
 	c.notify(NoteStart, t, nil, cp, "")
 }
 
@@ -1168,7 +1229,7 @@ func (c *Controller) resume(f ResumeFlags) {
 			s.alive, s.waiting, s.exiting, s.saveSent = false, false, false, false
 			c.unwatch(t)
 			c.live--
-			c.used = sub(c.used, t.Resources)
+			c.release(t)
 		}
 		if fut := t.Saving; fut != nil {
 			t.Saving = nil
@@ -1186,6 +1247,7 @@ func (c *Controller) resume(f ResumeFlags) {
 		s.cached, s.interrupt, s.afterSave, s.pauseNoSave = hone.Continue, false, false, false
 	}
 	c.live, c.used = 0, hone.Resources{}
+	c.gpuFree = c.gpuFree[:0]
 	if f.Settings != nil {
 		if err := c.ApplySettings(*f.Settings); err != nil {
 			c.logf("resume: keeping the settings in use: %v", err)

@@ -155,6 +155,54 @@ func TestGPUTrialsShareThePool(t *testing.T) {
 	}
 }
 
+// TestGPUsHandedOut: the controller, the one ledger of the pool, gives
+// each started trial the lowest free GPUs of the pool by index, and a
+// trial's exit frees them for the next.
+func TestGPUsHandedOut(t *testing.T) {
+	exp := &hone.Experiment{Searcher: &listSearcher{n: 4}, Resources: hone.Resources{CPU: 1, GPU: 1}}
+	c, err := New(exp, hone.Resources{CPU: 8, GPU: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpus := map[string][]int{}
+	record := func(acts []Action) {
+		for _, a := range acts {
+			if a.Kind == ActStart {
+				gpus[a.Trial.ID] = a.GPUs
+			}
+		}
+	}
+	record(step(t, c, Input{Kind: InBegin, Time: 1}))
+	tr := c.Trials()
+	if len(gpus) != 3 {
+		t.Fatalf("%d trials started on 3 GPUs, want 3", len(gpus))
+	}
+	for i := range 3 {
+		if g := gpus[tr[i].ID]; len(g) != 1 || g[0] != i {
+			t.Errorf("trial %d got GPUs %v, want [%d]", i, g, i)
+		}
+	}
+	record(step(t, c, Input{Kind: InExited, Trial: tr[1].ID, Time: 2}))
+	if g := gpus[c.Trials()[3].ID]; len(g) != 1 || g[0] != 1 {
+		t.Errorf("the fourth trial got GPUs %v, want [1], freed by the second", g)
+	}
+	// Two trials of half a GPU share one device, as in Ray.
+	exp = &hone.Experiment{Searcher: &listSearcher{n: 2}, Resources: hone.Resources{GPU: 0.5}}
+	if c, err = New(exp, hone.Resources{CPU: 1, GPU: 1}); err != nil {
+		t.Fatal(err)
+	}
+	gpus = map[string][]int{}
+	record(step(t, c, Input{Kind: InBegin, Time: 1}))
+	if len(gpus) != 2 {
+		t.Fatalf("%d trials of half a GPU started on one GPU, want 2", len(gpus))
+	}
+	for id, g := range gpus {
+		if len(g) != 1 || g[0] != 0 {
+			t.Errorf("trial %s needing half a GPU got %v, want [0]", id, g)
+		}
+	}
+}
+
 // listSearcher suggests {"x": i} for i < n, then finishes.
 type listSearcher struct{ n, i int }
 

@@ -143,6 +143,10 @@ type Action struct {
 	Record     *Record
 	// Iteration is the training iteration a started trial resumes from.
 	Iteration int
+	// GPUs are the pool's GPUs, by index (0 to pool.GPU-1), a started
+	// trial holds until it exits: the controller is the one ledger of the
+	// pool, and executors hand out these devices.
+	GPUs []int
 	// Path and Src are files for ActAppend and ActCopy.
 	Path, Src string
 }

@@ -1244,7 +1244,7 @@ func (r *runner) start(a *controller.Action) error {
 			return err
 		}
 	}
-	spec := hone.StartSpec{TrialID: t.ID, Config: t.Config, Dir: dir, Iteration: a.Iteration, Resources: t.Resources}
+	spec := hone.StartSpec{TrialID: t.ID, Config: t.Config, Dir: dir, Iteration: a.Iteration, Resources: t.Resources, GPUs: a.GPUs}
 	if a.Checkpoint != nil {
 		d, err := r.store.LocalDir(r.sctx, a.Checkpoint.Path)
 		if errors.Is(err, fs.ErrNotExist) {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/executor/executortest"
@@ -125,6 +126,12 @@ func TestLaunch(t *testing.T) {
 	}
 	if ev.Hostname != "node7" {
 		t.Errorf("b's exit says it ran on %q, want node7", ev.Hostname)
+	}
+	// a has written its output before it is stopped.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if b, _ := os.ReadFile(filepath.Join(dirA, process.StderrLog)); len(b) > 0 || time.Now().After(deadline) {
+			break
+		}
 	}
 	if err := ex.Direct("a", hone.DirectStop); err != nil {
 		t.Fatal(err)

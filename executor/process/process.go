@@ -94,9 +94,10 @@ type Options struct {
 	// StopGrace is how long a process group gets between SIGTERM and
 	// SIGKILL (default 10s).
 	StopGrace time.Duration
-	// GPUs is how many GPUs the executor hands out: a trial gets
-	// ceil(Resources.GPU) whole GPUs of them in CUDA_VISIBLE_DEVICES. The
-	// GPUs are 0..GPUs-1, or, when hone's environment (or Env) sets
+	// GPUs is how many GPUs the machine offers trials: a trial gets the
+	// ones its StartSpec.GPUs name (indexes, handed out by the controller
+	// against the pool) in CUDA_VISIBLE_DEVICES. The GPUs are
+	// 0..GPUs-1, or, when hone's environment (or Env) sets
 	// CUDA_VISIBLE_DEVICES, the first GPUs entries of that list.
 	GPUs int
 	// Clock stamps events (default: the wall clock). Its Now is called
@@ -154,7 +155,6 @@ type Executor struct {
 	trials  map[string]*proc // started trials whose EventExited Next has not returned
 	queue   eventq.Queue     // events not yet returned by Next
 	running int              // trials whose EventExited is not queued yet
-	gpuUsed []bool           // by index into gpuIDs
 	closed  bool
 
 	forker forker // starts the trial processes
@@ -219,7 +219,6 @@ func New(opts Options) (*Executor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("process executor: %w", err)
 	}
-	e.gpuUsed = make([]bool, len(e.gpuIDs))
 	e.hostname, _ = os.Hostname()
 	if opts.Launch != nil && opts.Listen == "" {
 		return nil, errors.New("process executor: Options.Launch needs Options.Listen: trials elsewhere connect over TCP")
@@ -293,13 +292,12 @@ func (e *Executor) Start(spec hone.StartSpec) error {
 		return fmt.Errorf("start trial %s: already running", spec.TrialID)
 	}
 	var gpus []int
-	var err error
 	if e.opts.Launch == nil { // a launcher's trials get their GPUs where they run
-		gpus, err = e.takeGPUsLocked(spec.Resources.GPU)
-	}
-	if err != nil {
-		e.mu.Unlock()
-		return fmt.Errorf("start trial %s: %w", spec.TrialID, err)
+		var err error
+		if gpus, err = e.devices(spec); err != nil {
+			e.mu.Unlock()
+			return fmt.Errorf("start trial %s: %w", spec.TrialID, err)
+		}
 	}
 	p := &proc{
 		e:          e,
@@ -319,42 +317,25 @@ func (e *Executor) Start(spec hone.StartSpec) error {
 		e.mu.Lock()
 		delete(e.trials, spec.TrialID)
 		e.running--
-		e.releaseGPUsLocked(gpus)
 		e.mu.Unlock()
 		return fmt.Errorf("start trial %s: %w", spec.TrialID, err)
 	}
 	return nil
 }
 
-// takeGPUsLocked reserves ceil(amount) free GPUs, lowest first, and
-// returns their indexes.
-func (e *Executor) takeGPUsLocked(amount float64) ([]int, error) {
-	need := int(math.Ceil(amount))
-	if need == 0 {
-		return nil, nil
+// devices checks the GPUs the runner gave the trial (StartSpec.GPUs):
+// ceil(Resources.GPU) indexes of the executor's GPUs.
+func (e *Executor) devices(spec hone.StartSpec) ([]int, error) {
+	need := int(math.Ceil(spec.Resources.GPU))
+	if len(spec.GPUs) != need {
+		return nil, fmt.Errorf("needs %s, but was given %d (StartSpec.GPUs)", plural(need, "GPU"), len(spec.GPUs))
 	}
-	var got []int
-	for i, used := range e.gpuUsed {
-		if len(got) == need {
-			break
-		}
-		if !used {
-			got = append(got, i)
+	for _, i := range spec.GPUs {
+		if i < 0 || i >= len(e.gpuIDs) {
+			return nil, fmt.Errorf("GPU %d is not one of the executor's %d (Options.GPUs)", i, len(e.gpuIDs))
 		}
 	}
-	if len(got) < need {
-		return nil, fmt.Errorf("needs %s, but %d of the executor's %d are free", plural(need, "GPU"), len(got), len(e.gpuIDs))
-	}
-	for _, i := range got {
-		e.gpuUsed[i] = true
-	}
-	return got, nil
-}
-
-func (e *Executor) releaseGPUsLocked(gpus []int) {
-	for _, i := range gpus {
-		e.gpuUsed[i] = false
-	}
+	return spec.GPUs, nil
 }
 
 // Direct answers a waiting trial, or stops a running one. It fails for an

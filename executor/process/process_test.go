@@ -573,38 +573,46 @@ func TestGPUs(t *testing.T) {
 	opts := shell(report)
 	opts.GPUs = 2
 	ex := newExecutor(t, opts)
-	start(t, ex, "a", "", hone.Resources{GPU: 1})
-	start(t, ex, "b", "", hone.Resources{GPU: 0.5})
-	start(t, ex, "c", "", hone.Resources{})
+	startGPUs := func(id string, need float64, gpus ...int) error {
+		return ex.Start(hone.StartSpec{TrialID: id, Dir: t.TempDir(), Resources: hone.Resources{GPU: need}, GPUs: gpus})
+	}
+	for _, c := range []struct {
+		id   string
+		need float64
+		gpus []int
+	}{{"a", 1, []int{1}}, {"b", 0.5, []int{0}}, {"c", 0, nil}} {
+		if err := startGPUs(c.id, c.need, c.gpus...); err != nil {
+			t.Fatal(err)
+		}
+	}
 	got := map[string]string{}
 	for range 3 {
 		ev := next(t, ex)
 		got[ev.TrialID] = cuda(ev)
 	}
-	if want := map[string]string{"a": "0", "b": "1", "c": ""}; !equalJSON(got, want) {
-		t.Errorf("CUDA_VISIBLE_DEVICES %v, want %v", got, want)
+	if want := map[string]string{"a": "1", "b": "0", "c": ""}; !equalJSON(got, want) {
+		t.Errorf("CUDA_VISIBLE_DEVICES %v, want the GPUs given: %v", got, want)
 	}
-	err := ex.Start(hone.StartSpec{TrialID: "d", Dir: t.TempDir(), Resources: hone.Resources{GPU: 1}})
-	if err == nil || err.Error() != "start trial d: needs 1 GPU, but 0 of the executor's 2 are free" {
-		t.Errorf("start without a free GPU: %v", err)
-	}
-	direct(t, ex, "a", hone.DirectStop)
-	if ev := next(t, ex); ev.Kind != hone.EventExited || ev.TrialID != "a" {
-		t.Fatalf("got %v of %s, want the exit of a", ev.Kind, ev.TrialID)
-	}
-	start(t, ex, "d", "", hone.Resources{GPU: 1})
-	if ev := result(t, ex, "d"); cuda(ev) != "0" {
-		t.Errorf("d got GPU %q, want the freed 0", cuda(ev))
-	}
-	err = ex.Start(hone.StartSpec{TrialID: "e", Dir: t.TempDir(), Resources: hone.Resources{GPU: 3}})
-	if err == nil || err.Error() != "start trial e: needs 3 GPUs, but 0 of the executor's 2 are free" {
-		t.Errorf("start needing 3 GPUs: %v", err)
+	for _, c := range []struct {
+		need float64
+		gpus []int
+		want string
+	}{
+		{1, nil, "start trial d: needs 1 GPU, but was given 0 (StartSpec.GPUs)"},
+		{3, []int{0, 1}, "start trial d: needs 3 GPUs, but was given 2 (StartSpec.GPUs)"},
+		{1, []int{2}, "start trial d: GPU 2 is not one of the executor's 2 (Options.GPUs)"},
+	} {
+		if err := startGPUs("d", c.need, c.gpus...); err == nil || err.Error() != c.want {
+			t.Errorf("start needing %g GPUs given %v: %v, want %q", c.need, c.gpus, err, c.want)
+		}
 	}
 
 	// With CUDA_VISIBLE_DEVICES set for hone, its entries are handed out.
 	opts.Env = []string{"CUDA_VISIBLE_DEVICES=5, 7,9"}
 	ex = newExecutor(t, opts)
-	start(t, ex, "a", "", hone.Resources{GPU: 2})
+	if err := ex.Start(hone.StartSpec{TrialID: "a", Dir: t.TempDir(), Resources: hone.Resources{GPU: 2}, GPUs: []int{0, 1}}); err != nil {
+		t.Fatal(err)
+	}
 	if ev := result(t, ex, "a"); cuda(ev) != "5,7" {
 		t.Errorf("a got GPUs %q, want 5,7", cuda(ev))
 	}

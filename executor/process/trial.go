@@ -64,7 +64,7 @@ type escalation struct {
 type proc struct {
 	e    *Executor
 	spec hone.StartSpec
-	gpus []int // indexes into e.gpuIDs, released when the process ends
+	gpus []int // indexes into e.gpuIDs (StartSpec.GPUs)
 
 	token     string
 	staging   string       // HONE_STAGING_DIR
@@ -473,8 +473,6 @@ loop:
 	default:
 		p.exitErr = fmt.Errorf("wait for trial process: %w", p.waitErr)
 	}
-	e.releaseGPUsLocked(p.gpus)
-	p.gpus = nil
 	p.pumpLocked()
 }
 
