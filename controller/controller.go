@@ -85,7 +85,7 @@ type Controller struct {
 
 	used     hone.Resources
 	gpuFree  []float64 // the pool's GPUs by index: the share of each no live trial holds
-	live     int    // trials with a live process (including stopping ones)
+	live     int       // trials with a live process (including stopping ones)
 	nPending int
 	nPaused  int
 
