@@ -370,8 +370,8 @@ func (s *Spec) checkResources(c *collector, m machine, elsewhere bool) {
 	}
 	switch {
 	case !nonNeg("resources.gpu", r.GPU):
-	case r.GPU != math.Trunc(r.GPU):
-		c.errorf("resources.gpu", "must be a whole number: each trial gets GPUs of its own, got %s", formatNum(r.GPU))
+	case r.GPU > 1 && r.GPU != math.Trunc(r.GPU):
+		c.errorf("resources.gpu", "must be a fraction below 1 (trials share a GPU) or a whole number (each trial gets GPUs of its own), got %s", formatNum(r.GPU))
 	case !elsewhere && s.GPUs >= 0 && r.GPU > float64(s.GPUs):
 		c.errorf("resources.gpu", "each trial needs %s GPU(s) but gpus, the number the machine has, is %d", formatNum(r.GPU), s.GPUs)
 	}

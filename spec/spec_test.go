@@ -224,9 +224,9 @@ func TestErrors(t *testing.T) {
 			`experiment.yaml:2: resources.custom.tpu: the machine offers no "tpu"; say how much it has under custom_resources`,
 		},
 	}, {
-		name: "fractional gpu",
-		src:  "command: [x]\ngpus: 2\nresources: {gpu: 0.5}\n",
-		want: []string{`experiment.yaml:3: resources.gpu: must be a whole number: each trial gets GPUs of its own, got 0.5`},
+		name: "a fraction of a gpu above one",
+		src:  "command: [x]\ngpus: 2\nresources: {gpu: 1.5}\n",
+		want: []string{`experiment.yaml:3: resources.gpu: must be a fraction below 1 (trials share a GPU) or a whole number (each trial gets GPUs of its own), got 1.5`},
 	}, {
 		name: "env",
 		src:  "command: [x]\nenv:\n  HONE_TOKEN: x\n  OK: [1]\n",
