@@ -554,3 +554,46 @@ func TestSlurmInterrupt(t *testing.T) {
 	}
 	checkFinished(t, dir)
 }
+
+// TestSlurmStepLeftover: inside an allocation, a step of the experiment
+// that a killed hone left running (here one started by hand under the
+// experiment's step name) is cancelled by the next hone before it starts
+// any trial.
+func TestSlurmStepLeftover(t *testing.T) {
+	c := slurmtest.RequireExclusive(t)
+	if buildErr != nil {
+		t.Fatalf("hone binary: %v", buildErr)
+	}
+	path, storage := slurmSpec(t, 2, 4, "{name: slurm, mode: step}", "resources: {cpu: 1, memory: 200000000}\n")
+	dir := filepath.Join(storage, "onslurm")
+	work := filepath.Dir(path)
+	log := filepath.Join(work, "hone.log")
+	script := filepath.Join(work, "job.sh")
+	body := fmt.Sprintf(`#!/bin/sh
+srun --exclusive -N1 -n1 --mem=100M --job-name=hone-%s-leftover sleep 600 &
+left=$!
+sleep 2
+%s run %s
+echo "hone exit $?"
+if squeue --steps --noheader --format=%%j --jobs=$SLURM_JOB_ID | grep -q leftover; then
+  echo "the leftover step still runs"
+  kill $left
+fi
+wait $left
+echo "leftover exit $?"
+`, slurm.ExperimentKey(dir), honeBin, path)
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("sbatch", "--parsable", "--wait", "-N2", "--ntasks-per-node=2", "--cpus-per-task=1",
+		"--mem=1500M", "--time=5", "--partition="+c.Partition, "--output="+log, script).CombinedOutput()
+	logText, _ := os.ReadFile(log)
+	if err != nil {
+		t.Fatalf("sbatch --wait: %v\n%s\noutput:\n%s", err, out, logText)
+	}
+	if !strings.Contains(string(logText), "hone exit 0") || strings.Contains(string(logText), "still runs") ||
+		!strings.Contains(string(logText), "leftover exit ") || strings.Contains(string(logText), "leftover exit 0") {
+		t.Fatalf("want hone to succeed and the leftover step cancelled; output:\n%s", logText)
+	}
+	checkFinished(t, dir)
+}
