@@ -44,11 +44,7 @@ var executors = map[string]ExecutorPlugin{
 
 // Executors returns the known executor names, sorted, and their docs.
 func Executors() (names []string, docs map[string]string) {
-	docs = map[string]string{}
-	for n, p := range executors {
-		docs[n] = p.Doc
-	}
-	return sortedKeys(docs), docs
+	return tableDocs(executors, func(p ExecutorPlugin) string { return p.Doc })
 }
 
 // readLocal reads no parameter.

@@ -103,18 +103,19 @@ var schedulers = map[string]SchedulerPlugin{
 
 // Searchers returns the known searcher names, sorted, and their docs.
 func Searchers() (names []string, docs map[string]string) {
-	docs = map[string]string{}
-	for n, p := range searchers {
-		docs[n] = p.Doc
-	}
-	return sortedKeys(docs), docs
+	return tableDocs(searchers, func(p SearcherPlugin) string { return p.Doc })
 }
 
 // Schedulers returns the known scheduler names, sorted, and their docs.
 func Schedulers() (names []string, docs map[string]string) {
-	docs = map[string]string{}
-	for n, p := range schedulers {
-		docs[n] = p.Doc
+	return tableDocs(schedulers, func(p SchedulerPlugin) string { return p.Doc })
+}
+
+// tableDocs returns the names of a plugin table, sorted, and their docs.
+func tableDocs[P any](table map[string]P, doc func(P) string) (names []string, docs map[string]string) {
+	docs = make(map[string]string, len(table))
+	for n, p := range table {
+		docs[n] = doc(p)
 	}
 	return sortedKeys(docs), docs
 }

@@ -214,6 +214,40 @@ func waitJobs(t *testing.T, prefix string, n int, cmd *exec.Cmd) []string {
 	}
 }
 
+// running is a hone process a test started and waits for.
+type running struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// startHone starts the hone binary with args.
+func startHone(t *testing.T, args ...string) *running {
+	t.Helper()
+	cmd := binary(t, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := &running{cmd: cmd, done: make(chan error, 1)}
+	go func() { r.done <- cmd.Wait() }()
+	return r
+}
+
+// wait waits up to limit for hone to exit, and fails the test unless it
+// exits with code want.
+func (r *running) wait(t *testing.T, limit time.Duration, want int) {
+	t.Helper()
+	select {
+	case <-r.done:
+	case <-time.After(limit):
+		_ = r.cmd.Process.Kill()
+		t.Fatalf("hone %v did not finish within %v", r.cmd.Args[1:], limit)
+	}
+	if code := r.cmd.ProcessState.ExitCode(); code != want {
+		out, errOut := output(r.cmd)
+		t.Fatalf("hone %v: exit %d, want %d\n%s%s", r.cmd.Args[1:], code, want, out, errOut)
+	}
+}
+
 // TestSlurmScancel: a trial's job cancelled by hand is that trial's
 // failure, with Slurm's state in error.txt; hone retries the trial from
 // its latest checkpoint and the experiment completes.
@@ -222,27 +256,13 @@ func TestSlurmScancel(t *testing.T) {
 	// One trial, which no other can make ASHA stop before the scancel.
 	path, storage := slurmSpec(t, 1, 100, "{name: slurm, poll_interval_s: 0.5}", "")
 	dir := filepath.Join(storage, "onslurm")
-	cmd := binary(t, "run", path)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	ids := waitJobs(t, "hone-"+slurm.ExperimentKey(dir)+"-", 1, cmd)
-	waitReports(t, dir, 4, cmd)
+	h := startHone(t, "run", path)
+	ids := waitJobs(t, "hone-"+slurm.ExperimentKey(dir)+"-", 1, h.cmd)
+	waitReports(t, dir, 4, h.cmd)
 	if out, err := exec.Command("scancel", ids[0]).CombinedOutput(); err != nil {
 		t.Fatalf("scancel %s: %v %s", ids[0], err, out)
 	}
-	select {
-	case <-done:
-	case <-time.After(5 * time.Minute):
-		_ = cmd.Process.Kill()
-		t.Fatal("hone did not finish")
-	}
-	out, errOut := output(cmd)
-	if code := cmd.ProcessState.ExitCode(); code != exitOK {
-		t.Fatalf("hone run: exit %d\n%s%s", code, out, errOut)
-	}
+	h.wait(t, 5*time.Minute, exitOK)
 	checkFinished(t, dir)
 	e, err := results.Open(dir)
 	if err != nil {
@@ -274,21 +294,13 @@ func TestSlurmDriverKilled(t *testing.T) {
 	path, storage := slurmSpec(t, 2, 40, "{name: slurm, poll_interval_s: 0.5}", "")
 	dir := filepath.Join(storage, "onslurm")
 	prefix := "hone-" + slurm.ExperimentKey(dir) + "-"
-	cmd := binary(t, "run", path)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	old := waitJobs(t, prefix, 2, cmd)
-	waitReports(t, dir, 4, cmd)
-	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
+	h := startHone(t, "run", path)
+	old := waitJobs(t, prefix, 2, h.cmd)
+	waitReports(t, dir, 4, h.cmd)
+	_ = h.cmd.Process.Kill()
+	<-h.done
 
-	resume := binary(t, "resume", dir)
-	if err := resume.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- resume.Wait() }()
+	resume := startHone(t, "resume", dir)
 	// Once a new job runs, the old ones must be gone.
 	for {
 		var running []string
@@ -312,22 +324,13 @@ func TestSlurmDriverKilled(t *testing.T) {
 			break
 		}
 		select {
-		case <-done:
-			out, errOut := output(resume)
-			t.Fatalf("the resume ended before starting a job: exit %d\n%s%s", resume.ProcessState.ExitCode(), out, errOut)
+		case <-resume.done:
+			out, errOut := output(resume.cmd)
+			t.Fatalf("the resume ended before starting a job: exit %d\n%s%s", resume.cmd.ProcessState.ExitCode(), out, errOut)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	select {
-	case <-done:
-	case <-time.After(5 * time.Minute):
-		_ = resume.Process.Kill()
-		t.Fatal("the resume did not finish")
-	}
-	if code := resume.ProcessState.ExitCode(); code != exitOK {
-		out, errOut := output(resume)
-		t.Fatalf("hone resume: exit %d\n%s%s", code, out, errOut)
-	}
+	resume.wait(t, 5*time.Minute, exitOK)
 	checkFinished(t, dir)
 	for _, j := range experimentJobs(t, prefix) {
 		if f := strings.Fields(j); f[1] == "RUNNING" || f[1] == "PENDING" {
@@ -387,12 +390,7 @@ func TestSlurmNodeFailure(t *testing.T) {
 	c := slurmtest.RequireExclusive(t)
 	const population, epochs = 4, 40
 	path, dir := pbtSlurmSpec(t, population, epochs)
-	cmd := binary(t, "run", path)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	h := startHone(t, "run", path)
 	t.Cleanup(func() {
 		_ = c.ControlNode("start", "n2")
 		_ = c.ControlNode("resume", "n2")
@@ -408,28 +406,19 @@ func TestSlurmNodeFailure(t *testing.T) {
 			}
 		}
 		if time.Now().After(deadline) {
-			out, errOut := output(cmd)
+			out, errOut := output(h.cmd)
 			t.Fatalf("no job of the experiment ran on n2 within 2 minutes\n%s%s", out, errOut)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	waitReports(t, dir, 2*population, cmd)
+	waitReports(t, dir, 2*population, h.cmd)
 	if err := c.ControlNode("kill", "n2"); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command("scontrol", "update", "nodename=n2", "state=down", "reason=hone-test").CombinedOutput(); err != nil {
 		t.Fatalf("scontrol update: %v %s", err, out)
 	}
-	select {
-	case <-done:
-	case <-time.After(8 * time.Minute):
-		_ = cmd.Process.Kill()
-		t.Fatal("hone did not finish")
-	}
-	out, errOut := output(cmd)
-	if code := cmd.ProcessState.ExitCode(); code != exitOK {
-		t.Fatalf("hone run: exit %d\n%s%s", code, out, errOut)
-	}
+	h.wait(t, 8*time.Minute, exitOK)
 	checkFinished(t, dir)
 	e, err := results.Open(dir)
 	if err != nil {
@@ -522,27 +511,13 @@ func TestSlurmInterrupt(t *testing.T) {
 	path, storage := slurmSpec(t, 2, 200, "{name: slurm, poll_interval_s: 0.5}", "")
 	dir := filepath.Join(storage, "onslurm")
 	prefix := "hone-" + slurm.ExperimentKey(dir) + "-"
-	cmd := binary(t, "run", path)
-	if err := cmd.Start(); err != nil {
+	h := startHone(t, "run", path)
+	waitJobs(t, prefix, 2, h.cmd)
+	waitReports(t, dir, 4, h.cmd)
+	if err := h.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	waitJobs(t, prefix, 2, cmd)
-	waitReports(t, dir, 4, cmd)
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-done:
-	case <-time.After(3 * time.Minute):
-		_ = cmd.Process.Kill()
-		t.Fatal("hone did not stop")
-	}
-	out, errOut := output(cmd)
-	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
-		t.Fatalf("hone run after SIGINT: exit %d, want %d\n%s%s", code, exitInterrupted, out, errOut)
-	}
+	h.wait(t, 3*time.Minute, exitInterrupted)
 	for _, j := range experimentJobs(t, prefix) {
 		if f := strings.Fields(j); !slurmcmd.Classify(f[1]).Ended() {
 			t.Errorf("a job is left after the stop: %s", j)
