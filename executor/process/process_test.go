@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -919,5 +920,30 @@ func testRefusedConnection(t *testing.T, listen string) {
 				t.Errorf("the trial heard:\n%s\nwant:\n%s", out, want)
 			}
 		})
+	}
+}
+
+// TestListenEveryInterface: with Listen ":0" the trials get this
+// machine's address (process.HostAddress), not a loopback one, and reach
+// hone through it.
+func TestListenEveryInterface(t *testing.T) {
+	opts := raw(t, hello, "<read>", `{"type":"report","metrics":{"n":1},"done":true}`, "<read>")
+	opts.Listen = ":0"
+	ex := newExecutor(t, opts)
+	start(t, ex, "a", "", hone.Resources{})
+	ev := result(t, ex, "a")
+	if n, _ := hone.Number(ev.Metrics["n"]); n != 1 {
+		t.Fatalf("result %v", ev.Metrics)
+	}
+	direct(t, ex, "a", hone.DirectContinue)
+	if err := exitErr(t, ex, "a"); err != nil {
+		t.Fatal(err)
+	}
+	host, err := process.HostAddress()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		t.Errorf("HostAddress() = %s, a loopback address other machines cannot reach", host)
 	}
 }

@@ -77,9 +77,21 @@ func advertised(addr, advertise string, port int) (string, error) {
 }
 
 // HostAddress returns an address of this machine that other machines can
-// reach: the first non-loopback unicast IPv4 address of an interface that
-// is up (else IPv6), or the host name when there is none.
+// reach: what its host name resolves to, when that is not a loopback
+// address (a cluster's nodes know each other by name, and the name's
+// address is on the network they share), else the first non-loopback
+// unicast IPv4 address of an interface that is up (else IPv6), else the
+// host name.
 func HostAddress() (string, error) {
+	if name, err := os.Hostname(); err == nil {
+		if addrs, err := net.LookupHost(name); err == nil {
+			for _, a := range addrs {
+				if ip := net.ParseIP(a); ip != nil && !ip.IsLoopback() && ip.IsGlobalUnicast() {
+					return a, nil
+				}
+			}
+		}
+	}
 	ifaces, err := net.Interfaces()
 	if err == nil {
 		var v6 string
