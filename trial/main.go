@@ -118,6 +118,7 @@ type client struct {
 	restoreDir string
 	iteration  int
 	token      string
+	host       string // HONE_HOST, or the host name: named in the hello
 	stager     *Stager
 	stdout     io.Writer
 	cancel     context.CancelFunc // cancels the trainable's context
@@ -142,6 +143,7 @@ func newClient(getenv func(string) string, stdout io.Writer, cancel context.Canc
 		dir:        getenv(wire.EnvTrialDir),
 		restoreDir: getenv(wire.EnvRestoreDir),
 		token:      getenv(wire.EnvToken),
+		host:       getenv(wire.EnvHost),
 		stdout:     stdout,
 		cancel:     cancel,
 	}
@@ -202,7 +204,11 @@ func (c *client) close() {
 
 // handshake says hello and waits for the welcome.
 func (c *client) handshake(canSave bool) error {
-	err := c.send(wire.Message{Type: wire.TypeHello, V: wire.Version, Token: c.token, TrialID: c.trialID, CanSave: canSave})
+	host := c.host
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	err := c.send(wire.Message{Type: wire.TypeHello, V: wire.Version, Token: c.token, TrialID: c.trialID, CanSave: canSave, Host: host})
 	if err != nil {
 		return err
 	}

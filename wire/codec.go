@@ -56,6 +56,7 @@ func Decode(line []byte) (Message, error) {
 		m.Token = f.str("token", true)
 		m.TrialID = f.str("trial_id", true)
 		m.CanSave = f.boolean("can_save")
+		m.Host = f.str("host", false)
 	case TypeWelcome:
 		m.V = f.version()
 	case TypeReport:

@@ -18,6 +18,8 @@ func TestDecode(t *testing.T) {
 			Message{Type: TypeHello, V: 1, Token: "ab12", TrialID: "0a1b2c3d", CanSave: true}},
 		{`{"type":"hello","v":1,"token":"t","trial_id":"x","can_save":null}`,
 			Message{Type: TypeHello, V: 1, Token: "t", TrialID: "x"}},
+		{`{"type":"hello","v":1,"token":"t","trial_id":"x","host":"n7"}`,
+			Message{Type: TypeHello, V: 1, Token: "t", TrialID: "x", Host: "n7"}},
 		{`{"type":"welcome","v":1}`, Message{Type: TypeWelcome, V: 1}},
 		{`{"type":"report","metrics":{"loss":0.3,"acc":1,"ok":true,"name":"a","none":null,"eval":{"l":[1,2.5]}},"checkpoint":"/s/.staging/3","done":false}`,
 			Message{Type: TypeReport, Metrics: map[string]any{"loss": 0.3, "acc": 1.0, "ok": true, "name": "a", "none": nil,

@@ -26,11 +26,13 @@
 // most MaxMessageSize bytes including the newline, with a "type" field. The
 // trial speaks first:
 //
-//	trial -> hone  {"type":"hello","v":1,"token":"…","trial_id":"…","can_save":true}
+//	trial -> hone  {"type":"hello","v":1,"token":"…","trial_id":"…","can_save":true,"host":"n7"}
 //	hone -> trial  {"type":"welcome","v":1}
 //
 // can_save says the trial can checkpoint on demand (a class-style
-// trainable). Then the trial reports, and every report is answered with
+// trainable). host, optional, names the machine the trial runs on (a
+// cluster's node): HONE_HOST when the environment has it, else the host
+// name; hone shows it as where the trial's results come from. Then the trial reports, and every report is answered with
 // exactly one directive:
 //
 //	trial -> hone  {"type":"report","metrics":{"loss":0.3},"checkpoint":"/…/.staging/3","done":false}

@@ -37,6 +37,10 @@ const (
 	EnvRestoreDir = "HONE_RESTORE_DIR"
 	EnvIteration  = "HONE_ITERATION"
 	EnvConfig     = "HONE_CONFIG"
+	// EnvHost, when set, is what a trial's hello names as its machine
+	// (a cluster's executor sets it to the node's name); clients fall
+	// back to the host name.
+	EnvHost = "HONE_HOST"
 )
 
 // Message is any protocol message; Type says which fields matter.
@@ -46,6 +50,7 @@ type Message struct {
 	Token      string         `json:"token,omitempty"`      // hello
 	TrialID    string         `json:"trial_id,omitempty"`   // hello
 	CanSave    bool           `json:"can_save,omitempty"`   // hello
+	Host       string         `json:"host,omitempty"`       // hello: the machine the trial runs on
 	Metrics    map[string]any `json:"metrics,omitempty"`    // report
 	Checkpoint string         `json:"checkpoint,omitempty"` // report, saved
 	Done       bool           `json:"done,omitempty"`       // report

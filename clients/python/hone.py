@@ -97,6 +97,7 @@ STOP = "stop"
 
 _ENV_PROTOCOL = "HONE_PROTOCOL"
 _ENV_SOCKET = "HONE_SOCKET"
+_ENV_HOST = "HONE_HOST"
 _TCP_SCHEME = "tcp://"
 _DIAL_TIMEOUT = 30.0
 _ENV_TOKEN = "HONE_TOKEN"
@@ -384,7 +385,14 @@ class _Connection:
         except OSError as e:
             raise HoneError("cannot connect to hone at %s: %s" % (path, e)) from None
         self.send(
-            {"type": "hello", "v": PROTOCOL_VERSION, "token": token, "trial_id": tid, "can_save": can_save}
+            {
+                "type": "hello",
+                "v": PROTOCOL_VERSION,
+                "token": token,
+                "trial_id": tid,
+                "can_save": can_save,
+                "host": os.environ.get(_ENV_HOST) or socket.gethostname(),
+            }
         )
         msg = self.receive()
         if msg.get("type") != "welcome":

@@ -512,7 +512,17 @@ class FunctionProtocolTest(ClientTest):
         self.assertEqual(hone.report({"loss": 0.7, "epoch": 2}), "continue")
         self.assertEqual(hone.report({"loss": 0.6, "epoch": 3}, done=True), "continue")
         self.done(server)
-        self.assertEqual(server.hello, {"type": "hello", "v": 1, "token": TOKEN, "trial_id": TRIAL_ID, "can_save": False})
+        self.assertEqual(
+            server.hello,
+            {
+                "type": "hello",
+                "v": 1,
+                "token": TOKEN,
+                "trial_id": TRIAL_ID,
+                "can_save": False,
+                "host": socket.gethostname(),
+            },
+        )
         self.assertEqual(server.connections, 1, "one connection per process")
         self.assertEqual(
             server.reports,
@@ -532,6 +542,13 @@ class FunctionProtocolTest(ClientTest):
         self.done(server)
         self.assertEqual(server.hello["token"], TOKEN)
         self.assertEqual([r["metrics"]["loss"] for r in server.reports], [0.9, 0.8])
+
+    def test_host_from_environment(self) -> None:
+        server = FakeHone(self, tcp=True)
+        self.use(server, HONE_HOST="n5")
+        hone.report({"loss": 1.0}, done=True)
+        self.done(server)
+        self.assertEqual(server.hello["host"], "n5")
 
     def test_bad_tcp_address(self) -> None:
         os.environ.update({"HONE_SOCKET": "tcp://127.0.0.1", "HONE_TRIAL_ID": TRIAL_ID})

@@ -135,8 +135,8 @@ func TestSlurmJobs(t *testing.T) {
 		t.Errorf("the trials ran on %v, want both of %v", hosts, c.Nodes)
 	}
 	for h := range hosts {
-		if !strings.Contains(h, "slurm job ") {
-			t.Errorf("a result's hostname %q does not name its Slurm job", h)
+		if !strings.Contains(h, " (slurm job ") {
+			t.Errorf("a result's hostname %q does not name its node and Slurm job", h)
 		}
 	}
 	code, status, statusErr := runBinary(t, "status", dir)
@@ -364,7 +364,7 @@ search_space:
   checkpoint_every: 1
 scheduler:
   name: pbt
-  perturbation_interval: 4
+  perturbation_interval: 10
   quantile_fraction: 0.25
   hyperparam_mutations:
     lr: {loguniform: [0.05, 1.0]}
@@ -388,7 +388,7 @@ executor: {name: slurm, poll_interval_s: 0.5}
 // the whole population reaches the last iteration.
 func TestSlurmNodeFailure(t *testing.T) {
 	c := slurmtest.RequireExclusive(t)
-	const population, epochs = 4, 40
+	const population, epochs = 4, 60
 	path, dir := pbtSlurmSpec(t, population, epochs)
 	h := startHone(t, "run", path)
 	t.Cleanup(func() {
@@ -396,7 +396,9 @@ func TestSlurmNodeFailure(t *testing.T) {
 		_ = c.ControlNode("resume", "n2")
 	})
 	prefix := "hone-" + slurm.ExperimentKey(dir) + "-"
-	// Wait for a job on n2 and a few results.
+	// After a few results, wait for a job running on n2 and take the node
+	// down at once.
+	waitReports(t, dir, 2*population, h.cmd)
 	deadline := time.Now().Add(2 * time.Minute)
 	var onN2 string
 	for onN2 == "" {
@@ -405,13 +407,15 @@ func TestSlurmNodeFailure(t *testing.T) {
 				onN2 = f[0]
 			}
 		}
+		if onN2 != "" {
+			break
+		}
 		if time.Now().After(deadline) {
 			out, errOut := output(h.cmd)
 			t.Fatalf("no job of the experiment ran on n2 within 2 minutes\n%s%s", out, errOut)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
-	waitReports(t, dir, 2*population, h.cmd)
 	if err := c.ControlNode("kill", "n2"); err != nil {
 		t.Fatal(err)
 	}

@@ -44,8 +44,10 @@ type Launched interface {
 	// Wait blocks until the trial has ended and returns nil when it ended
 	// well (or after Signal), else why it failed. It is called once.
 	Wait() error
-	// Where says where the trial runs ("" while not known yet).
-	Where() string
+	// Where says where the trial runs: the node (or "" when the launcher
+	// does not know it: the trial's hello names it) and the launcher's
+	// name for the run, such as "slurm job 12" ("" while not known).
+	Where() (node, id string)
 }
 
 // Preparer is implemented by a Launcher that must find what a killed run

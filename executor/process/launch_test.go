@@ -78,7 +78,7 @@ func (j *detachedJob) Wait() error {
 	return err
 }
 
-func (j *detachedJob) Where() string { return "node7" }
+func (j *detachedJob) Where() (node, id string) { return "node7", "job 5" }
 
 // TestLaunchConformance: trials started through a Launcher pass the
 // executor suite.
@@ -124,8 +124,8 @@ func TestLaunch(t *testing.T) {
 	if ev.Err == nil || ev.Err.Error() != "job ended with status 3 on node7" {
 		t.Errorf("b's exit error %v, want the launcher's as it is", ev.Err)
 	}
-	if ev.Hostname != "node7" {
-		t.Errorf("b's exit says it ran on %q, want node7", ev.Hostname)
+	if ev.Hostname != "node7 (job 5)" {
+		t.Errorf("b's exit says it ran on %q, want the launcher's node7 (job 5)", ev.Hostname)
 	}
 	// a has written its output before it is stopped.
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
@@ -155,5 +155,22 @@ func TestLaunch(t *testing.T) {
 	}
 	if len(d.specs) != 2 || d.specs[0].Resources.GPU != 2 || d.specs[0].TrialDir != dirA {
 		t.Errorf("launch specs %+v", d.specs)
+	}
+}
+
+// TestLaunchHelloHost: the machine a launched trial's hello names is
+// where its results come from, beside the launcher's id of the run.
+func TestLaunchHelloHost(t *testing.T) {
+	opts := raw(t, `{"type":"hello","v":1,"token":"{token}","trial_id":"{trial_id}","host":"n9"}`, "<read>",
+		`{"type":"report","metrics":{"n":1},"done":true}`, "<read>")
+	opts.Listen, opts.Launch = "127.0.0.1:0", &detached{}
+	ex := newExecutor(t, opts)
+	start(t, ex, "a", "", hone.Resources{})
+	if ev := result(t, ex, "a"); ev.Hostname != "n9 (job 5)" {
+		t.Errorf("the result came from %q, want n9 (job 5)", ev.Hostname)
+	}
+	direct(t, ex, "a", hone.DirectContinue)
+	if err := exitErr(t, ex, "a"); err != nil {
+		t.Fatal(err)
 	}
 }

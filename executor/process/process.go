@@ -386,7 +386,7 @@ func (e *Executor) pushLocked(p *proc, ev hone.Event) {
 	ev.PID = p.pid
 	ev.Hostname = e.hostname
 	if p.launched != nil {
-		ev.Hostname = p.launched.Where()
+		ev.Hostname = p.whereLocked()
 	}
 	e.queue.Push(ev)
 	select {

@@ -96,8 +96,9 @@ type proc struct {
 	conn        net.Conn // the accepted connection, nil before
 	helloDone   bool
 	canSave     bool
-	connWaiting bool // the trial waits on its socket for a directive
-	saveAsked   bool // a checkpoint directive went out; "saved" is owed
+	host        string // the machine the trial's hello names
+	connWaiting bool   // the trial waits on its socket for a directive
+	saveAsked   bool   // a checkpoint directive went out; "saved" is owed
 	stopSent    bool
 	outbox      []pending
 	waiting     bool   // an emitted event awaits the runner's directive
@@ -194,6 +195,23 @@ func (p *proc) start() (err error) {
 	go p.readStderr()
 	go p.serve()
 	return nil
+}
+
+// whereLocked says where a launched trial runs: its node (as its hello
+// names it, else as the launcher knows it) and the launcher's id of the
+// run, "n7 (slurm job 12)".
+func (p *proc) whereLocked() string {
+	node, id := p.launched.Where()
+	if p.host != "" {
+		node = p.host
+	}
+	switch {
+	case id == "":
+		return node
+	case node == "":
+		return id
+	}
+	return node + " (" + id + ")"
 }
 
 // launch starts the trial through Options.Launch: the trial writes its
@@ -537,6 +555,7 @@ func (p *proc) handle(line []byte) bool {
 		}
 		p.helloDone = true
 		p.canSave = m.CanSave
+		p.host = m.Host
 		p.writeLocked(wire.Message{Type: wire.TypeWelcome, V: wire.Version})
 		return true
 	}

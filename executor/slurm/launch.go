@@ -19,6 +19,7 @@ import (
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/executor/process"
 	"github.com/hone-tune/hone/executor/slurm/slurmcmd"
+	"github.com/hone-tune/hone/wire"
 )
 
 // resources returns what one task asks of Slurm for r: the CPUs rounded
@@ -86,10 +87,11 @@ func (e *JobError) Outcome() slurmcmd.Outcome { return slurmcmd.Classify(e.Job.S
 const notShared = 97
 
 // checked returns argv run behind a check that the node sees the trial's
-// staging directory (see notShared).
+// staging directory (see notShared), with HONE_HOST set to the node's
+// Slurm name for the trial's hello.
 func checked(argv []string) []string {
 	script := `test -d "$HONE_STAGING_DIR" || { echo "hone: $HONE_STAGING_DIR does not exist on $(hostname): the experiment's storage is not shared with this node" >&2; exit ` +
-		strconv.Itoa(notShared) + `; }; exec "$@"`
+		strconv.Itoa(notShared) + `; }; ` + wire.EnvHost + `=${SLURMD_NODENAME:-$(hostname)} exec "$@"`
 	return append([]string{"/bin/sh", "-c", script, "hone-trial"}, argv...)
 }
 
@@ -141,10 +143,68 @@ type stepLauncher struct {
 	c   slurmcmd.Client
 	o   Options
 	job string // SLURM_JOB_ID
+
+	mu      sync.Mutex
+	unknown map[string]*step // steps whose id squeue has not shown yet, by name
+	polling bool
 }
 
 func newStepLauncher(c slurmcmd.Client, o Options) *stepLauncher {
-	return &stepLauncher{c: c, o: o, job: os.Getenv("SLURM_JOB_ID")}
+	return &stepLauncher{c: c, o: o, job: os.Getenv("SLURM_JOB_ID"), unknown: make(map[string]*step)}
+}
+
+// follow has the launcher's poller learn s's id and node: one squeue
+// call per poll interval for every step that is not known yet.
+func (l *stepLauncher) follow(s *step) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.unknown[s.name] = s
+	if !l.polling {
+		l.polling = true
+		go l.poll()
+	}
+}
+
+// poll asks squeue about the allocation's steps until every step it
+// follows is known (or ended).
+func (l *stepLauncher) poll() {
+	for delay := 100 * time.Millisecond; ; delay = min(2*delay, l.o.Poll) {
+		time.Sleep(delay)
+		l.mu.Lock()
+		for name, s := range l.unknown {
+			select {
+			case <-s.ended:
+				delete(l.unknown, name)
+			default:
+			}
+		}
+		if len(l.unknown) == 0 {
+			l.polling = false
+			l.mu.Unlock()
+			return
+		}
+		l.mu.Unlock()
+		l.lookup()
+	}
+}
+
+// lookup asks squeue once for the allocation's steps and records the id
+// and node of each step it follows.
+func (l *stepLauncher) lookup() {
+	steps, err := call(func(ctx context.Context) ([]slurmcmd.Step, error) { return l.c.Steps(ctx, l.job) })
+	if err != nil {
+		return // asked again at the next poll
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, st := range steps {
+		if s := l.unknown[st.Name]; s != nil {
+			s.mu.Lock()
+			s.id, s.node = st.ID, st.Nodes
+			s.mu.Unlock()
+			delete(l.unknown, st.Name)
+		}
+	}
 }
 
 // Launch starts srun for the trial, its output appended to the trial's
@@ -178,7 +238,7 @@ func (l *stepLauncher) Launch(spec process.LaunchSpec) (process.Launched, error)
 		return nil, fmt.Errorf("srun: %w", err)
 	}
 	s := &step{l: l, cmd: cmd, name: name, stderr: spec.Stderr, trialDir: spec.TrialDir, ended: make(chan struct{})}
-	go s.find()
+	l.follow(s)
 	return s, nil
 }
 
@@ -244,45 +304,14 @@ type step struct {
 	node string
 }
 
-// find asks squeue for the step's id and node until it knows them or the
-// step ended: srun does not tell them.
-func (s *step) find() {
-	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
-		select {
-		case <-s.ended:
-			return
-		case <-time.After(delay):
-		}
-		if s.lookup() {
-			return
-		}
-	}
-}
-
-// lookup asks squeue once for the step; it reports whether it found it.
-func (s *step) lookup() bool {
-	steps, err := call(func(ctx context.Context) ([]slurmcmd.Step, error) { return s.l.c.Steps(ctx, s.l.job) })
-	if err != nil {
-		return false
-	}
-	for _, st := range steps {
-		if st.Name == s.name {
-			s.mu.Lock()
-			s.id, s.node = st.ID, st.Nodes
-			s.mu.Unlock()
-			return true
-		}
-	}
-	return false
-}
-
 // stepID returns the step's id, asking squeue once more if it is not
 // known yet.
 func (s *step) stepID() string {
 	s.mu.Lock()
 	id := s.id
 	s.mu.Unlock()
-	if id == "" && s.lookup() {
+	if id == "" {
+		s.l.lookup()
 		s.mu.Lock()
 		id = s.id
 		s.mu.Unlock()
@@ -346,13 +375,13 @@ func (s *step) Wait() error {
 }
 
 // Where is the step's node and id, once squeue showed them.
-func (s *step) Where() string {
+func (s *step) Where() (node, id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.node == "" {
-		return ""
+	if s.id == "" {
+		return "", ""
 	}
-	return s.node + " (slurm step " + s.id + ")"
+	return s.node, "slurm step " + s.id
 }
 
 // ---------------------------------------------------------------------
@@ -365,17 +394,24 @@ type jobLauncher struct {
 	o    Options
 	user string
 
+	// submitting bounds the sbatch calls in flight, so that starting
+	// hundreds of trials at once does not flood the controller.
+	submitting chan struct{}
+
 	mu      sync.Mutex
 	jobs    map[string]*job // by job id, while not ended
 	polling bool
 }
+
+// maxSubmitting is how many sbatch calls run at once.
+const maxSubmitting = 8
 
 func newJobLauncher(c slurmcmd.Client, o Options) *jobLauncher {
 	u := ""
 	if cu, err := user.Current(); err == nil {
 		u = cu.Username
 	}
-	return &jobLauncher{c: c, o: o, user: u, jobs: make(map[string]*job)}
+	return &jobLauncher{c: c, o: o, user: u, jobs: make(map[string]*job), submitting: make(chan struct{}, maxSubmitting)}
 }
 
 // comment is the comment of every job of the experiment.
@@ -407,7 +443,9 @@ func (l *jobLauncher) Launch(spec process.LaunchSpec) (process.Launched, error) 
 	argv := checked(spec.Argv)
 	c := slurmcmd.Client{Runner: slurmcmd.Exec{Env: spec.Env}} // --export=ALL: the trial's environment
 	go func() {
+		l.submitting <- struct{}{}
 		id, err := call(func(ctx context.Context) (string, error) { return c.Submit(ctx, o, argv) })
+		<-l.submitting
 		j.mu.Lock()
 		j.id = id
 		kill := j.killed
@@ -601,20 +639,17 @@ func (j *job) Wait() error {
 	return j.err
 }
 
-// Where is the job's node and id once it runs.
-func (j *job) Where() string {
+// Where is the job's node, once squeue showed it running, and its id.
+func (j *job) Where() (node, id string) {
 	select {
 	case <-j.submitted:
 	default:
-		return ""
+		return "", ""
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	switch {
-	case j.id == "":
-		return ""
-	case j.node == "":
-		return "slurm job " + j.id
+	if j.id == "" {
+		return "", ""
 	}
-	return j.node + " (slurm job " + j.id + ")"
+	return j.node, "slurm job " + j.id
 }
