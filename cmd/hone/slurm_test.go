@@ -576,3 +576,35 @@ echo "leftover exit $?"
 	}
 	checkFinished(t, dir)
 }
+
+// TestSlurmTimeLimit: a trial whose job reaches the time limit fails with
+// Slurm's TIMEOUT in error.txt (Slurm's shortest limit is a minute, and
+// it ends a job up to half a minute after that: the test runs beside the
+// others).
+func TestSlurmTimeLimit(t *testing.T) {
+	slurmtest.Require(t)
+	t.Parallel()
+	path, storage := slurmSpec(t, 1, 100000, "{name: slurm, poll_interval_s: 0.5, time: '1'}", "")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No retry: the first failure is final.
+	if err := os.WriteFile(path, []byte(strings.Replace(string(data), "max_failures: 2", "max_failures: 0", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runBinary(t, "run", path)
+	if code != exitTrialErrors {
+		t.Fatalf("hone run: exit %d, want %d (a trial failed)\n%s%s", code, exitTrialErrors, out, errOut)
+	}
+	e, err := results.Open(filepath.Join(storage, "onslurm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Trials) != 1 || e.Trials[0].Status != hone.StatusError || !strings.Contains(e.Trials[0].Error, "ended TIMEOUT on n") {
+		for _, tr := range e.Trials {
+			t.Logf("trial %s %s: %s", tr.ID, tr.Status, tr.Error)
+		}
+		t.Fatal("want the one trial in ERROR, its job ended TIMEOUT")
+	}
+}
