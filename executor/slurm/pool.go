@@ -17,7 +17,11 @@ import (
 // that hone never has more trials waiting in Slurm's queue than the
 // cluster can run at once.
 func Pool(ctx context.Context, o Options) (hone.Resources, error) {
-	if o.Mode == Step || ((o.Mode == Auto || o.Mode == "") && InAllocation()) {
+	mode, err := resolve(o.Mode)
+	if err != nil {
+		return hone.Resources{}, err
+	}
+	if mode == Step {
 		return allocationPool(os.Getenv)
 	}
 	args := []string{"--noheader", "--Node", "--format=%N|%c|%m|%G"}

@@ -9,8 +9,10 @@
 //   - step: inside an allocation (SLURM_JOB_ID is set, as under
 //     `sbatch -N4 --wrap "hone run exp.yaml"`), each trial is a job step,
 //     `srun --exclusive -N1 -n1 ...` sized by the trial's resources. srun
-//     runs on the driver's machine for as long as the step runs; it dies
-//     with hone, and Prepare cancels steps a killed run left.
+//     runs on the driver's machine for as long as the step runs; a step
+//     is stopped through scancel (srun would answer a SIGTERM by killing
+//     its task at once), and Prepare cancels the steps a killed run left.
+//     One squeue call per poll interval learns the ids of new steps.
 //   - job: from a login node, each trial is a job of its own, submitted
 //     with sbatch (--no-requeue: hone retries failed trials itself, from
 //     their latest checkpoint). One squeue call per poll interval follows
@@ -26,6 +28,13 @@
 // jobs, carries the experiment's key in its comment, so a resumed driver
 // finds what its killed predecessor left and cancels it before any trial
 // starts: no trial ever runs twice at once.
+//
+// Every trial's command runs behind a check that its node sees the
+// trial's staging directory: a node that does not see the experiment's
+// storage stops the experiment (a StorageError, which wraps
+// hone.ErrStopExperiment) rather than failing trial after trial. The
+// check also sets HONE_HOST to the node's Slurm name, which the trial's
+// hello passes on.
 package slurm
 
 import (
@@ -97,6 +106,25 @@ func ExperimentKey(dir string) string {
 // InAllocation reports whether hone runs inside a Slurm allocation.
 func InAllocation() bool { return os.Getenv("SLURM_JOB_ID") != "" }
 
+// resolve returns the mode trials run in: Step or Job.
+func resolve(m Mode) (Mode, error) {
+	switch m {
+	case "", Auto:
+		if InAllocation() {
+			return Step, nil
+		}
+		return Job, nil
+	case Step:
+		if !InAllocation() {
+			return "", errors.New("mode step runs trials as steps of the current allocation, but SLURM_JOB_ID is not set (run hone inside sbatch or salloc, or use mode job)")
+		}
+		return Step, nil
+	case Job:
+		return Job, nil
+	}
+	return "", fmt.Errorf("mode %q: allowed values are auto, step and job", m)
+}
+
 // New returns an executor that runs trials on the cluster. It checks
 // first that the Slurm commands are there and, when set, that the
 // partition exists, so that a wrong setting is an error before any trial
@@ -111,20 +139,9 @@ func New(ctx context.Context, o Options) (*process.Executor, error) {
 	if o.Env == nil {
 		o.Env = os.Environ()
 	}
-	mode := o.Mode
-	switch mode {
-	case "", Auto:
-		mode = Job
-		if InAllocation() {
-			mode = Step
-		}
-	case Step:
-		if !InAllocation() {
-			return nil, errors.New("slurm executor: mode step runs trials as steps of the current allocation, but SLURM_JOB_ID is not set (run hone inside sbatch or salloc, or use mode job)")
-		}
-	case Job:
-	default:
-		return nil, fmt.Errorf("slurm executor: mode %q: allowed values are auto, step and job", o.Mode)
+	mode, err := resolve(o.Mode)
+	if err != nil {
+		return nil, fmt.Errorf("slurm executor: %w", err)
 	}
 	need := []string{"srun", "squeue", "scancel"}
 	if mode == Job {
