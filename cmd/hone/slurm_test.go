@@ -162,18 +162,55 @@ func TestSlurmSteps(t *testing.T) {
 	if buildErr != nil {
 		t.Fatalf("hone binary: %v", buildErr)
 	}
-	path, storage := slurmSpec(t, 4, 4, "{name: slurm, mode: step}", "resources: {cpu: 1, memory: 200000000}\n")
+	// The trials ask for no memory, in an allocation made with --mem:
+	// each step must still take only its share, so that steps share nodes.
+	path, storage := slurmSpec(t, 4, 30, "{name: slurm, mode: step}", "")
+	dir := filepath.Join(storage, "onslurm")
 	log := filepath.Join(filepath.Dir(path), "hone.log")
-	out, err := exec.Command("sbatch", "--parsable", "--wait", "-N2", "--ntasks-per-node=2", "--cpus-per-task=1",
-		"--mem=1500M", "--partition="+c.Partition, "--output="+log,
-		"--wrap=exec "+honeBin+" run "+path).CombinedOutput()
-	logText, _ := os.ReadFile(log)
-	if err != nil {
-		t.Fatalf("sbatch --wait hone run: %v\n%s\nhone's output:\n%s", err, out, logText)
+	type result struct {
+		out []byte
+		err error
 	}
-	hosts := checkFinished(t, filepath.Join(storage, "onslurm"))
+	done := make(chan result, 1)
+	go func() {
+		out, err := exec.Command("sbatch", "--parsable", "--wait", "-N2", "--ntasks-per-node=2", "--cpus-per-task=1",
+			"--mem=1500M", "--partition="+c.Partition, "--output="+log,
+			"--wrap=exec "+honeBin+" run "+path).CombinedOutput()
+		done <- result{out, err}
+	}()
+	// Watch the steps: the most of the experiment's on one node at once.
+	prefix := "hone-" + slurm.ExperimentKey(dir) + "-"
+	most := 0
+	var r result
+watch:
+	for {
+		select {
+		case r = <-done:
+			break watch
+		case <-time.After(50 * time.Millisecond):
+		}
+		out, err := exec.Command("squeue", "--steps", "--noheader", "--format=%N %j").Output()
+		if err != nil {
+			continue
+		}
+		perNode := map[string]int{}
+		for _, line := range strings.Split(string(out), "\n") {
+			if f := strings.Fields(line); len(f) == 2 && strings.HasPrefix(f[1], prefix) {
+				perNode[f[0]]++
+				most = max(most, perNode[f[0]])
+			}
+		}
+	}
+	logText, _ := os.ReadFile(log)
+	if r.err != nil {
+		t.Fatalf("sbatch --wait hone run: %v\n%s\nhone's output:\n%s", r.err, r.out, logText)
+	}
+	hosts := checkFinished(t, dir)
 	if !onNodes(hosts, c.Nodes) {
 		t.Errorf("the trials ran on %v, want both of %v; hone's output:\n%s", hosts, c.Nodes, logText)
+	}
+	if most < 2 {
+		t.Errorf("at most %d step of the experiment ran on a node at once, want 2 (each node has 2 CPUs of the allocation)", most)
 	}
 }
 

@@ -37,12 +37,15 @@
 //     is nil for status 0 and for any end after hone signalled the process
 //     group; otherwise it is an *ExitError with the status and the last
 //     lines of stderr.
-//   - A connection to a trial's socket whose first message is not a
-//     hello with the trial's HONE_TOKEN is answered {"type":"error"} and
-//     closed, and the socket waits on for the trial: another local process
-//     can neither take a trial's place nor fail it.
+//   - Trials connect to the executor's one wire server: a Unix socket in
+//     a private directory, or a TCP port with Options.Listen. The server
+//     reads each connection's hello and hands the connection to the trial
+//     it names. A connection whose first message is not a hello with that
+//     trial's HONE_TOKEN (or that names no trial waiting for one) is
+//     answered {"type":"error"} and closed, and the trial keeps waiting:
+//     another process can neither take a trial's place nor fail it.
 //   - A protocol violation by the trial's connection (a wrong protocol
-//     version or trial id, bad JSON, a message out of turn or over
+//     version, bad JSON, a message out of turn or over
 //     wire.MaxMessageSize, a non-finite metric, a checkpoint outside the
 //     staging directory) fails that trial only: hone answers
 //     {"type":"error"}, kills its process group, and its EventExited
@@ -54,12 +57,12 @@
 //
 // Prepare (the runner calls it with the experiment directory) keeps the
 // executor's files under <experiment>/.hone: a record of each running
-// trial process (its pid, start time and token) and the trials' sockets
+// trial process (its pid, start time and token) and the trials' socket
 // (in a private directory of the system's temporary directory, recorded
 // there, when the experiment's path is too long for a socket). At the
 // next Prepare after a crash, every recorded process still running, its
 // process group and every process carrying its token are killed before
-// any trial starts, and the sockets are removed. Close removes all of it.
+// any trial starts, and the socket is removed. Close removes all of it.
 //
 // Events carry the process id and the executor's host name.
 package process
@@ -160,11 +163,9 @@ type Executor struct {
 	forker forker // starts the trial processes
 
 	sockMu   sync.Mutex
-	stateDir string // <experiment>/.hone once Prepare was called, else ""
-	sockDir  string // private directory of the trials' sockets; "" until the first start
-	sockSeq  uint64 // names the sockets in sockDir
-
-	tcp *tcpServer // with Options.Listen; nil otherwise
+	stateDir string  // <experiment>/.hone once Prepare was called, else ""
+	sockDir  string  // private directory of the trials' socket; "" until the first start
+	srv      *server // the wire server: TCP (Options.Listen) from New, else a Unix socket from the first start
 }
 
 // state returns the state directory ("" without Prepare).
@@ -224,7 +225,7 @@ func New(opts Options) (*Executor, error) {
 		return nil, errors.New("process executor: Options.Launch needs Options.Listen: trials elsewhere connect over TCP")
 	}
 	if opts.Listen != "" {
-		if e.tcp, err = listenTCP(opts.Listen, opts.Advertise); err != nil {
+		if e.srv, err = listenTCP(opts.Listen, opts.Advertise); err != nil {
 			return nil, fmt.Errorf("process executor: %w", err)
 		}
 	}
@@ -420,8 +421,9 @@ func (e *Executor) Interrupt() {
 
 // Close kills the process group of every running trial with SIGKILL and
 // waits until their processes have ended and their goroutines returned;
-// then it removes the directory of the trials' sockets and, after
-// Prepare, the executor's files in the experiment directory.
+// then it stops the wire server and removes the directory of the trials'
+// socket and, after Prepare, the executor's files in the experiment
+// directory.
 // Close may be called more than once; Next must not be called after it.
 func (e *Executor) Close() error {
 	e.mu.Lock()
@@ -435,13 +437,14 @@ func (e *Executor) Close() error {
 	discard(dropped)
 	e.wg.Wait()
 	e.forker.close()
-	var tcpErr error
-	if e.tcp != nil {
-		tcpErr = e.tcp.close()
-	}
 	e.sockMu.Lock()
 	defer e.sockMu.Unlock()
-	err := errors.Join(removeState(e.stateDir, e.sockDir), tcpErr)
+	var srvErr error
+	if e.srv != nil {
+		srvErr = e.srv.close()
+		e.srv = nil
+	}
+	err := errors.Join(removeState(e.stateDir, e.sockDir), srvErr)
 	e.sockDir = ""
 	if err != nil {
 		return fmt.Errorf("process executor: %w", err)

@@ -178,10 +178,9 @@ func writeSockRecord(state, dir string) error {
 	return os.WriteFile(filepath.Join(state, sockRecordName), []byte(dir+"\n"), 0o644)
 }
 
-// longestSock is the longest socket path in dir: sequence numbers in base
-// 36 stay within 13 characters.
+// longestSock is the path of the wire server's socket in dir.
 func longestSock(dir string) string {
-	return filepath.Join(dir, strings.Repeat("z", 13))
+	return filepath.Join(dir, sockName)
 }
 
 func sockPathFits(dir string) bool { return len(longestSock(dir)) <= maxSocketPath }

@@ -270,42 +270,61 @@ func (p *proc) environ(cfgJSON string) []string {
 	return env
 }
 
-// listen returns the listener of the trial's connection and the
-// HONE_SOCKET value that reaches it: the trial's share of the TCP server,
-// or a socket in the executor's socket directory (made, private, at the
-// first start; Close removes it), so that a start costs no directory of
-// its own.
+// listen returns the listener of the trial's connection, its share of
+// the executor's wire server, and the HONE_SOCKET value that reaches it.
 func (e *Executor) listen(trialID string) (net.Listener, string, error) {
-	if e.tcp != nil {
-		ln, err := e.tcp.listen(trialID)
-		return ln, e.tcp.advertise, err
+	srv, err := e.server()
+	if err != nil {
+		return nil, "", err
 	}
+	ln, err := srv.listen(trialID)
+	return ln, srv.advertise, err
+}
+
+// sockName is the name of the wire server's socket in the socket
+// directory.
+const sockName = "hone.sock"
+
+// server returns the wire server. Without Options.Listen it is a Unix
+// socket in the executor's private socket directory, made at the first
+// start, and made again, in a new directory, when the socket is gone (a
+// cleaner of the temporary directory removed it): the trials that
+// connected keep their connections.
+func (e *Executor) server() (*server, error) {
 	e.sockMu.Lock()
 	defer e.sockMu.Unlock()
+	if e.opts.Listen != "" {
+		return e.srv, nil
+	}
+	if e.srv != nil {
+		if _, err := os.Lstat(e.srv.advertise); err == nil {
+			return e.srv, nil
+		}
+		_ = e.srv.close()
+		e.srv, e.sockDir = nil, ""
+	}
 	var firstErr error
 	for attempt := 0; attempt < 2; attempt++ {
 		if e.sockDir == "" {
 			dir, err := makeSockDir(e.stateDir)
 			if err != nil {
-				return nil, "", fmt.Errorf("trial socket: %w", err)
+				return nil, fmt.Errorf("trial socket: %w", err)
 			}
 			e.sockDir = dir
 		}
-		e.sockSeq++
-		path := filepath.Join(e.sockDir, strconv.FormatUint(e.sockSeq, 36))
-		ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+		srv, err := listenUnix(filepath.Join(e.sockDir, sockName))
 		if err == nil {
-			return ln, path, nil
+			e.srv = srv
+			return srv, nil
 		}
 		firstErr = cmp(firstErr, err)
 		if !errors.Is(err, fs.ErrNotExist) {
 			break
 		}
-		// The directory went (a cleaner of the temporary directory):
-		// make a new one, once.
+		// The directory went meanwhile: make a new one, once.
 		e.sockDir = ""
 	}
-	return nil, "", fmt.Errorf("trial socket: %w", firstErr)
+	return nil, firstErr
 }
 
 // cmp returns the first non-nil error.

@@ -140,9 +140,10 @@ func call[T any](f func(ctx context.Context) (T, error)) (T, error) {
 // stepLauncher runs each trial as `srun` of one task inside the current
 // allocation.
 type stepLauncher struct {
-	c   slurmcmd.Client
-	o   Options
-	job string // SLURM_JOB_ID
+	c      slurmcmd.Client
+	o      Options
+	job    string              // SLURM_JOB_ID
+	getenv func(string) string // the allocation's environment
 
 	mu      sync.Mutex
 	unknown map[string]*step // steps whose id squeue has not shown yet, by name
@@ -150,7 +151,7 @@ type stepLauncher struct {
 }
 
 func newStepLauncher(c slurmcmd.Client, o Options) *stepLauncher {
-	return &stepLauncher{c: c, o: o, job: os.Getenv("SLURM_JOB_ID"), unknown: make(map[string]*step)}
+	return &stepLauncher{c: c, o: o, job: os.Getenv("SLURM_JOB_ID"), getenv: os.Getenv, unknown: make(map[string]*step)}
 }
 
 // follow has the launcher's poller learn s's id and node: one squeue
@@ -207,6 +208,24 @@ func (l *stepLauncher) lookup() {
 	}
 }
 
+// memShare returns the memory, in MB, of a step of cpus CPUs that asks
+// for none: its CPUs' share of the allocation's memory on a node. A step
+// without --mem in an allocation made with --mem would take all of the
+// node's memory and run alone there. 0 when the allocation does not say
+// (then Slurm's default per CPU applies).
+func (l *stepLauncher) memShare(cpus int) int {
+	getenv := l.getenv
+	if perCPU, err := strconv.Atoi(getenv("SLURM_MEM_PER_CPU")); err == nil && perCPU > 0 {
+		return perCPU * cpus
+	}
+	perNode, err1 := strconv.Atoi(getenv("SLURM_MEM_PER_NODE"))
+	onNode, err2 := strconv.Atoi(getenv("SLURM_CPUS_ON_NODE"))
+	if err1 != nil || err2 != nil || perNode <= 0 || onNode <= 0 {
+		return 0
+	}
+	return max(1, perNode*cpus/onNode)
+}
+
 // Launch starts srun for the trial, its output appended to the trial's
 // logs.
 func (l *stepLauncher) Launch(spec process.LaunchSpec) (process.Launched, error) {
@@ -225,7 +244,11 @@ func (l *stepLauncher) Launch(spec process.LaunchSpec) (process.Launched, error)
 	if l.o.Time != "" {
 		extra = append([]string{"--time=" + l.o.Time}, extra...)
 	}
-	args := slurmcmd.StepArgs(slurmcmd.StepOptions{Name: name, Resources: resources(spec.Resources),
+	res := resources(spec.Resources)
+	if res.MemMB == 0 {
+		res.MemMB = l.memShare(res.CPUs)
+	}
+	args := slurmcmd.StepArgs(slurmcmd.StepOptions{Name: name, Resources: res,
 		Chdir: spec.Dir, Extra: extra}, checked(spec.Argv))
 	cmd := exec.Command("srun", args...)
 	cmd.Env = spec.Env

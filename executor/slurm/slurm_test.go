@@ -119,3 +119,24 @@ func TestFailure(t *testing.T) {
 		t.Errorf("a job cancelled while pending: %v", err)
 	}
 }
+
+// TestMemShare: a step that asks for no memory gets its CPUs' share of
+// the allocation's memory on a node, so that steps share nodes.
+func TestMemShare(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		cpus int
+		want int
+	}{
+		{map[string]string{"SLURM_MEM_PER_NODE": "1500", "SLURM_CPUS_ON_NODE": "2"}, 1, 750},
+		{map[string]string{"SLURM_MEM_PER_NODE": "1500", "SLURM_CPUS_ON_NODE": "2"}, 2, 1500},
+		{map[string]string{"SLURM_MEM_PER_CPU": "1000", "SLURM_CPUS_ON_NODE": "4"}, 3, 3000},
+		{map[string]string{"SLURM_CPUS_ON_NODE": "4"}, 1, 0},
+		{map[string]string{}, 1, 0},
+	} {
+		l := &stepLauncher{getenv: func(k string) string { return c.env[k] }}
+		if got := l.memShare(c.cpus); got != c.want {
+			t.Errorf("memShare(%d) with %v = %d, want %d", c.cpus, c.env, got, c.want)
+		}
+	}
+}

@@ -13,16 +13,17 @@ import (
 	"github.com/hone-tune/hone/wire"
 )
 
-// tcpServer is the executor's one TCP listener, for trials that run on
-// other machines (Options.Listen). Every connection says hello first;
-// the server reads that hello, finds the trial it names and hands the
-// connection, hello included, to the trial's own listener, which admits
-// it exactly as a connection to a trial's Unix socket: the token is
-// checked there, a refused connection is told why and the trial keeps
-// waiting. A connection naming no waiting trial is refused here.
-type tcpServer struct {
+// server is the executor's one wire server: a Unix socket in the
+// executor's private socket directory, or, for trials that run on other
+// machines (Options.Listen), a TCP port. Every connection says hello
+// first; the server reads that hello, finds the trial it names and hands
+// the connection, hello included, to the trial's own listener, where it
+// is admitted: the token is checked there, a refused connection is told
+// why and the trial keeps waiting. A connection naming no waiting trial
+// is refused here.
+type server struct {
 	ln        net.Listener
-	advertise string // HONE_SOCKET: tcp://HOST:PORT
+	advertise string // HONE_SOCKET: the socket's path, or tcp://HOST:PORT
 	wg        sync.WaitGroup
 
 	mu     sync.Mutex
@@ -35,7 +36,7 @@ type tcpServer struct {
 // every interface, port 0 a free port). advertise is the HOST:PORT
 // trials dial ("" = addr's host, or this machine's address when addr's
 // host is empty or unspecified, with the port listened on).
-func listenTCP(addr, advertise string) (*tcpServer, error) {
+func listenTCP(addr, advertise string) (*server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen for trials on %s: %w", addr, err)
@@ -45,15 +46,30 @@ func listenTCP(addr, advertise string) (*tcpServer, error) {
 		ln.Close()
 		return nil, err
 	}
-	s := &tcpServer{
+	return serve(ln, wire.TCPScheme+adv), nil
+}
+
+// listenUnix starts the server on a Unix socket at path; closing the
+// server removes the socket.
+func listenUnix(path string) (*server, error) {
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("trial socket: %w", err)
+	}
+	return serve(ln, path), nil
+}
+
+// serve routes ln's connections, which trials reach at advertise.
+func serve(ln net.Listener, advertise string) *server {
+	s := &server{
 		ln:        ln,
-		advertise: wire.TCPScheme + adv,
+		advertise: advertise,
 		trials:    make(map[string]*trialListener),
 		conns:     make(map[net.Conn]struct{}),
 	}
 	s.wg.Add(1)
 	go s.accept()
-	return s, nil
+	return s
 }
 
 // advertised returns the HOST:PORT that trials dial.
@@ -128,7 +144,7 @@ func HostAddress() (string, error) {
 }
 
 // accept routes every connection until the listener is closed.
-func (s *tcpServer) accept() {
+func (s *server) accept() {
 	defer s.wg.Done()
 	for {
 		c, err := s.ln.Accept()
@@ -153,7 +169,7 @@ func (s *tcpServer) accept() {
 }
 
 // route reads c's hello and hands c to the trial it names.
-func (s *tcpServer) route(c net.Conn) {
+func (s *server) route(c net.Conn) {
 	defer s.wg.Done()
 	handed := false
 	defer func() {
@@ -202,7 +218,7 @@ func (s *tcpServer) route(c net.Conn) {
 }
 
 // listen returns the listener of one trial's connections.
-func (s *tcpServer) listen(trialID string) (*trialListener, error) {
+func (s *server) listen(trialID string) (*trialListener, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -218,7 +234,7 @@ func (s *tcpServer) listen(trialID string) (*trialListener, error) {
 
 // close stops the server: no more connections are accepted or routed.
 // The trials' listeners close with their trials.
-func (s *tcpServer) close() error {
+func (s *server) close() error {
 	s.mu.Lock()
 	s.closed = true
 	for c := range s.conns {
@@ -231,9 +247,9 @@ func (s *tcpServer) close() error {
 }
 
 // trialListener is a net.Listener of one trial's connections over the
-// executor's TCP server.
+// executor's wire server.
 type trialListener struct {
-	s     *tcpServer
+	s     *server
 	id    string
 	conns chan net.Conn
 	once  sync.Once
