@@ -39,7 +39,9 @@ type LaunchSpec struct {
 // Launched is one launched trial.
 type Launched interface {
 	// Signal asks the trial to stop (syscall.SIGTERM) or ends it at once
-	// (syscall.SIGKILL). It may be called after the trial ended.
+	// (syscall.SIGKILL). It may be called after the trial ended, and
+	// concurrently with itself: the executor calls it on a goroutine of
+	// its own, so it may take a while.
 	Signal(sig syscall.Signal) error
 	// Wait blocks until the trial has ended and returns nil when it ended
 	// well (or after Signal), else why it failed. It is called once.

@@ -345,9 +345,15 @@ func (p *proc) signal(sig syscall.Signal) {
 	p.sigMu.Lock()
 	defer p.sigMu.Unlock()
 	if p.launched != nil {
-		if err := p.launched.Signal(sig); err == nil {
-			p.signalled = true
-		}
+		// A launcher's signal may be a command (scancel) that takes a
+		// while: it runs apart, so that no lock of the executor waits on
+		// it. The trial counts as signalled by hone from now on.
+		p.signalled = true
+		p.e.wg.Add(1)
+		go func() {
+			defer p.e.wg.Done()
+			_ = p.launched.Signal(sig)
+		}()
 		return
 	}
 	if p.gone || p.pid <= 0 {

@@ -127,6 +127,23 @@ func failure(j slurmcmd.Job, trialDir, stderr string) error {
 	return &JobError{Job: j, Stderr: stderrTail(stderr)}
 }
 
+// limiter bounds the Slurm commands of one kind in flight, so that
+// hundreds of trials starting or stopping at once do not flood the
+// controller.
+type limiter chan struct{}
+
+// maxInFlight is how many commands of one kind run at once.
+const maxInFlight = 8
+
+func newLimiter() limiter { return make(limiter, maxInFlight) }
+
+// do runs f once fewer than maxInFlight others run.
+func (l limiter) do(f func()) {
+	l <- struct{}{}
+	defer func() { <-l }()
+	f()
+}
+
 // call runs f with the bound of one Slurm command.
 func call[T any](f func(ctx context.Context) (T, error)) (T, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
@@ -140,10 +157,11 @@ func call[T any](f func(ctx context.Context) (T, error)) (T, error) {
 // stepLauncher runs each trial as `srun` of one task inside the current
 // allocation.
 type stepLauncher struct {
-	c      slurmcmd.Client
-	o      Options
-	job    string              // SLURM_JOB_ID
-	getenv func(string) string // the allocation's environment
+	c          slurmcmd.Client
+	o          Options
+	job        string              // SLURM_JOB_ID
+	getenv     func(string) string // the allocation's environment
+	cancelling limiter
 
 	mu      sync.Mutex
 	unknown map[string]*step // steps whose id squeue has not shown yet, by name
@@ -151,7 +169,8 @@ type stepLauncher struct {
 }
 
 func newStepLauncher(c slurmcmd.Client, o Options) *stepLauncher {
-	return &stepLauncher{c: c, o: o, job: os.Getenv("SLURM_JOB_ID"), getenv: os.Getenv, unknown: make(map[string]*step)}
+	return &stepLauncher{c: c, o: o, job: os.Getenv("SLURM_JOB_ID"), getenv: os.Getenv,
+		cancelling: newLimiter(), unknown: make(map[string]*step)}
 }
 
 // follow has the launcher's poller learn s's id and node: one squeue
@@ -359,7 +378,9 @@ func (s *step) Signal(sig syscall.Signal) error {
 		if sig == syscall.SIGKILL {
 			signal = "KILL"
 		}
-		_, err = call(func(ctx context.Context) (struct{}, error) { return struct{}{}, s.l.c.Cancel(ctx, signal, id) })
+		s.l.cancelling.do(func() {
+			_, err = call(func(ctx context.Context) (struct{}, error) { return struct{}{}, s.l.c.Cancel(ctx, signal, id) })
+		})
 	}
 	if id == "" || sig == syscall.SIGKILL {
 		// srun alone, not its group: its watcher then cancels the step.
@@ -417,24 +438,20 @@ type jobLauncher struct {
 	o    Options
 	user string
 
-	// submitting bounds the sbatch calls in flight, so that starting
-	// hundreds of trials at once does not flood the controller.
-	submitting chan struct{}
+	submitting, cancelling limiter // sbatch and scancel calls in flight
 
 	mu      sync.Mutex
 	jobs    map[string]*job // by job id, while not ended
 	polling bool
 }
 
-// maxSubmitting is how many sbatch calls run at once.
-const maxSubmitting = 8
-
 func newJobLauncher(c slurmcmd.Client, o Options) *jobLauncher {
 	u := ""
 	if cu, err := user.Current(); err == nil {
 		u = cu.Username
 	}
-	return &jobLauncher{c: c, o: o, user: u, jobs: make(map[string]*job), submitting: make(chan struct{}, maxSubmitting)}
+	return &jobLauncher{c: c, o: o, user: u, jobs: make(map[string]*job),
+		submitting: newLimiter(), cancelling: newLimiter()}
 }
 
 // comment is the comment of every job of the experiment.
@@ -466,9 +483,11 @@ func (l *jobLauncher) Launch(spec process.LaunchSpec) (process.Launched, error) 
 	argv := checked(spec.Argv)
 	c := slurmcmd.Client{Runner: slurmcmd.Exec{Env: spec.Env}} // --export=ALL: the trial's environment
 	go func() {
-		l.submitting <- struct{}{}
-		id, err := call(func(ctx context.Context) (string, error) { return c.Submit(ctx, o, argv) })
-		<-l.submitting
+		var id string
+		var err error
+		l.submitting.do(func() {
+			id, err = call(func(ctx context.Context) (string, error) { return c.Submit(ctx, o, argv) })
+		})
 		j.mu.Lock()
 		j.id = id
 		kill := j.killed
@@ -652,7 +671,10 @@ func (j *job) Signal(sig syscall.Signal) error {
 	if sig == syscall.SIGTERM && node != "" {
 		signal = "TERM"
 	}
-	_, err := call(func(ctx context.Context) (struct{}, error) { return struct{}{}, j.l.c.Cancel(ctx, signal, id) })
+	var err error
+	j.l.cancelling.do(func() {
+		_, err = call(func(ctx context.Context) (struct{}, error) { return struct{}{}, j.l.c.Cancel(ctx, signal, id) })
+	})
 	return err
 }
 
