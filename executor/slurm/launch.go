@@ -162,67 +162,27 @@ type stepLauncher struct {
 	job        string              // SLURM_JOB_ID
 	getenv     func(string) string // the allocation's environment
 	cancelling limiter
-
-	mu      sync.Mutex
-	unknown map[string]*step // steps whose id squeue has not shown yet, by name
-	polling bool
 }
 
 func newStepLauncher(c slurmcmd.Client, o Options) *stepLauncher {
 	return &stepLauncher{c: c, o: o, job: os.Getenv("SLURM_JOB_ID"), getenv: os.Getenv,
-		cancelling: newLimiter(), unknown: make(map[string]*step)}
-}
-
-// follow has the launcher's poller learn s's id and node: one squeue
-// call per poll interval for every step that is not known yet.
-func (l *stepLauncher) follow(s *step) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.unknown[s.name] = s
-	if !l.polling {
-		l.polling = true
-		go l.poll()
-	}
-}
-
-// poll asks squeue about the allocation's steps until every step it
-// follows is known (or ended).
-func (l *stepLauncher) poll() {
-	for delay := 100 * time.Millisecond; ; delay = min(2*delay, l.o.Poll) {
-		time.Sleep(delay)
-		l.mu.Lock()
-		for name, s := range l.unknown {
-			select {
-			case <-s.ended:
-				delete(l.unknown, name)
-			default:
-			}
-		}
-		if len(l.unknown) == 0 {
-			l.polling = false
-			l.mu.Unlock()
-			return
-		}
-		l.mu.Unlock()
-		l.lookup()
-	}
+		cancelling: newLimiter()}
 }
 
 // lookup asks squeue once for the allocation's steps and records the id
-// and node of each step it follows.
-func (l *stepLauncher) lookup() {
+// and node of s. Only a stop needs a step's id (scancel), so it is asked
+// for then, not while the step starts.
+func (l *stepLauncher) lookup(s *step) {
 	steps, err := call(func(ctx context.Context) ([]slurmcmd.Step, error) { return l.c.Steps(ctx, l.job) })
 	if err != nil {
-		return // asked again at the next poll
+		return
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	for _, st := range steps {
-		if s := l.unknown[st.Name]; s != nil {
+		if st.Name == s.name {
 			s.mu.Lock()
 			s.id, s.node = st.ID, st.Nodes
 			s.mu.Unlock()
-			delete(l.unknown, st.Name)
+			return
 		}
 	}
 }
@@ -280,7 +240,6 @@ func (l *stepLauncher) Launch(spec process.LaunchSpec) (process.Launched, error)
 		return nil, fmt.Errorf("srun: %w", err)
 	}
 	s := &step{l: l, cmd: cmd, name: name, stderr: spec.Stderr, trialDir: spec.TrialDir, ended: make(chan struct{})}
-	l.follow(s)
 	return s, nil
 }
 
@@ -353,7 +312,7 @@ func (s *step) stepID() string {
 	id := s.id
 	s.mu.Unlock()
 	if id == "" {
-		s.l.lookup()
+		s.l.lookup(s)
 		s.mu.Lock()
 		id = s.id
 		s.mu.Unlock()
@@ -418,12 +377,14 @@ func (s *step) Wait() error {
 	return failure(j, s.trialDir, s.stderr)
 }
 
-// Where is the step's node and id, once squeue showed them.
+// Where is the step's node, once squeue showed it (the trial's hello
+// names it first), and the step's id, or the allocation's job while the
+// step's is not known.
 func (s *step) Where() (node, id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.id == "" {
-		return "", ""
+		return "", "slurm job " + s.l.job
 	}
 	return s.node, "slurm step " + s.id
 }

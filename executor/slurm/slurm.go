@@ -11,8 +11,8 @@
 //     `srun --exclusive -N1 -n1 ...` sized by the trial's resources. srun
 //     runs on the driver's machine for as long as the step runs; a step
 //     is stopped through scancel (srun would answer a SIGTERM by killing
-//     its task at once), and Prepare cancels the steps a killed run left.
-//     One squeue call per poll interval learns the ids of new steps.
+//     its task at once; squeue tells the step's id when a stop needs it),
+//     and Prepare cancels the steps a killed run left.
 //   - job: from a login node, each trial is a job of its own, submitted
 //     with sbatch (--no-requeue: hone retries failed trials itself, from
 //     their latest checkpoint). One squeue call per poll interval follows
