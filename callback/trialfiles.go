@@ -50,8 +50,9 @@ const (
 // results (KeepResults drops rows a cut journal no longer holds,
 // RecoverResult writes those a killed process had not flushed). The files
 // are flushed, fsynced (unless NoSync) and closed when the trial completes
-// or fails and at experiment end. At most 256 trials (see WithMaxOpen)
-// keep files open; beyond that the least recently used trial's files are
+// or fails and at experiment end. At most an eighth of the process's
+// file descriptors' worth of trials, between 256 and 4096 (see
+// WithMaxOpen), keep files open; beyond that the least recently used trial's files are
 // closed (fsynced first if rows were written since the last fsync) and
 // reopened when needed.
 //
@@ -115,8 +116,9 @@ func NoSync() Option { return func(f *TrialFiles) { f.durable = false } }
 // system clock).
 func WithClock(c hone.Clock) Option { return func(f *TrialFiles) { f.clock = c } }
 
-// WithMaxOpen caps the number of trials whose files are open at once (default
-// 256; each open trial holds two file descriptors). n < 1 means 1.
+// WithMaxOpen caps the number of trials whose files are open at once
+// (default: an eighth of the process's file descriptor limit, between 256
+// and 4096; each open trial holds two file descriptors). n < 1 means 1.
 func WithMaxOpen(n int) Option { return func(f *TrialFiles) { f.maxOpen = max(n, 1) } }
 
 type systemClock struct{}
@@ -129,7 +131,7 @@ func NewTrialFiles(experimentDir string, opts ...Option) *TrialFiles {
 		root:    experimentDir,
 		durable: true,
 		clock:   systemClock{},
-		maxOpen: 256,
+		maxOpen: defaultMaxOpen(),
 		open:    map[string]*trialFiles{},
 	}
 	for _, o := range opts {
