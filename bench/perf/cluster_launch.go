@@ -1,0 +1,136 @@
+package perf
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"github.com/hone-tune/hone/executor/slurm"
+)
+
+// clusterLaunches runs bench/cmd/steplaunch inside an allocation (salloc,
+// unless perfbench already runs in one) and turns its lines into rows:
+// for every concurrency, hone's step-mode launches against srun of true
+// by hand and against srun of the same trial program by hand.
+func (b *bench) clusterLaunches(ctx context.Context) error {
+	trialBin, err := b.helper(ctx, "./process/cmd/proctrial")
+	if err != nil {
+		return err
+	}
+	launchBin, err := b.helper(ctx, "./cmd/steplaunch")
+	if err != nil {
+		return err
+	}
+	dir, err := b.freshDir("launch")
+	if err != nil {
+		return err
+	}
+	defer removeDir(dir)
+	c := b.cfg.Cluster
+	ks := make([]string, len(c.LaunchConcurrency))
+	for i, k := range c.LaunchConcurrency {
+		ks[i] = strconv.Itoa(k)
+	}
+	argv := []string{launchBin, "-trial", trialBin, "-dir", dir, "-trials", strconv.Itoa(c.LaunchTrials),
+		"-concurrency", strings.Join(ks, ","), "-reps", strconv.Itoa(b.cfg.Reps), "-mem", strconv.Itoa(c.LaunchMemMB),
+		"-idle-sruns", strconv.Itoa(c.IdleSruns), "-idle", c.IdleWindow.String()}
+	if b.cfg.Log == nil {
+		argv = append(argv, "-q")
+	}
+	alloc := "the allocation perfbench runs in"
+	if !slurm.InAllocation() {
+		salloc := []string{"salloc", "--nodes=" + strconv.Itoa(c.Nodes), "--ntasks-per-node=" + strconv.Itoa(c.TasksPerNode),
+			"--cpus-per-task=1", "--mem=" + strconv.Itoa(c.MemPerNodeMB) + "M", "--job-name=hone-bench-launch"}
+		if c.Partition != "" {
+			salloc = append(salloc, "--partition="+c.Partition)
+		}
+		alloc = strings.Join(salloc, " ")
+		argv = append(append(salloc, "--"), argv...)
+	}
+	fmt.Fprintf(b.out, "launch: inside %s; each step --exclusive, 1 CPU, --mem=%dM; %d trials per measurement\n", alloc, c.LaunchMemMB, c.LaunchTrials)
+	b.logf("cluster/launch: %s", strings.Join(argv, " "))
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	if b.cfg.Log != nil {
+		cmd.Stderr = io.MultiWriter(&stderr, b.cfg.Log)
+	}
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, lastLines(stderr.String(), 15))
+	}
+	type key struct {
+		what string
+		k    int
+	}
+	samples := map[key][]float64{}
+	var idle []float64
+	var idleWindow float64
+	sc := bufio.NewScanner(&stdout)
+	for sc.Scan() {
+		var l launchLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return fmt.Errorf("steplaunch printed %q: %w", sc.Text(), err)
+		}
+		switch l.Kind {
+		case "launch":
+			samples[key{l.What, l.Concurrency}] = append(samples[key{l.What, l.Concurrency}], l.Rate)
+		case "idle-srun":
+			idle, idleWindow = l.PerSecondUS, l.Window
+		}
+	}
+	idleNote := "no idle-srun figure"
+	if len(idle) > 0 {
+		idleNote = fmt.Sprintf("step mode keeps one srun per running trial on the driver's machine: %d idle sruns (steps sleeping) "+
+			"used %s µs CPU/s each over %.0f s (median %.0f)", len(idle), formatSamples(idle), idleWindow, median(idle))
+	}
+	for _, k := range c.LaunchConcurrency {
+		h, t, tr := samples[key{launchHone, k}], samples[key{launchSrunTrue, k}], samples[key{launchSrunTrial, k}]
+		if len(h) == 0 || len(t) == 0 || len(tr) == 0 {
+			return fmt.Errorf("%d at a time: steplaunch printed %d, %d and %d samples", k, len(h), len(t), len(tr))
+		}
+		ms := func(rate float64) float64 { return 1000 * float64(k) / rate }
+		name := fmt.Sprintf("step-mode trial launches, %d trials of a minimal trial (proctrial report 1: connect, report once, exit), %d at a time, "+
+			"launch to exit (slurm.New driven directly)", c.LaunchTrials, k)
+		common := []string{
+			fmt.Sprintf("per launch, wall × concurrency ÷ trials: hone %.0f ms, srun true by hand %.0f ms, srun of the trial by hand %.0f ms",
+				ms(median(h)), ms(median(t)), ms(median(tr))),
+			"hone's launch: the process executor's start (trial and staging directories, token, the trial's share of the TCP server, " +
+				"logs), srun with hone's arguments, the trial behind /bin/sh's storage check, its connection and report over TCP, " +
+				"squeue asked for the step's id and node while it runs, and the trial's end read back",
+		}
+		b.add(Row{
+			Shape: ShapeCluster, Name: name, Unit: "launches/s",
+			Value: median(h), Samples: h,
+			BaseName: "srun --exclusive -N1 -n1 --cpus-per-task=1 --mem=" + strconv.Itoa(c.LaunchMemMB) + "M true by hand, as many at a time, taking turns",
+			Base:     median(t), BaseSamples: t, Higher: true,
+			Target: ratioAtLeast("≥ 0.9 of srun by hand", 0.9),
+			Notes: append(common, "median of the paired ratios: "+formatRatio(median(pairedRatios(h, t))),
+				"srun of true starts no program of the trial's and nothing connects: the second row does that work by hand", idleNote),
+		})
+		b.add(Row{
+			Shape: ShapeCluster, Name: name, Unit: "launches/s",
+			Value: median(h), Samples: h,
+			BaseName: "srun of the same trial program by hand (hone's srun arguments, no storage check), reporting once to a minimal TCP server",
+			Base:     median(tr), BaseSamples: tr, Higher: true,
+			Target: ratioAtLeast("≥ 0.9 of srun by hand", 0.9),
+			Notes:  append(common, "median of the paired ratios: "+formatRatio(median(pairedRatios(h, tr)))),
+		})
+	}
+	return nil
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,509 @@
+package perf
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/bench/internal/benchutil"
+	hproc "github.com/hone-tune/hone/executor/process"
+	"github.com/hone-tune/hone/executor/slurm"
+	"github.com/hone-tune/hone/executor/slurm/slurmcmd"
+	"github.com/hone-tune/hone/wire"
+)
+
+// What the launch measurements of StepLaunchMain are, in the "what" of
+// their lines.
+const (
+	launchHone      = "hone"
+	launchSrunTrue  = "srun-true"
+	launchSrunTrial = "srun-trial"
+)
+
+// launchLine is one line StepLaunchMain prints: a launch measurement
+// (Kind "launch") or the CPU of idle sruns (Kind "idle-srun").
+type launchLine struct {
+	Kind string `json:"kind"`
+	// A launch measurement: What ran (launchHone …), Trials of them
+	// Concurrency at a time, in repetition Rep, at Rate launches per
+	// second over Wall seconds.
+	What        string  `json:"what,omitempty"`
+	Trials      int     `json:"trials,omitempty"`
+	Concurrency int     `json:"concurrency,omitempty"`
+	Rep         int     `json:"rep,omitempty"`
+	Rate        float64 `json:"rate,omitempty"`
+	Wall        float64 `json:"wall_s,omitempty"`
+	// Idle sruns: the CPU each used, in µs per second, over Window
+	// seconds.
+	PerSecondUS []float64 `json:"per_second_us,omitempty"`
+	Window      float64   `json:"window_s,omitempty"`
+}
+
+// StepLaunchMain is the part of the cluster shape's launch variant that
+// runs inside a Slurm allocation (bench/cmd/steplaunch, started by
+// perfbench under salloc): it measures step mode's launches through the
+// slurm executor against srun by hand, taking turns, then the CPU of
+// idle sruns, and prints one JSON line per measurement (launchLine) to
+// stdout, progress to stderr. It returns the process's exit status.
+func StepLaunchMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("steplaunch", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	trialBin := fs.String("trial", "", "the trial program, bench/process's proctrial (required)")
+	trials := fs.Int("trials", 100, "trials per measurement")
+	conc := fs.String("concurrency", "1,4", "comma-separated numbers of trials at a time")
+	reps := fs.Int("reps", 3, "repetitions, the measurements taking turns in each")
+	dir := fs.String("dir", "", "scratch directory, on storage every node sees (required)")
+	mem := fs.Int("mem", 100, "memory of each step in MB (--mem)")
+	idleSruns := fs.Int("idle-sruns", 4, "idle steps whose srun's CPU is measured")
+	idle := fs.Duration("idle", 10*time.Second, "how long the idle sruns are measured")
+	quiet := fs.Bool("q", false, "no progress notes on stderr")
+	if status, ok := benchutil.ParseFlags(fs, args, stderr); !ok {
+		return status
+	}
+	var ks []int
+	for _, s := range strings.Split(*conc, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || k < 1 {
+			fmt.Fprintf(stderr, "steplaunch: -concurrency %q: want positive integers separated by commas\n", *conc)
+			return 2
+		}
+		ks = append(ks, k)
+	}
+	if *trialBin == "" || *dir == "" || *trials < 1 || *reps < 1 || *mem < 1 || *idleSruns < 1 || *idle <= 0 {
+		fmt.Fprintln(stderr, "steplaunch: -trial and -dir are required, and every size must be positive")
+		return 2
+	}
+	if !slurm.InAllocation() {
+		fmt.Fprintln(stderr, "steplaunch: not inside a Slurm allocation (SLURM_JOB_ID is not set): run it under salloc or sbatch")
+		return 2
+	}
+	s := &stepLaunch{trial: *trialBin, dir: *dir, n: *trials, mem: *mem, enc: json.NewEncoder(stdout)}
+	if !*quiet {
+		s.log = stderr
+	}
+	if err := s.run(ctx, ks, *reps, *idleSruns, *idle); err != nil {
+		fmt.Fprintln(stderr, "steplaunch:", err)
+		return 1
+	}
+	return 0
+}
+
+// stepLaunch is one run of StepLaunchMain.
+type stepLaunch struct {
+	trial string // proctrial
+	dir   string
+	n     int
+	mem   int // MB per step
+	enc   *json.Encoder
+	log   io.Writer
+	seq   atomic.Int64 // names scratch directories
+}
+
+func (s *stepLaunch) logf(format string, args ...any) {
+	if s.log != nil {
+		fmt.Fprintf(s.log, "steplaunch: "+format+"\n", args...)
+	}
+}
+
+// run measures every concurrency reps times, the three launches taking
+// turns (which goes first rotates), then the idle sruns.
+func (s *stepLaunch) run(ctx context.Context, ks []int, reps, idleSruns int, idle time.Duration) error {
+	s.logf("allocation %s on %s; %d trials per measurement", os.Getenv("SLURM_JOB_ID"), os.Getenv("SLURM_JOB_NODELIST"), s.n)
+	kinds := []string{launchSrunTrue, launchSrunTrial, launchHone}
+	for rep := range reps {
+		for _, k := range ks {
+			for i := range kinds {
+				what := kinds[(i+rep)%len(kinds)]
+				wall, err := s.measure(ctx, what, k)
+				if err != nil {
+					return fmt.Errorf("%s, %d at a time: %w", what, k, err)
+				}
+				rate := float64(s.n) / wall.Seconds()
+				s.logf("repetition %d: %s, %d at a time: %.1f launches/s (%.0f ms a launch)", rep+1, what, k, rate, 1000*wall.Seconds()*float64(k)/float64(s.n))
+				if err := s.enc.Encode(launchLine{Kind: "launch", What: what, Trials: s.n, Concurrency: k, Rep: rep, Rate: rate, Wall: wall.Seconds()}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	per, window, err := s.idleSruns(ctx, idleSruns, idle)
+	if err != nil {
+		return fmt.Errorf("idle sruns: %w", err)
+	}
+	return s.enc.Encode(launchLine{Kind: "idle-srun", PerSecondUS: per, Window: window.Seconds()})
+}
+
+// measure runs one launch measurement of s.n trials, k at a time, and
+// returns its wall time.
+func (s *stepLaunch) measure(ctx context.Context, what string, k int) (time.Duration, error) {
+	dir := filepath.Join(s.dir, what+"-"+strconv.FormatInt(s.seq.Add(1), 10))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	switch what {
+	case launchHone:
+		return s.hone(ctx, dir, k)
+	case launchSrunTrue:
+		argv := []string{"srun", "--exclusive", "-N1", "-n1", "--cpus-per-task=1", "--mem=" + strconv.Itoa(s.mem) + "M", "true"}
+		return byHand(ctx, s.n, k, func(int) (*exec.Cmd, error) {
+			return exec.CommandContext(ctx, argv[0], argv[1:]...), nil
+		})
+	case launchSrunTrial:
+		return s.srunTrials(ctx, dir, k)
+	}
+	return 0, fmt.Errorf("unknown measurement %q", what)
+}
+
+// byHand runs the command cmd(i) returns for i = 0 … n-1, k at a time,
+// and returns the wall time. Every command must exit with status 0.
+func byHand(ctx context.Context, n, k int, cmd func(i int) (*exec.Cmd, error)) (time.Duration, error) {
+	var next atomic.Int64
+	errs := make([]error, k)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range k {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				c, err := cmd(i)
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				var stderr bytes.Buffer
+				c.Stderr = &stderr
+				if err := c.Run(); err != nil {
+					errs[w] = fmt.Errorf("%s: %w: %s", strings.Join(c.Args, " "), err, bytes.TrimSpace(stderr.Bytes()))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	return wall, errors.Join(errs...)
+}
+
+// hone launches s.n trials of the trial program ("report 1") through the
+// slurm executor in step mode, k at a time, driving the executor
+// directly: each result is answered with continue, and the next trial
+// starts as soon as one exits. The executor's Prepare (which asks squeue
+// once for steps an earlier run left) runs before the timing, as a run's
+// does once per experiment. Every trial must report once and exit well.
+func (s *stepLaunch) hone(ctx context.Context, dir string, k int) (time.Duration, error) {
+	ex, err := slurm.New(ctx, slurm.Options{
+		Process: hproc.Options{Command: []string{s.trial, "report", "1"}, Dir: dir},
+		Mode:    slurm.Step,
+		Key:     slurm.ExperimentKey(dir),
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer ex.Close()
+	if err := ex.Prepare(dir); err != nil {
+		return 0, err
+	}
+	res := hone.Resources{CPU: 1, Memory: int64(s.mem) << 20}
+	started, exited, results := 0, 0, 0
+	startNext := func() error {
+		id := fmt.Sprintf("%08x", started)
+		started++
+		return ex.Start(hone.StartSpec{TrialID: id, Config: hone.Config{"u": 0.5}, Dir: filepath.Join(dir, "trial_"+id), Resources: res})
+	}
+	start := time.Now()
+	for started < min(k, s.n) {
+		if err := startNext(); err != nil {
+			return 0, err
+		}
+	}
+	for exited < s.n {
+		ev, err := ex.Next(ctx)
+		if err != nil {
+			return 0, err
+		}
+		switch ev.Kind {
+		case hone.EventResult:
+			results++
+			if err := ex.Direct(ev.TrialID, hone.DirectContinue); err != nil {
+				return 0, err
+			}
+		case hone.EventExited:
+			if ev.Err != nil {
+				return 0, fmt.Errorf("trial %s: %w", ev.TrialID, ev.Err)
+			}
+			exited++
+			if started < s.n {
+				if err := startNext(); err != nil {
+					return 0, err
+				}
+			}
+		default:
+			return 0, fmt.Errorf("trial %s: unexpected %v event", ev.TrialID, ev.Kind)
+		}
+	}
+	wall := time.Since(start)
+	if results != s.n {
+		return 0, fmt.Errorf("%d results from %d trials, want one each", results, s.n)
+	}
+	return wall, nil
+}
+
+// srunTrials runs the trial program by hand as s.n steps, k at a time,
+// each with the arguments hone's step mode gives srun but without its
+// storage check, reporting once to a minimal TCP server that answers as
+// hone does (welcome, then continue): the same work as hone's launches,
+// without hone.
+func (s *stepLaunch) srunTrials(ctx context.Context, dir string, k int) (time.Duration, error) {
+	srv, err := newMiniServer()
+	if err != nil {
+		return 0, err
+	}
+	defer srv.close()
+	tokens := make([]string, s.n)
+	for i := range tokens {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return 0, err
+		}
+		tokens[i] = hex.EncodeToString(b[:])
+		srv.expect(fmt.Sprintf("%08x", i), tokens[i])
+	}
+	base := os.Environ()
+	wall, err := byHand(ctx, s.n, k, func(i int) (*exec.Cmd, error) {
+		id := fmt.Sprintf("%08x", i)
+		args := slurmcmd.StepArgs(slurmcmd.StepOptions{Name: "hone-bench-" + id,
+			Resources: slurmcmd.Resources{CPUs: 1, MemMB: s.mem}, Chdir: dir}, []string{s.trial, "report", "1"})
+		c := exec.CommandContext(ctx, "srun", args...)
+		c.Env = append(base[:len(base):len(base)], wire.EnvProtocol+"="+strconv.Itoa(wire.Version), wire.EnvSocket+"="+srv.advertise,
+			wire.EnvToken+"="+tokens[i], wire.EnvTrialID+"="+id)
+		return c, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if err := srv.check(); err != nil {
+		return 0, err
+	}
+	return wall, nil
+}
+
+// miniServer is the least a driver does for trials that connect over
+// TCP: it accepts each connection, reads the hello and checks its token,
+// welcomes it, and answers the one report with continue.
+type miniServer struct {
+	ln        net.Listener
+	advertise string // HONE_SOCKET
+	wg        sync.WaitGroup
+
+	mu      sync.Mutex
+	tokens  map[string]string // by trial id
+	reports map[string]int
+	err     error
+}
+
+// newMiniServer listens as the slurm executor does by default: every
+// interface, a free port, advertised as this machine's address.
+func newMiniServer() (*miniServer, error) {
+	ln, err := net.Listen("tcp", ":0")
+	if err != nil {
+		return nil, err
+	}
+	host, err := hproc.HostAddress()
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	s := &miniServer{ln: ln, advertise: wire.TCPScheme + net.JoinHostPort(host, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)),
+		tokens: map[string]string{}, reports: map[string]int{}}
+	s.wg.Add(1)
+	go s.accept()
+	return s, nil
+}
+
+// expect admits trial id with token.
+func (s *miniServer) expect(id, token string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tokens[id] = token
+}
+
+func (s *miniServer) accept() {
+	defer s.wg.Done()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer c.Close()
+			if err := s.serve(c); err != nil {
+				s.mu.Lock()
+				s.err = errors.Join(s.err, err)
+				s.mu.Unlock()
+			}
+		}()
+	}
+}
+
+// serve speaks with one trial until it closes the connection.
+func (s *miniServer) serve(c net.Conn) error {
+	r := wire.NewReader(c)
+	w := bufio.NewWriter(c)
+	send := func(m wire.Message) error {
+		line, err := wire.Encode(m)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(line); err != nil {
+			return err
+		}
+		return w.Flush()
+	}
+	line, err := r.ReadLine()
+	if err != nil {
+		return fmt.Errorf("read hello: %w", err)
+	}
+	hello, err := wire.Decode(line)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	token, ok := s.tokens[hello.TrialID]
+	s.mu.Unlock()
+	if hello.Type != wire.TypeHello || !ok || hello.Token != token {
+		return fmt.Errorf("a connection said %s for trial %q with a token not its own", hello.Type, hello.TrialID)
+	}
+	if err := send(wire.Message{Type: wire.TypeWelcome, V: wire.Version}); err != nil {
+		return err
+	}
+	for {
+		line, err := r.ReadLine()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		m, err := wire.Decode(line)
+		if err != nil {
+			return err
+		}
+		if m.Type != wire.TypeReport {
+			return fmt.Errorf("trial %s sent %s, want report", hello.TrialID, m.Type)
+		}
+		s.mu.Lock()
+		s.reports[hello.TrialID]++
+		s.mu.Unlock()
+		if err := send(wire.Message{Type: wire.TypeDirective, Action: wire.ActionContinue}); err != nil {
+			return err
+		}
+	}
+}
+
+// close stops accepting and waits for the connections to end.
+func (s *miniServer) close() {
+	s.ln.Close()
+	s.wg.Wait()
+}
+
+// check fails unless every expected trial reported exactly once and no
+// connection failed.
+func (s *miniServer) check() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	for id := range s.tokens {
+		if s.reports[id] != 1 {
+			return fmt.Errorf("trial %s reported %d times, want once", id, s.reports[id])
+		}
+	}
+	return nil
+}
+
+// idleSruns starts n steps that sleep by hand and returns the CPU each
+// one's srun (its process and every descendant on this machine: the
+// watcher it forks) used per second over window, once every step runs.
+func (s *stepLaunch) idleSruns(ctx context.Context, n int, window time.Duration) ([]float64, time.Duration, error) {
+	const warmup = 2 * time.Second
+	sleep := strconv.Itoa(int((warmup + window + 3*time.Second).Seconds()))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cmds := make([]*exec.Cmd, n)
+	for i := range cmds {
+		cmds[i] = exec.CommandContext(ctx, "srun", "--exclusive", "-N1", "-n1", "--cpus-per-task=1", "--mem="+strconv.Itoa(s.mem)+"M",
+			"--job-name=hone-bench-idle", "sleep", sleep)
+		if err := cmds[i].Start(); err != nil {
+			return nil, 0, err
+		}
+	}
+	defer func() {
+		for _, c := range cmds {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		}
+	}()
+	s.logf("idle sruns: %d steps sleeping %s s; measuring their sruns over %v", n, sleep, window)
+	select {
+	case <-time.After(warmup):
+	case <-ctx.Done():
+		return nil, 0, ctx.Err()
+	}
+	trees := make([][]int, n)
+	before := make([]time.Duration, n)
+	for i, c := range cmds {
+		trees[i] = processTree(c.Process.Pid)
+		for _, p := range trees[i] {
+			before[i] += threadsCPU(p)
+		}
+	}
+	t0 := time.Now()
+	select {
+	case <-time.After(window):
+	case <-ctx.Done():
+		return nil, 0, ctx.Err()
+	}
+	elapsed := time.Since(t0)
+	per := make([]float64, n)
+	for i := range cmds {
+		var after time.Duration
+		for _, p := range trees[i] {
+			after += threadsCPU(p)
+		}
+		per[i] = float64((after - before[i]).Microseconds()) / elapsed.Seconds()
+	}
+	return per, elapsed, nil
+}
+
+// processTree returns pid and its descendants.
+func processTree(pid int) []int {
+	out := []int{pid}
+	for i := 0; i < len(out); i++ {
+		out = append(out, procChildren(out[i])...)
+	}
+	return out
+}
