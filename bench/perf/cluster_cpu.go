@@ -112,7 +112,7 @@ func (b *bench) clusterCPU(ctx context.Context) error {
 			Base:     median(baseSamples), BaseSamples: baseSamples,
 			Target:   ratioAtMost("flat: ≤ 1.25× the smallest experiment's per trial", 1.25),
 			Observed: journaled, Expected: reported,
-			Notes:    notes,
+			Notes: notes,
 		})
 	}
 	return nil

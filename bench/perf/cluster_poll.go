@@ -129,7 +129,7 @@ func (b *bench) clusterPoll(ctx context.Context) (err error) {
 			Value: median(oneCPU), Samples: oneCPU,
 			BaseName: fmt.Sprintf("a naive per-trial loop: one squeue per job per interval (%d × the CPU of one squeue over one job)", n),
 			Base:     median(naive), BaseSamples: naive,
-			Notes:    notes,
+			Notes: notes,
 		})
 	}
 	return nil
