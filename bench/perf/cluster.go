@@ -32,7 +32,9 @@ const (
 //     executor driven directly (no runner); against `srun --exclusive
 //     -N1 -n1 true` by hand and against srun of the same trial program
 //     by hand, reporting to a minimal TCP server: the same work without
-//     hone. The three take turns.
+//     hone. The three take turns launch by launch (in blocks of 3k
+//     launches k at a time; see StepLaunchMain). And the CPU and memory
+//     of idle sruns, one per running trial in step mode.
 //   - tcp: subprocess trials reporting as fast as hone answers
 //     (bench/process), over the executor's TCP server
 //     (process.Options.Listen 127.0.0.1:0) against over their Unix
@@ -49,14 +51,14 @@ const (
 //     poll interval, against a naive loop of one squeue per job per
 //     interval: squeue's CPU and slurmctld's, per interval.
 type ClusterConfig struct {
-	// LaunchTrials trials run in each launch measurement,
-	// LaunchConcurrency[i] at a time, each a step of one CPU and
-	// LaunchMemMB of memory (--mem: without it a step takes every byte of
-	// the allocation's memory on its node, so that only one runs per
-	// node).
-	LaunchTrials      int
-	LaunchConcurrency []int
-	LaunchMemMB       int
+	// LaunchTrials trials of each kind run in each of LaunchReps
+	// repetitions, LaunchConcurrency[i] at a time, each a step of one CPU
+	// and LaunchMemMB of memory (--mem: without it a step takes every
+	// byte of the allocation's memory on its node, so that only one runs
+	// per node).
+	LaunchTrials, LaunchReps int
+	LaunchConcurrency        []int
+	LaunchMemMB              int
 	// IdleSruns steps that sleep are started by hand after the launch
 	// measurements, and the CPU of their srun processes (on the driver's
 	// machine, one per running trial in step mode) measured over
@@ -90,7 +92,7 @@ type ClusterConfig struct {
 // DefaultClusterConfig is the cluster shape of a full run.
 func DefaultClusterConfig() ClusterConfig {
 	return ClusterConfig{
-		LaunchTrials: 100, LaunchConcurrency: []int{1, 4}, LaunchMemMB: 100,
+		LaunchTrials: 30, LaunchReps: 7, LaunchConcurrency: []int{1, 4}, LaunchMemMB: 100,
 		IdleSruns: 4, IdleWindow: 10 * time.Second,
 		Nodes: 2, TasksPerNode: 2, MemPerNodeMB: 1500,
 		TCPResults: 2000, TCPConcurrency: []int{2, 16}, TCPReps: 5,
@@ -102,7 +104,7 @@ func DefaultClusterConfig() ClusterConfig {
 // SmokeClusterConfig is the cluster shape at sizes that run in seconds.
 func SmokeClusterConfig() ClusterConfig {
 	return ClusterConfig{
-		LaunchTrials: 4, LaunchConcurrency: []int{1, 2}, LaunchMemMB: 100,
+		LaunchTrials: 4, LaunchReps: 1, LaunchConcurrency: []int{1, 2}, LaunchMemMB: 100,
 		IdleSruns: 2, IdleWindow: time.Second,
 		Nodes: 2, TasksPerNode: 2, MemPerNodeMB: 1500,
 		TCPResults: 20, TCPConcurrency: []int{2}, TCPReps: 1,
@@ -124,7 +126,7 @@ func (c ClusterConfig) check() error {
 		}
 		return true
 	}
-	if c.LaunchTrials < 1 || !pos(c.LaunchConcurrency) || c.LaunchMemMB < 1 || c.IdleSruns < 1 || c.IdleWindow <= 0 ||
+	if c.LaunchTrials < 1 || c.LaunchReps < 1 || !pos(c.LaunchConcurrency) || c.LaunchMemMB < 1 || c.IdleSruns < 1 || c.IdleWindow <= 0 ||
 		c.Nodes < 1 || c.TasksPerNode < 1 || c.MemPerNodeMB < 1 || c.TCPResults < 1 || !pos(c.TCPConcurrency) || c.TCPReps < 1 ||
 		!pos(c.CPUTrials) || c.CPUEvery <= 0 || c.CPUWindow <= 0 || c.CPUSettle < 0 || !pos(c.PollJobs) || c.PollCalls < 1 ||
 		c.PollInterval <= 0 {

@@ -38,7 +38,7 @@ func (b *bench) clusterLaunches(ctx context.Context) error {
 		ks[i] = strconv.Itoa(k)
 	}
 	argv := []string{launchBin, "-trial", trialBin, "-dir", dir, "-trials", strconv.Itoa(c.LaunchTrials),
-		"-concurrency", strings.Join(ks, ","), "-reps", strconv.Itoa(b.cfg.Reps), "-mem", strconv.Itoa(c.LaunchMemMB),
+		"-concurrency", strings.Join(ks, ","), "-reps", strconv.Itoa(c.LaunchReps), "-mem", strconv.Itoa(c.LaunchMemMB),
 		"-idle-sruns", strconv.Itoa(c.IdleSruns), "-idle", c.IdleWindow.String()}
 	if b.cfg.Log == nil {
 		argv = append(argv, "-q")
@@ -53,7 +53,9 @@ func (b *bench) clusterLaunches(ctx context.Context) error {
 		alloc = strings.Join(salloc, " ")
 		argv = append(append(salloc, "--"), argv...)
 	}
-	fmt.Fprintf(b.out, "launch: inside %s; each step --exclusive, 1 CPU, --mem=%dM; %d trials per measurement\n", alloc, c.LaunchMemMB, c.LaunchTrials)
+	fmt.Fprintf(b.out, "launch: inside %s; each step --exclusive, 1 CPU, --mem=%dM; %d launches of each kind per repetition, "+
+		"%s, the kinds taking turns launch by launch one at a time, in blocks of 3 × concurrency otherwise\n",
+		alloc, c.LaunchMemMB, c.LaunchTrials, plural(c.LaunchReps, "repetition"))
 	b.logf("cluster/launch: %s", strings.Join(argv, " "))
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	var stdout, stderr bytes.Buffer
@@ -70,7 +72,7 @@ func (b *bench) clusterLaunches(ctx context.Context) error {
 		k    int
 	}
 	samples := map[key][]float64{}
-	var idle []float64
+	var idle, idleRSS []float64
 	var idleWindow float64
 	sc := bufio.NewScanner(&stdout)
 	for sc.Scan() {
@@ -82,28 +84,29 @@ func (b *bench) clusterLaunches(ctx context.Context) error {
 		case "launch":
 			samples[key{l.What, l.Concurrency}] = append(samples[key{l.What, l.Concurrency}], l.Rate)
 		case "idle-srun":
-			idle, idleWindow = l.PerSecondUS, l.Window
+			idle, idleRSS, idleWindow = l.PerSecondUS, l.RSSKB, l.Window
 		}
 	}
 	idleNote := "no idle-srun figure"
 	if len(idle) > 0 {
-		idleNote = fmt.Sprintf("step mode keeps one srun per running trial on the driver's machine: %d idle sruns (steps sleeping) "+
-			"used %s µs CPU/s each over %.0f s (median %.0f)", len(idle), formatSamples(idle), idleWindow, median(idle))
+		idleNote = fmt.Sprintf("step mode keeps one srun per running trial on the driver's machine: %d idle sruns (steps sleeping, "+
+			"printing nothing) used %s µs CPU/s each over %.0f s, and %.1f MiB resident each (median, srun and the watcher it forks)",
+			len(idle), formatSamples(idle), idleWindow, median(idleRSS)/1024)
 	}
 	for _, k := range c.LaunchConcurrency {
-		h, t, tr := samples[key{launchHone, k}], samples[key{launchSrunTrue, k}], samples[key{launchSrunTrial, k}]
-		if len(h) == 0 || len(t) == 0 || len(tr) == 0 {
-			return fmt.Errorf("%d at a time: steplaunch printed %d, %d and %d samples", k, len(h), len(t), len(tr))
+		h, t, tr, ck := samples[key{launchHone, k}], samples[key{launchSrunTrue, k}], samples[key{launchSrunTrial, k}],
+			samples[key{launchSrunChecked, k}]
+		if len(h) == 0 || len(t) == 0 || len(tr) == 0 || len(ck) == 0 {
+			return fmt.Errorf("%d at a time: steplaunch printed %d, %d, %d and %d samples", k, len(h), len(t), len(tr), len(ck))
 		}
 		ms := func(rate float64) float64 { return 1000 * float64(k) / rate }
-		name := fmt.Sprintf("step-mode trial launches, %d trials of a minimal trial (proctrial report 1: connect, report once, exit), %d at a time, "+
-			"launch to exit (slurm.New driven directly)", c.LaunchTrials, k)
+		name := fmt.Sprintf("step-mode trial launches, %d at a time, launch to exit of a minimal trial (proctrial report 1: "+
+			"connect, report once, exit), slurm.New driven directly", k)
 		common := []string{
-			fmt.Sprintf("per launch, wall × concurrency ÷ trials: hone %.0f ms, srun true by hand %.0f ms, srun of the trial by hand %.0f ms",
-				ms(median(h)), ms(median(t)), ms(median(tr))),
-			"hone's launch: the process executor's start (trial and staging directories, token, the trial's share of the TCP server, " +
-				"logs), srun with hone's arguments, the trial behind /bin/sh's storage check, its connection and report over TCP, " +
-				"squeue asked for the step's id and node while it runs, and the trial's end read back",
+			fmt.Sprintf("per launch (wall × concurrency ÷ launches): hone %.0f ms; by hand: srun true %.0f ms, srun of the trial %.0f ms, "+
+				"srun of the trial behind hone's storage check %.0f ms", ms(median(h)), ms(median(t)), ms(median(tr)), ms(median(ck))),
+			fmt.Sprintf("srun of the trial behind hone's storage check (/bin/sh -c 'test -d …; exec \"$@\"') by hand: %s launches/s; "+
+				"hone ÷ that: %s (paired: %s)", formatNum(median(ck)), formatRatio(median(h)/median(ck)), formatRatio(median(pairedRatios(h, ck)))),
 		}
 		b.add(Row{
 			Shape: ShapeCluster, Name: name, Unit: "launches/s",
@@ -112,7 +115,12 @@ func (b *bench) clusterLaunches(ctx context.Context) error {
 			Base:     median(t), BaseSamples: t, Higher: true,
 			Target: ratioAtLeast("≥ 0.9 of srun by hand", 0.9),
 			Notes: append(common, "median of the paired ratios: "+formatRatio(median(pairedRatios(h, t))),
-				"srun of true starts no program of the trial's and nothing connects: the second row does that work by hand", idleNote),
+				fmt.Sprintf("srun of true runs no trial program and nothing connects: the same work by hand (the next row) is itself "+
+					"%s of srun true, the floor of this ratio", formatRatio(median(tr)/median(t))),
+				"hone's launch: the process executor's start (trial and staging directories, token, the trial's share of the TCP server, "+
+					"log files), srun with hone's arguments, the trial behind the storage check, its connection and report over TCP, "+
+					"squeue asked for the step's id and node while it runs, the trial's end read back",
+				idleNote),
 		})
 		b.add(Row{
 			Shape: ShapeCluster, Name: name, Unit: "launches/s",

@@ -370,7 +370,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	clusterPartition := fs.String("cluster-partition", "", "partition of the cluster shape's allocation and jobs (default: the cluster's default)")
 	clusterWindow := fs.Duration("cluster-window", 0, "how long the cluster shape's cpu variant measures each experiment (default 20s, smoke 1s)")
 	clusterCPUTrials := fs.String("cluster-cpu-trials", "", "comma-separated numbers of simulated trials of the cluster shape's cpu variant (default 100,250,500)")
-	clusterLaunchTrials := fs.Int("cluster-launch-trials", 0, "trials per measurement of the cluster shape's launch variant (default 100, smoke 4)")
+	clusterLaunchTrials := fs.Int("cluster-launch-trials", 0, "launches of each kind per repetition of the cluster shape's launch variant (default 30, smoke 4)")
+	clusterLaunchReps := fs.Int("cluster-launch-reps", 0, "repetitions of the cluster shape's launch variant (default 7, smoke 1)")
 	quiet := fs.Bool("q", false, "no progress notes on stderr")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: perfbench [flags]\n\nMeasures hone's control plane against physical baselines (BENCHMARKS.md §1).")
@@ -428,6 +429,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *clusterLaunchTrials != 0 {
 		cfg.Cluster.LaunchTrials = *clusterLaunchTrials
+	}
+	if *clusterLaunchReps != 0 {
+		cfg.Cluster.LaunchReps = *clusterLaunchReps
 	}
 	if *clusterCPUTrials != "" {
 		cfg.Cluster.CPUTrials = nil

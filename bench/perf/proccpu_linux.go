@@ -84,3 +84,22 @@ func threadsCPU(pid int) time.Duration {
 	}
 	return sum
 }
+
+// procRSSKB returns the resident memory of process pid in KiB (VmRSS of
+// /proc/PID/status), or 0 when it cannot be read.
+func procRSSKB(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(v)
+			if len(f) > 0 {
+				n, _ := strconv.ParseInt(f[0], 10, 64)
+				return n
+			}
+		}
+	}
+	return 0
+}

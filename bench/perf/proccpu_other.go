@@ -14,3 +14,6 @@ func procChildren(int) []int { return nil }
 
 // threadsCPU returns 0: it reads /proc, which only Linux has.
 func threadsCPU(int) time.Duration { return 0 }
+
+// procRSSKB returns 0: it reads /proc, which only Linux has.
+func procRSSKB(int) int64 { return 0 }

@@ -32,10 +32,17 @@ import (
 // What the launch measurements of StepLaunchMain are, in the "what" of
 // their lines.
 const (
-	launchHone      = "hone"
-	launchSrunTrue  = "srun-true"
-	launchSrunTrial = "srun-trial"
+	launchHone        = "hone"
+	launchSrunTrue    = "srun-true"
+	launchSrunTrial   = "srun-trial"
+	launchSrunChecked = "srun-checked"
 )
+
+// storageCheck is the script step mode runs every trial's command behind
+// (executor/slurm's checked): it checks that the node sees the trial's
+// staging directory, then execs the command.
+const storageCheck = `test -d "$HONE_STAGING_DIR" || { echo "hone: $HONE_STAGING_DIR does not exist on $(hostname): ` +
+	`the experiment's storage is not shared with this node" >&2; exit 97; }; exec "$@"`
 
 // launchLine is one line StepLaunchMain prints: a launch measurement
 // (Kind "launch") or the CPU of idle sruns (Kind "idle-srun").
@@ -51,28 +58,38 @@ type launchLine struct {
 	Rate        float64 `json:"rate,omitempty"`
 	Wall        float64 `json:"wall_s,omitempty"`
 	// Idle sruns: the CPU each used, in µs per second, over Window
-	// seconds.
+	// seconds, and its resident memory (with its descendants') in KiB.
 	PerSecondUS []float64 `json:"per_second_us,omitempty"`
+	RSSKB       []float64 `json:"rss_kb,omitempty"`
 	Window      float64   `json:"window_s,omitempty"`
 }
 
 // StepLaunchMain is the part of the cluster shape's launch variant that
 // runs inside a Slurm allocation (bench/cmd/steplaunch, started by
 // perfbench under salloc): it measures step mode's launches through the
-// slurm executor against srun by hand, taking turns, then the CPU of
-// idle sruns, and prints one JSON line per measurement (launchLine) to
-// stdout, progress to stderr. It returns the process's exit status.
+// slurm executor against srun by hand, then the CPU and memory of idle
+// sruns, and prints one JSON line per measurement (launchLine) to stdout,
+// progress to stderr. It returns the process's exit status.
+//
+// The three launches take turns in blocks: one launch at a time, a block
+// is a single launch, so that hone's launches and the baselines' alternate
+// one by one and a drift of the machine's speed (which here doubles
+// within a day) touches them alike; k at a time, a block is 3k launches,
+// k running at once until the block's last ones end. Which of the three
+// goes first rotates from one round of blocks to the next.
 func StepLaunchMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("steplaunch", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	trialBin := fs.String("trial", "", "the trial program, bench/process's proctrial (required)")
-	trials := fs.Int("trials", 100, "trials per measurement")
+	trials := fs.Int("trials", 30, "launches of each kind per repetition")
 	conc := fs.String("concurrency", "1,4", "comma-separated numbers of trials at a time")
-	reps := fs.Int("reps", 3, "repetitions, the measurements taking turns in each")
+	reps := fs.Int("reps", 5, "repetitions")
 	dir := fs.String("dir", "", "scratch directory, on storage every node sees (required)")
 	mem := fs.Int("mem", 100, "memory of each step in MB (--mem)")
 	idleSruns := fs.Int("idle-sruns", 4, "idle steps whose srun's CPU is measured")
 	idle := fs.Duration("idle", 10*time.Second, "how long the idle sruns are measured")
+	noSqueue := fs.Bool("squeue-noop", false, "diagnosis: hone's squeue calls (step mode's lookup of each step's id and node) "+
+		"run a no-op squeue put first in PATH, so that what they cost drops out")
 	quiet := fs.Bool("q", false, "no progress notes on stderr")
 	if status, ok := benchutil.ParseFlags(fs, args, stderr); !ok {
 		return status
@@ -98,6 +115,22 @@ func StepLaunchMain(ctx context.Context, args []string, stdout, stderr io.Writer
 	if !*quiet {
 		s.log = stderr
 	}
+	if *noSqueue {
+		// Only hone calls squeue: the baselines run srun alone.
+		shim := filepath.Join(*dir, "noop-squeue")
+		err := os.MkdirAll(shim, 0o755)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(shim, "squeue"), []byte("#!/bin/sh\nexit 0\n"), 0o755)
+		}
+		if err == nil {
+			err = os.Setenv("PATH", shim+string(os.PathListSeparator)+os.Getenv("PATH"))
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "steplaunch: -squeue-noop:", err)
+			return 1
+		}
+		s.logf("diagnosis: squeue is a no-op for hone (%s first in PATH)", shim)
+	}
 	if err := s.run(ctx, ks, *reps, *idleSruns, *idle); err != nil {
 		fmt.Fprintln(stderr, "steplaunch:", err)
 		return 1
@@ -113,7 +146,7 @@ type stepLaunch struct {
 	mem   int // MB per step
 	enc   *json.Encoder
 	log   io.Writer
-	seq   atomic.Int64 // names scratch directories
+	seq   atomic.Int64 // names scratch directories and trials
 }
 
 func (s *stepLaunch) logf(format string, args ...any) {
@@ -122,75 +155,130 @@ func (s *stepLaunch) logf(format string, args ...any) {
 	}
 }
 
-// run measures every concurrency reps times, the three launches taking
-// turns (which goes first rotates), then the idle sruns.
+// launcher runs blocks of launches of one kind.
+type launcher interface {
+	// block launches n trials, k at a time, and returns the wall time
+	// from the first start to the last end.
+	block(ctx context.Context, n, k int) (time.Duration, error)
+	close() error
+}
+
+// run measures every concurrency reps times, then the idle sruns.
 func (s *stepLaunch) run(ctx context.Context, ks []int, reps, idleSruns int, idle time.Duration) error {
-	s.logf("allocation %s on %s; %d trials per measurement", os.Getenv("SLURM_JOB_ID"), os.Getenv("SLURM_JOB_NODELIST"), s.n)
-	kinds := []string{launchSrunTrue, launchSrunTrial, launchHone}
+	s.logf("allocation %s on %s; %d launches of each kind per repetition", os.Getenv("SLURM_JOB_ID"), os.Getenv("SLURM_JOB_NODELIST"), s.n)
+	kinds := []string{launchSrunTrue, launchSrunTrial, launchSrunChecked, launchHone}
 	for rep := range reps {
 		for _, k := range ks {
-			for i := range kinds {
-				what := kinds[(i+rep)%len(kinds)]
-				wall, err := s.measure(ctx, what, k)
-				if err != nil {
-					return fmt.Errorf("%s, %d at a time: %w", what, k, err)
-				}
-				rate := float64(s.n) / wall.Seconds()
-				s.logf("repetition %d: %s, %d at a time: %.1f launches/s (%.0f ms a launch)", rep+1, what, k, rate, 1000*wall.Seconds()*float64(k)/float64(s.n))
-				if err := s.enc.Encode(launchLine{Kind: "launch", What: what, Trials: s.n, Concurrency: k, Rep: rep, Rate: rate, Wall: wall.Seconds()}); err != nil {
+			walls, err := s.interleaved(ctx, kinds, k)
+			if err != nil {
+				return fmt.Errorf("%d at a time: %w", k, err)
+			}
+			for _, what := range kinds {
+				rate := float64(s.n) / walls[what].Seconds()
+				s.logf("repetition %d: %s, %d at a time: %.2f launches/s (%.0f ms a launch)", rep+1, what, k, rate,
+					1000*walls[what].Seconds()*float64(k)/float64(s.n))
+				if err := s.enc.Encode(launchLine{Kind: "launch", What: what, Trials: s.n, Concurrency: k, Rep: rep, Rate: rate,
+					Wall: walls[what].Seconds()}); err != nil {
 					return err
 				}
 			}
 		}
 	}
-	per, window, err := s.idleSruns(ctx, idleSruns, idle)
+	per, rss, window, err := s.idleSruns(ctx, idleSruns, idle)
 	if err != nil {
 		return fmt.Errorf("idle sruns: %w", err)
 	}
-	return s.enc.Encode(launchLine{Kind: "idle-srun", PerSecondUS: per, Window: window.Seconds()})
+	return s.enc.Encode(launchLine{Kind: "idle-srun", PerSecondUS: per, RSSKB: rss, Window: window.Seconds()})
 }
 
-// measure runs one launch measurement of s.n trials, k at a time, and
-// returns its wall time.
-func (s *stepLaunch) measure(ctx context.Context, what string, k int) (time.Duration, error) {
-	dir := filepath.Join(s.dir, what+"-"+strconv.FormatInt(s.seq.Add(1), 10))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return 0, err
+// interleaved launches s.n trials of every kind, k at a time, in blocks
+// that take turns, and returns each kind's summed wall time.
+func (s *stepLaunch) interleaved(ctx context.Context, kinds []string, k int) (map[string]time.Duration, error) {
+	bs := 1
+	if k > 1 {
+		bs = 3 * k
 	}
-	defer os.RemoveAll(dir)
+	ls := map[string]launcher{}
+	defer func() {
+		for _, l := range ls {
+			_ = l.close()
+		}
+	}()
+	for _, what := range kinds {
+		dir := filepath.Join(s.dir, what+"-"+strconv.FormatInt(s.seq.Add(1), 10))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		l, err := s.launcher(ctx, what, dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		ls[what] = l
+	}
+	walls := map[string]time.Duration{}
+	for round, done := 0, 0; done < s.n; round++ {
+		n := min(bs, s.n-done)
+		for i := range kinds {
+			what := kinds[(i+round)%len(kinds)]
+			wall, err := ls[what].block(ctx, n, k)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", what, err)
+			}
+			walls[what] += wall
+		}
+		done += n
+	}
+	for _, what := range kinds {
+		err := ls[what].close()
+		delete(ls, what)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	return walls, nil
+}
+
+// launcher returns the launcher of kind what, working in dir.
+func (s *stepLaunch) launcher(ctx context.Context, what, dir string) (launcher, error) {
 	switch what {
 	case launchHone:
-		return s.hone(ctx, dir, k)
+		return s.newHoneLauncher(ctx, dir)
 	case launchSrunTrue:
 		argv := []string{"srun", "--exclusive", "-N1", "-n1", "--cpus-per-task=1", "--mem=" + strconv.Itoa(s.mem) + "M", "true"}
-		return byHand(ctx, s.n, k, func(int) (*exec.Cmd, error) {
-			return exec.CommandContext(ctx, argv[0], argv[1:]...), nil
-		})
+		return cmdLauncher(func(int) *exec.Cmd { return exec.CommandContext(ctx, argv[0], argv[1:]...) }), nil
 	case launchSrunTrial:
-		return s.srunTrials(ctx, dir, k)
+		return s.newTrialLauncher(ctx, dir, false)
+	case launchSrunChecked:
+		return s.newTrialLauncher(ctx, dir, true)
 	}
-	return 0, fmt.Errorf("unknown measurement %q", what)
+	return nil, fmt.Errorf("unknown launch %q", what)
 }
+
+// cmdLauncher runs the command it returns for each launch (numbered from
+// 0 within a block) by hand.
+type cmdLauncher func(i int) *exec.Cmd
+
+func (l cmdLauncher) block(ctx context.Context, n, k int) (time.Duration, error) {
+	return byHand(ctx, n, k, l)
+}
+
+func (l cmdLauncher) close() error { return nil }
 
 // byHand runs the command cmd(i) returns for i = 0 … n-1, k at a time,
 // and returns the wall time. Every command must exit with status 0.
-func byHand(ctx context.Context, n, k int, cmd func(i int) (*exec.Cmd, error)) (time.Duration, error) {
+func byHand(ctx context.Context, n, k int, cmd func(i int) *exec.Cmd) (time.Duration, error) {
 	var next atomic.Int64
 	errs := make([]error, k)
 	var wg sync.WaitGroup
 	start := time.Now()
-	for w := range k {
+	for w := range min(k, n) {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= n {
 					return
 				}
-				c, err := cmd(i)
-				if err != nil {
-					errs[w] = err
-					return
-				}
+				c := cmd(i)
 				var stderr bytes.Buffer
 				c.Stderr = &stderr
 				if err := c.Run(); err != nil {
@@ -205,47 +293,60 @@ func byHand(ctx context.Context, n, k int, cmd func(i int) (*exec.Cmd, error)) (
 	return wall, errors.Join(errs...)
 }
 
-// hone launches s.n trials of the trial program ("report 1") through the
-// slurm executor in step mode, k at a time, driving the executor
-// directly: each result is answered with continue, and the next trial
-// starts as soon as one exits. The executor's Prepare (which asks squeue
-// once for steps an earlier run left) runs before the timing, as a run's
-// does once per experiment. Every trial must report once and exit well.
-func (s *stepLaunch) hone(ctx context.Context, dir string, k int) (time.Duration, error) {
+// honeLauncher launches trials of the trial program ("report 1") through
+// the slurm executor in step mode, driving the executor directly: each
+// result is answered with continue, and the next trial of a block starts
+// as soon as one exits. The executor is made, and its Prepare (which asks
+// squeue once for steps an earlier run left) runs, before any timing, as
+// a run's are once per experiment. Every trial must report once and exit
+// well.
+type honeLauncher struct {
+	ex   *hproc.Executor
+	dir  string
+	mem  int
+	next int // the next trial's number
+}
+
+func (s *stepLaunch) newHoneLauncher(ctx context.Context, dir string) (*honeLauncher, error) {
 	ex, err := slurm.New(ctx, slurm.Options{
 		Process: hproc.Options{Command: []string{s.trial, "report", "1"}, Dir: dir},
 		Mode:    slurm.Step,
 		Key:     slurm.ExperimentKey(dir),
 	})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer ex.Close()
 	if err := ex.Prepare(dir); err != nil {
-		return 0, err
+		ex.Close()
+		return nil, err
 	}
-	res := hone.Resources{CPU: 1, Memory: int64(s.mem) << 20}
+	return &honeLauncher{ex: ex, dir: dir, mem: s.mem}, nil
+}
+
+func (l *honeLauncher) block(ctx context.Context, n, k int) (time.Duration, error) {
+	res := hone.Resources{CPU: 1, Memory: int64(l.mem) << 20}
 	started, exited, results := 0, 0, 0
 	startNext := func() error {
-		id := fmt.Sprintf("%08x", started)
+		id := fmt.Sprintf("%08x", l.next)
+		l.next++
 		started++
-		return ex.Start(hone.StartSpec{TrialID: id, Config: hone.Config{"u": 0.5}, Dir: filepath.Join(dir, "trial_"+id), Resources: res})
+		return l.ex.Start(hone.StartSpec{TrialID: id, Config: hone.Config{"u": 0.5}, Dir: filepath.Join(l.dir, "trial_"+id), Resources: res})
 	}
 	start := time.Now()
-	for started < min(k, s.n) {
+	for started < min(k, n) {
 		if err := startNext(); err != nil {
 			return 0, err
 		}
 	}
-	for exited < s.n {
-		ev, err := ex.Next(ctx)
+	for exited < n {
+		ev, err := l.ex.Next(ctx)
 		if err != nil {
 			return 0, err
 		}
 		switch ev.Kind {
 		case hone.EventResult:
 			results++
-			if err := ex.Direct(ev.TrialID, hone.DirectContinue); err != nil {
+			if err := l.ex.Direct(ev.TrialID, hone.DirectContinue); err != nil {
 				return 0, err
 			}
 		case hone.EventExited:
@@ -253,7 +354,7 @@ func (s *stepLaunch) hone(ctx context.Context, dir string, k int) (time.Duration
 				return 0, fmt.Errorf("trial %s: %w", ev.TrialID, ev.Err)
 			}
 			exited++
-			if started < s.n {
+			if started < n {
 				if err := startNext(); err != nil {
 					return 0, err
 				}
@@ -263,49 +364,67 @@ func (s *stepLaunch) hone(ctx context.Context, dir string, k int) (time.Duration
 		}
 	}
 	wall := time.Since(start)
-	if results != s.n {
-		return 0, fmt.Errorf("%d results from %d trials, want one each", results, s.n)
+	if results != n {
+		return 0, fmt.Errorf("%d results from %d trials, want one each", results, n)
 	}
 	return wall, nil
 }
 
-// srunTrials runs the trial program by hand as s.n steps, k at a time,
-// each with the arguments hone's step mode gives srun but without its
-// storage check, reporting once to a minimal TCP server that answers as
+func (l *honeLauncher) close() error { return l.ex.Close() }
+
+// trialLauncher runs the trial program by hand as steps, with the
+// arguments hone's step mode gives srun, behind its storage check or not
+// (checked), each reporting once to a minimal TCP server that answers as
 // hone does (welcome, then continue): the same work as hone's launches,
 // without hone.
-func (s *stepLaunch) srunTrials(ctx context.Context, dir string, k int) (time.Duration, error) {
+type trialLauncher struct {
+	s       *stepLaunch
+	dir     string
+	srv     *miniServer
+	base    []string
+	checked bool
+	next    int
+}
+
+func (s *stepLaunch) newTrialLauncher(ctx context.Context, dir string, checked bool) (*trialLauncher, error) {
 	srv, err := newMiniServer()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer srv.close()
-	tokens := make([]string, s.n)
-	for i := range tokens {
+	return &trialLauncher{s: s, dir: dir, srv: srv, base: os.Environ(), checked: checked}, nil
+}
+
+func (l *trialLauncher) block(ctx context.Context, n, k int) (time.Duration, error) {
+	ids := make([]string, n)
+	tokens := make([]string, n)
+	for i := range n {
 		var b [16]byte
 		if _, err := rand.Read(b[:]); err != nil {
 			return 0, err
 		}
-		tokens[i] = hex.EncodeToString(b[:])
-		srv.expect(fmt.Sprintf("%08x", i), tokens[i])
+		ids[i], tokens[i] = fmt.Sprintf("%08x", l.next), hex.EncodeToString(b[:])
+		l.next++
+		l.srv.expect(ids[i], tokens[i])
 	}
-	base := os.Environ()
-	wall, err := byHand(ctx, s.n, k, func(i int) (*exec.Cmd, error) {
-		id := fmt.Sprintf("%08x", i)
-		args := slurmcmd.StepArgs(slurmcmd.StepOptions{Name: "hone-bench-" + id,
-			Resources: slurmcmd.Resources{CPUs: 1, MemMB: s.mem}, Chdir: dir}, []string{s.trial, "report", "1"})
+	argv := []string{l.s.trial, "report", "1"}
+	if l.checked {
+		argv = append([]string{"/bin/sh", "-c", storageCheck, "hone-trial"}, argv...)
+	}
+	return byHand(ctx, n, k, func(i int) *exec.Cmd {
+		args := slurmcmd.StepArgs(slurmcmd.StepOptions{Name: "hone-bench-" + ids[i],
+			Resources: slurmcmd.Resources{CPUs: 1, MemMB: l.s.mem}, Chdir: l.dir}, argv)
 		c := exec.CommandContext(ctx, "srun", args...)
-		c.Env = append(base[:len(base):len(base)], wire.EnvProtocol+"="+strconv.Itoa(wire.Version), wire.EnvSocket+"="+srv.advertise,
-			wire.EnvToken+"="+tokens[i], wire.EnvTrialID+"="+id)
-		return c, nil
+		c.Env = append(l.base[:len(l.base):len(l.base)], wire.EnvProtocol+"="+strconv.Itoa(wire.Version),
+			wire.EnvSocket+"="+l.srv.advertise, wire.EnvToken+"="+tokens[i], wire.EnvTrialID+"="+ids[i],
+			wire.EnvStagingDir+"="+l.dir)
+		return c
 	})
-	if err != nil {
-		return 0, err
-	}
-	if err := srv.check(); err != nil {
-		return 0, err
-	}
-	return wall, nil
+}
+
+// close stops the server and checks that every trial reported once.
+func (l *trialLauncher) close() error {
+	l.srv.close()
+	return l.srv.check()
 }
 
 // miniServer is the least a driver does for trials that connect over
@@ -448,7 +567,7 @@ func (s *miniServer) check() error {
 // idleSruns starts n steps that sleep by hand and returns the CPU each
 // one's srun (its process and every descendant on this machine: the
 // watcher it forks) used per second over window, once every step runs.
-func (s *stepLaunch) idleSruns(ctx context.Context, n int, window time.Duration) ([]float64, time.Duration, error) {
+func (s *stepLaunch) idleSruns(ctx context.Context, n int, window time.Duration) (perSecondUS, rssKB []float64, _ time.Duration, _ error) {
 	const warmup = 2 * time.Second
 	sleep := strconv.Itoa(int((warmup + window + 3*time.Second).Seconds()))
 	ctx, cancel := context.WithCancel(ctx)
@@ -458,7 +577,7 @@ func (s *stepLaunch) idleSruns(ctx context.Context, n int, window time.Duration)
 		cmds[i] = exec.CommandContext(ctx, "srun", "--exclusive", "-N1", "-n1", "--cpus-per-task=1", "--mem="+strconv.Itoa(s.mem)+"M",
 			"--job-name=hone-bench-idle", "sleep", sleep)
 		if err := cmds[i].Start(); err != nil {
-			return nil, 0, err
+			return nil, nil, 0, err
 		}
 	}
 	defer func() {
@@ -471,7 +590,7 @@ func (s *stepLaunch) idleSruns(ctx context.Context, n int, window time.Duration)
 	select {
 	case <-time.After(warmup):
 	case <-ctx.Done():
-		return nil, 0, ctx.Err()
+		return nil, nil, 0, ctx.Err()
 	}
 	trees := make([][]int, n)
 	before := make([]time.Duration, n)
@@ -485,18 +604,20 @@ func (s *stepLaunch) idleSruns(ctx context.Context, n int, window time.Duration)
 	select {
 	case <-time.After(window):
 	case <-ctx.Done():
-		return nil, 0, ctx.Err()
+		return nil, nil, 0, ctx.Err()
 	}
 	elapsed := time.Since(t0)
 	per := make([]float64, n)
+	rss := make([]float64, n)
 	for i := range cmds {
 		var after time.Duration
 		for _, p := range trees[i] {
 			after += threadsCPU(p)
+			rss[i] += float64(procRSSKB(p))
 		}
 		per[i] = float64((after - before[i]).Microseconds()) / elapsed.Seconds()
 	}
-	return per, elapsed, nil
+	return per, rss, elapsed, nil
 }
 
 // processTree returns pid and its descendants.

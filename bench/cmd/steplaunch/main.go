@@ -8,7 +8,7 @@
 //
 // Usage, inside an allocation:
 //
-//	steplaunch -trial PROCTRIAL -dir DIR [-trials 100] [-concurrency 1,4] [-reps 3] [-mem 100]
+//	steplaunch -trial PROCTRIAL -dir DIR [-trials 30] [-concurrency 1,4] [-reps 5] [-mem 100]
 package main
 
 import (
