@@ -81,6 +81,10 @@ type ClusterConfig struct {
 	// after every trial was welcomed.
 	CPUTrials                      []int
 	CPUEvery, CPUWindow, CPUSettle time.Duration
+	// CPUFilesMaxOpen, when positive, is the per-trial files' cap on
+	// trials with open files (callback.WithMaxOpen) in the cpu variant;
+	// 0 keeps the default (256), as `hone run` does.
+	CPUFilesMaxOpen int
 	// PollJobs are the numbers of jobs in the queue of the poll variant;
 	// PollCalls squeue calls of each kind are timed at each. PollInterval
 	// is job mode's poll interval.
@@ -128,7 +132,7 @@ func (c ClusterConfig) check() error {
 	}
 	if c.LaunchTrials < 1 || c.LaunchReps < 1 || !pos(c.LaunchConcurrency) || c.LaunchMemMB < 1 || c.IdleSruns < 1 || c.IdleWindow <= 0 ||
 		c.Nodes < 1 || c.TasksPerNode < 1 || c.MemPerNodeMB < 1 || c.TCPResults < 1 || !pos(c.TCPConcurrency) || c.TCPReps < 1 ||
-		!pos(c.CPUTrials) || c.CPUEvery <= 0 || c.CPUWindow <= 0 || c.CPUSettle < 0 || !pos(c.PollJobs) || c.PollCalls < 1 ||
+		!pos(c.CPUTrials) || c.CPUEvery <= 0 || c.CPUWindow <= 0 || c.CPUSettle < 0 || c.CPUFilesMaxOpen < 0 || !pos(c.PollJobs) || c.PollCalls < 1 ||
 		c.PollInterval <= 0 {
 		return fmt.Errorf("every size must be positive: %+v", c)
 	}

@@ -99,13 +99,21 @@ func (b *bench) clusterCPU(ctx context.Context) error {
 			notes = append(notes, "median of the paired ratios (each beside the smallest experiment of the same repetition): "+
 				formatRatio(median(pairedRatios(samples, baseSamples))))
 		}
-		notes = append(notes, "the driver: runner.Run (random search, FIFO, the journal, a durable local store, the per-trial files "+
-			"as `hone run` keeps them) and the process executor with its TCP server; each simulated trial is a goroutine of "+
+		files := "the per-trial files as `hone run` keeps them (at most 256 trials' files open at once)"
+		if c.CPUFilesMaxOpen > 0 {
+			files = fmt.Sprintf("the per-trial files with at most %d trials' files open at once (callback.WithMaxOpen; `hone run` keeps 256)", c.CPUFilesMaxOpen)
+		}
+		notes = append(notes, "the driver: runner.Run (random search, FIFO, the journal, a durable local store, "+files+
+			") and the process executor with its TCP server; each simulated trial is a goroutine of "+
 			"bench/cmd/simtrials, a process of its own, that dials hone with its token, says hello and reports every interval")
+		name := fmt.Sprintf("driver CPU per running trial, %d simulated cluster trials reporting every %v over TCP (getrusage over %v)",
+			n, c.CPUEvery, c.CPUWindow)
+		if c.CPUFilesMaxOpen > 0 {
+			name += fmt.Sprintf(", per-trial files open for up to %d trials", c.CPUFilesMaxOpen)
+		}
 		b.add(Row{
 			Shape: ShapeCluster,
-			Name: fmt.Sprintf("driver CPU per running trial, %d simulated cluster trials reporting every %v over TCP (getrusage over %v)",
-				n, c.CPUEvery, c.CPUWindow),
+			Name:  name,
 			Unit:  "µs CPU/s per trial",
 			Value: median(samples), Samples: samples,
 			BaseName: fmt.Sprintf("the same with %d trials, same repetitions", base),
@@ -147,7 +155,11 @@ func (b *bench) cpuExperiment(ctx context.Context, fleetBin string, n int, first
 	if err != nil {
 		return cpuRun{}, err
 	}
-	files := callback.NewTrialFiles(dir)
+	var fileOpts []callback.Option
+	if c.CPUFilesMaxOpen > 0 {
+		fileOpts = append(fileOpts, callback.WithMaxOpen(c.CPUFilesMaxOpen))
+	}
+	files := callback.NewTrialFiles(dir, fileOpts...)
 	counter := &atomicCounter{}
 	exp := &hone.Experiment{Name: "cpu", Metric: "loss", Mode: hone.Min, Searcher: sr, MaxConcurrentTrials: n, Seed: seed,
 		Resources: hone.Resources{CPU: 1}, Callbacks: []hone.Callback{files, counter}}
@@ -155,7 +167,7 @@ func (b *bench) cpuExperiment(ctx context.Context, fleetBin string, n int, first
 
 	done := make(chan runResult, 1)
 	var r cpuRun
-	err = b.prof.profiled(fmt.Sprintf("cluster-cpu-%d", n), first, func() error {
+	err = func() error {
 		go func() {
 			out, err := runner.Run(ctx, exp, opts)
 			if cerr := files.Close(); err == nil && cerr != nil {
@@ -173,13 +185,25 @@ func (b *bench) cpuExperiment(ctx context.Context, fleetBin string, n int, first
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		// The profile (-cpuprofile) covers the window alone: the
+		// steady state, not the trials' starts.
+		stop := func() error { return nil }
+		if first {
+			if stop, err = b.prof.startCPU(fmt.Sprintf("cluster-cpu-%d", n)); err != nil {
+				return err
+			}
+		}
 		cpu0, fleet0, res0, t0 := selfCPU(), procCPU(f.pid()), counter.n.Load(), time.Now()
 		select {
 		case <-time.After(c.CPUWindow):
 		case <-ctx.Done():
+			_ = stop()
 			return ctx.Err()
 		}
 		cpu1, fleet1, res1, t1 := selfCPU(), procCPU(f.pid()), counter.n.Load(), time.Now()
+		if err := stop(); err != nil {
+			return err
+		}
 		r = cpuRun{trials: n, driver: cpu1 - cpu0, fleet: fleet1 - fleet0, window: t1.Sub(t0), results: res1 - res0}
 		if err := f.finish(); err != nil {
 			return err
@@ -195,7 +219,7 @@ func (b *bench) cpuExperiment(ctx context.Context, fleetBin string, n int, first
 			return fmt.Errorf("%d trials, want %d", len(res.out.Trials), n)
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return cpuRun{}, err
 	}

@@ -370,6 +370,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	clusterPartition := fs.String("cluster-partition", "", "partition of the cluster shape's allocation and jobs (default: the cluster's default)")
 	clusterWindow := fs.Duration("cluster-window", 0, "how long the cluster shape's cpu variant measures each experiment (default 20s, smoke 1s)")
 	clusterCPUTrials := fs.String("cluster-cpu-trials", "", "comma-separated numbers of simulated trials of the cluster shape's cpu variant (default 100,250,500)")
+	clusterFilesMaxOpen := fs.Int("cluster-files-max-open", 0, "diagnosis: trials whose per-trial files stay open at once in the cluster shape's cpu variant (callback.WithMaxOpen; default 256, as hone run)")
 	clusterLaunchTrials := fs.Int("cluster-launch-trials", 0, "launches of each kind per repetition of the cluster shape's launch variant (default 30, smoke 4)")
 	clusterLaunchReps := fs.Int("cluster-launch-reps", 0, "repetitions of the cluster shape's launch variant (default 7, smoke 1)")
 	quiet := fs.Bool("q", false, "no progress notes on stderr")
@@ -430,6 +431,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *clusterLaunchTrials != 0 {
 		cfg.Cluster.LaunchTrials = *clusterLaunchTrials
 	}
+	cfg.Cluster.CPUFilesMaxOpen = *clusterFilesMaxOpen
 	if *clusterLaunchReps != 0 {
 		cfg.Cluster.LaunchReps = *clusterLaunchReps
 	}
