@@ -83,7 +83,7 @@ func (b *bench) clusterPoll(ctx context.Context) (err error) {
 			idle := float64(c3-c2) / t3.Sub(t2).Seconds()
 			ctldOne = append(ctldOne, max(0, c1-c0-time.Duration(idle*t1.Sub(t0).Seconds())))
 			ctldEach = append(ctldEach, max(0, c2-c1-time.Duration(idle*t2.Sub(t1).Seconds())))
-			ctldIdle = append(ctldIdle, time.Duration(idle*float64(time.Second)))
+			ctldIdle = append(ctldIdle, time.Duration(idle)) // CPU per second
 		}
 		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 		cpuMs := func(calls []squeueCall) []float64 {
