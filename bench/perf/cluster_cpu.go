@@ -261,6 +261,16 @@ func selfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// childrenCPU returns the CPU time (user and system) of this process's
+// children that have ended and been waited for.
+func childrenCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // fleet is a running bench/cmd/simtrials and the process.Launcher that
 // hands it the trials hone launches.
 type fleet struct {

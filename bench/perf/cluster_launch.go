@@ -72,6 +72,8 @@ func (b *bench) clusterLaunches(ctx context.Context) error {
 		k    int
 	}
 	samples := map[key][]float64{}
+	selfMs, childMs := map[key][]float64{}, map[key][]float64{}
+	memNote := "no memory figure"
 	var idle, idleRSS []float64
 	var idleWindow float64
 	sc := bufio.NewScanner(&stdout)
@@ -82,7 +84,14 @@ func (b *bench) clusterLaunches(ctx context.Context) error {
 		}
 		switch l.Kind {
 		case "launch":
-			samples[key{l.What, l.Concurrency}] = append(samples[key{l.What, l.Concurrency}], l.Rate)
+			kk := key{l.What, l.Concurrency}
+			samples[kk] = append(samples[kk], l.Rate)
+			selfMs[kk] = append(selfMs[kk], l.SelfMs)
+			childMs[kk] = append(childMs[kk], l.ChildMs)
+		case "memory":
+			memNote = fmt.Sprintf("%d trials sleeping a second, started at once through hone: %.1f s when they need no memory, %.1f s "+
+				"when they need %d MB: a step that asks for no memory gets all the allocation's memory on its node, so such trials "+
+				"run one per node whatever their CPUs", l.Concurrency, l.WithoutMem, l.WithMem, c.LaunchMemMB)
 		case "idle-srun":
 			idle, idleRSS, idleWindow = l.PerSecondUS, l.RSSKB, l.Window
 		}
@@ -102,7 +111,12 @@ func (b *bench) clusterLaunches(ctx context.Context) error {
 		ms := func(rate float64) float64 { return 1000 * float64(k) / rate }
 		name := fmt.Sprintf("step-mode trial launches, %d at a time, launch to exit of a minimal trial (proctrial report 1: "+
 			"connect, report once, exit), slurm.New driven directly", k)
+		cpu := func(what string) string {
+			return fmt.Sprintf("%s %.1f + %.1f ms", what, median(selfMs[key{what, k}]), median(childMs[key{what, k}]))
+		}
 		common := []string{
+			"CPU per launch on the driver's machine, the launching process's + its children's (srun; squeue too for hone): " +
+				strings.Join([]string{cpu(launchHone), cpu(launchSrunTrue), cpu(launchSrunTrial), cpu(launchSrunChecked)}, ", "),
 			fmt.Sprintf("per launch (wall × concurrency ÷ launches): hone %.0f ms; by hand: srun true %.0f ms, srun of the trial %.0f ms, "+
 				"srun of the trial behind hone's storage check %.0f ms", ms(median(h)), ms(median(t)), ms(median(tr)), ms(median(ck))),
 			fmt.Sprintf("srun of the trial behind hone's storage check (/bin/sh -c 'test -d …; exec \"$@\"') by hand: %s launches/s; "+
@@ -120,7 +134,7 @@ func (b *bench) clusterLaunches(ctx context.Context) error {
 				"hone's launch: the process executor's start (trial and staging directories, token, the trial's share of the TCP server, "+
 					"log files), srun with hone's arguments, the trial behind the storage check, its connection and report over TCP, "+
 					"squeue asked for the step's id and node while it runs, the trial's end read back",
-				idleNote),
+				idleNote, memNote),
 		})
 		b.add(Row{
 			Shape: ShapeCluster, Name: name, Unit: "launches/s",

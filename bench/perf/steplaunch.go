@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,11 +58,23 @@ type launchLine struct {
 	Rep         int     `json:"rep,omitempty"`
 	Rate        float64 `json:"rate,omitempty"`
 	Wall        float64 `json:"wall_s,omitempty"`
+	// SelfMs and ChildMs are the CPU, per launch, of this process (hone's
+	// executor, or the goroutines that run srun by hand) and of its
+	// children reaped meanwhile (srun, and squeue for hone), on the
+	// driver's machine.
+	SelfMs  float64 `json:"self_ms,omitempty"`
+	ChildMs float64 `json:"child_ms,omitempty"`
 	// Idle sruns: the CPU each used, in µs per second, over Window
 	// seconds, and its resident memory (with its descendants') in KiB.
 	PerSecondUS []float64 `json:"per_second_us,omitempty"`
-	RSSKB       []float64 `json:"rss_kb,omitempty"`
-	Window      float64   `json:"window_s,omitempty"`
+	// Memory (Kind "memory"): the wall time, in seconds, of Concurrency
+	// trials sleeping a second each, started at once through hone, when
+	// the trials need no memory (WithoutMem) and when they need some
+	// (WithMem).
+	WithoutMem float64   `json:"without_mem_s,omitempty"`
+	WithMem    float64   `json:"with_mem_s,omitempty"`
+	RSSKB      []float64 `json:"rss_kb,omitempty"`
+	Window     float64   `json:"window_s,omitempty"`
 }
 
 // StepLaunchMain is the part of the cluster shape's launch variant that
@@ -169,20 +182,31 @@ func (s *stepLaunch) run(ctx context.Context, ks []int, reps, idleSruns int, idl
 	kinds := []string{launchSrunTrue, launchSrunTrial, launchSrunChecked, launchHone}
 	for rep := range reps {
 		for _, k := range ks {
-			walls, err := s.interleaved(ctx, kinds, k)
+			costs, err := s.interleaved(ctx, kinds, k)
 			if err != nil {
 				return fmt.Errorf("%d at a time: %w", k, err)
 			}
 			for _, what := range kinds {
-				rate := float64(s.n) / walls[what].Seconds()
-				s.logf("repetition %d: %s, %d at a time: %.2f launches/s (%.0f ms a launch)", rep+1, what, k, rate,
-					1000*walls[what].Seconds()*float64(k)/float64(s.n))
+				c := costs[what]
+				rate := float64(s.n) / c.wall.Seconds()
+				perLaunch := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(s.n) }
+				s.logf("repetition %d: %s, %d at a time: %.2f launches/s (%.0f ms a launch; CPU per launch: %.1f ms here, %.1f ms in children)",
+					rep+1, what, k, rate, 1000*c.wall.Seconds()*float64(k)/float64(s.n), perLaunch(c.self), perLaunch(c.children))
 				if err := s.enc.Encode(launchLine{Kind: "launch", What: what, Trials: s.n, Concurrency: k, Rep: rep, Rate: rate,
-					Wall: walls[what].Seconds()}); err != nil {
+					Wall: c.wall.Seconds(), SelfMs: perLaunch(c.self), ChildMs: perLaunch(c.children)}); err != nil {
 					return err
 				}
 			}
 		}
+	}
+	k := slices.Max(ks)
+	without, with, err := s.memoryConcurrency(ctx, k)
+	if err != nil {
+		return fmt.Errorf("trials with and without memory: %w", err)
+	}
+	s.logf("%d trials sleeping 1 s, at once through hone: %.1f s without a memory resource, %.1f s with %d MB", k, without.Seconds(), with.Seconds(), s.mem)
+	if err := s.enc.Encode(launchLine{Kind: "memory", Concurrency: k, WithoutMem: without.Seconds(), WithMem: with.Seconds()}); err != nil {
+		return err
 	}
 	per, rss, window, err := s.idleSruns(ctx, idleSruns, idle)
 	if err != nil {
@@ -191,9 +215,15 @@ func (s *stepLaunch) run(ctx context.Context, ks []int, reps, idleSruns int, idl
 	return s.enc.Encode(launchLine{Kind: "idle-srun", PerSecondUS: per, RSSKB: rss, Window: window.Seconds()})
 }
 
+// launchCost is what a kind's blocks took, summed: wall time, and the CPU
+// of this process and of its children reaped meanwhile.
+type launchCost struct {
+	wall, self, children time.Duration
+}
+
 // interleaved launches s.n trials of every kind, k at a time, in blocks
-// that take turns, and returns each kind's summed wall time.
-func (s *stepLaunch) interleaved(ctx context.Context, kinds []string, k int) (map[string]time.Duration, error) {
+// that take turns, and returns each kind's summed costs.
+func (s *stepLaunch) interleaved(ctx context.Context, kinds []string, k int) (map[string]launchCost, error) {
 	bs := 1
 	if k > 1 {
 		bs = 3 * k
@@ -215,16 +245,21 @@ func (s *stepLaunch) interleaved(ctx context.Context, kinds []string, k int) (ma
 		}
 		ls[what] = l
 	}
-	walls := map[string]time.Duration{}
+	costs := map[string]launchCost{}
 	for round, done := 0, 0; done < s.n; round++ {
 		n := min(bs, s.n-done)
 		for i := range kinds {
 			what := kinds[(i+round)%len(kinds)]
+			self0, children0 := selfCPU(), childrenCPU()
 			wall, err := ls[what].block(ctx, n, k)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", what, err)
 			}
-			walls[what] += wall
+			c := costs[what]
+			c.wall += wall
+			c.self += selfCPU() - self0
+			c.children += childrenCPU() - children0
+			costs[what] = c
 		}
 		done += n
 	}
@@ -235,14 +270,14 @@ func (s *stepLaunch) interleaved(ctx context.Context, kinds []string, k int) (ma
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 	}
-	return walls, nil
+	return costs, nil
 }
 
 // launcher returns the launcher of kind what, working in dir.
 func (s *stepLaunch) launcher(ctx context.Context, what, dir string) (launcher, error) {
 	switch what {
 	case launchHone:
-		return s.newHoneLauncher(ctx, dir)
+		return s.newHoneLauncher(ctx, dir, []string{s.trial, "report", "1"}, s.mem)
 	case launchSrunTrue:
 		argv := []string{"srun", "--exclusive", "-N1", "-n1", "--cpus-per-task=1", "--mem=" + strconv.Itoa(s.mem) + "M", "true"}
 		return cmdLauncher(func(int) *exec.Cmd { return exec.CommandContext(ctx, argv[0], argv[1:]...) }), nil
@@ -303,13 +338,15 @@ func byHand(ctx context.Context, n, k int, cmd func(i int) *exec.Cmd) (time.Dura
 type honeLauncher struct {
 	ex   *hproc.Executor
 	dir  string
-	mem  int
+	mem  int // MB per trial; 0: the trials need no memory
 	next int // the next trial's number
 }
 
-func (s *stepLaunch) newHoneLauncher(ctx context.Context, dir string) (*honeLauncher, error) {
+// newHoneLauncher returns a launcher of argv through the slurm executor
+// in step mode, each trial needing one CPU and mem MB (none when 0).
+func (s *stepLaunch) newHoneLauncher(ctx context.Context, dir string, argv []string, mem int) (*honeLauncher, error) {
 	ex, err := slurm.New(ctx, slurm.Options{
-		Process: hproc.Options{Command: []string{s.trial, "report", "1"}, Dir: dir},
+		Process: hproc.Options{Command: argv, Dir: dir},
 		Mode:    slurm.Step,
 		Key:     slurm.ExperimentKey(dir),
 	})
@@ -320,11 +357,11 @@ func (s *stepLaunch) newHoneLauncher(ctx context.Context, dir string) (*honeLaun
 		ex.Close()
 		return nil, err
 	}
-	return &honeLauncher{ex: ex, dir: dir, mem: s.mem}, nil
+	return &honeLauncher{ex: ex, dir: dir, mem: mem}, nil
 }
 
 func (l *honeLauncher) block(ctx context.Context, n, k int) (time.Duration, error) {
-	res := hone.Resources{CPU: 1, Memory: int64(l.mem) << 20}
+	res := hone.Resources{CPU: 1, Memory: int64(l.mem) << 20} // Memory 0: none
 	started, exited, results := 0, 0, 0
 	startNext := func() error {
 		id := fmt.Sprintf("%08x", l.next)
@@ -562,6 +599,38 @@ func (s *miniServer) check() error {
 		}
 	}
 	return nil
+}
+
+// memoryConcurrency starts k trials that sleep a second (proctrial sleep
+// 1s) at once through hone's step mode, first needing one CPU and no
+// memory, then one CPU and s.mem MB, and returns the wall time of each.
+// Slurm gives a step that asks for no memory all the allocation's memory
+// on its node: such steps run one per node, whatever the CPUs.
+func (s *stepLaunch) memoryConcurrency(ctx context.Context, k int) (without, with time.Duration, err error) {
+	for _, mem := range []int{0, s.mem} {
+		dir := filepath.Join(s.dir, "memory-"+strconv.FormatInt(s.seq.Add(1), 10))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return 0, 0, err
+		}
+		l, err := s.newHoneLauncher(ctx, dir, []string{s.trial, "sleep", "1s"}, mem)
+		if err != nil {
+			return 0, 0, err
+		}
+		wall, err := l.block(ctx, k, k)
+		if cerr := l.close(); err == nil {
+			err = cerr
+		}
+		os.RemoveAll(dir)
+		if err != nil {
+			return 0, 0, err
+		}
+		if mem == 0 {
+			without = wall
+		} else {
+			with = wall
+		}
+	}
+	return without, with, nil
 }
 
 // idleSruns starts n steps that sleep by hand and returns the CPU each
