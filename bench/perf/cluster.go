@@ -59,6 +59,9 @@ type ClusterConfig struct {
 	LaunchTrials, LaunchReps int
 	LaunchConcurrency        []int
 	LaunchMemMB              int
+	// LaunchSqueueNoop, for diagnosis, has hone's squeue calls run a
+	// no-op (steplaunch -squeue-noop), so that what they cost drops out.
+	LaunchSqueueNoop bool
 	// IdleSruns steps that sleep are started by hand after the launch
 	// measurements, and the CPU of their srun processes (on the driver's
 	// machine, one per running trial in step mode) measured over

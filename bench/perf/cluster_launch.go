@@ -43,6 +43,10 @@ func (b *bench) clusterLaunches(ctx context.Context) error {
 	if b.cfg.Log == nil {
 		argv = append(argv, "-q")
 	}
+	if c.LaunchSqueueNoop {
+		argv = append(argv, "-squeue-noop")
+		fmt.Fprintln(b.out, "launch: DIAGNOSIS: hone's squeue calls (the lookup of each step's id and node) run a no-op squeue")
+	}
 	alloc := "the allocation perfbench runs in"
 	if !slurm.InAllocation() {
 		salloc := []string{"salloc", "--nodes=" + strconv.Itoa(c.Nodes), "--ntasks-per-node=" + strconv.Itoa(c.TasksPerNode),

@@ -372,6 +372,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	clusterCPUTrials := fs.String("cluster-cpu-trials", "", "comma-separated numbers of simulated trials of the cluster shape's cpu variant (default 100,250,500)")
 	clusterFilesMaxOpen := fs.Int("cluster-files-max-open", 0, "diagnosis: trials whose per-trial files stay open at once in the cluster shape's cpu variant (callback.WithMaxOpen; default 256, as hone run)")
 	clusterLaunchTrials := fs.Int("cluster-launch-trials", 0, "launches of each kind per repetition of the cluster shape's launch variant (default 30, smoke 4)")
+	clusterSqueueNoop := fs.Bool("cluster-squeue-noop", false, "diagnosis: in the cluster shape's launch variant, hone's squeue calls run a no-op")
 	clusterLaunchReps := fs.Int("cluster-launch-reps", 0, "repetitions of the cluster shape's launch variant (default 7, smoke 1)")
 	quiet := fs.Bool("q", false, "no progress notes on stderr")
 	fs.Usage = func() {
@@ -432,6 +433,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		cfg.Cluster.LaunchTrials = *clusterLaunchTrials
 	}
 	cfg.Cluster.CPUFilesMaxOpen = *clusterFilesMaxOpen
+	cfg.Cluster.LaunchSqueueNoop = *clusterSqueueNoop
 	if *clusterLaunchReps != 0 {
 		cfg.Cluster.LaunchReps = *clusterLaunchReps
 	}

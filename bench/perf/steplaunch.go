@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -103,6 +104,7 @@ func StepLaunchMain(ctx context.Context, args []string, stdout, stderr io.Writer
 	idle := fs.Duration("idle", 10*time.Second, "how long the idle sruns are measured")
 	noSqueue := fs.Bool("squeue-noop", false, "diagnosis: hone's squeue calls (step mode's lookup of each step's id and node) "+
 		"run a no-op squeue put first in PATH, so that what they cost drops out")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (this process: hone's executor and the goroutines that run srun by hand) to this file")
 	quiet := fs.Bool("q", false, "no progress notes on stderr")
 	if status, ok := benchutil.ParseFlags(fs, args, stderr); !ok {
 		return status
@@ -143,6 +145,18 @@ func StepLaunchMain(ctx context.Context, args []string, stdout, stderr io.Writer
 			return 1
 		}
 		s.logf("diagnosis: squeue is a no-op for hone (%s first in PATH)", shim)
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "steplaunch: -cpuprofile:", err)
+			return 1
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
 	}
 	if err := s.run(ctx, ks, *reps, *idleSruns, *idle); err != nil {
 		fmt.Fprintln(stderr, "steplaunch:", err)
