@@ -78,7 +78,7 @@ func (b *bench) clusterLaunches(ctx context.Context) error {
 	samples := map[key][]float64{}
 	selfMs, childMs := map[key][]float64{}, map[key][]float64{}
 	memNote := "no memory figure"
-	var idle, idleRSS []float64
+	var idle, idleRSS, idlePSS []float64
 	var idleWindow float64
 	sc := bufio.NewScanner(&stdout)
 	for sc.Scan() {
@@ -97,14 +97,15 @@ func (b *bench) clusterLaunches(ctx context.Context) error {
 				"when they need %d MB: a step that asks for no memory gets all the allocation's memory on its node, so such trials "+
 				"run one per node whatever their CPUs", l.Concurrency, l.WithoutMem, l.WithMem, c.LaunchMemMB)
 		case "idle-srun":
-			idle, idleRSS, idleWindow = l.PerSecondUS, l.RSSKB, l.Window
+			idle, idleRSS, idlePSS, idleWindow = l.PerSecondUS, l.RSSKB, l.PSSKB, l.Window
 		}
 	}
 	idleNote := "no idle-srun figure"
 	if len(idle) > 0 {
 		idleNote = fmt.Sprintf("step mode keeps one srun per running trial on the driver's machine: %d idle sruns (steps sleeping, "+
-			"printing nothing) used %s µs CPU/s each over %.0f s, and %.1f MiB resident each (median, srun and the watcher it forks)",
-			len(idle), formatSamples(idle), idleWindow, median(idleRSS)/1024)
+			"printing nothing) used %s µs CPU/s each over %.0f s, and %.1f MiB resident each, %.1f MiB of it its own "+
+			"(proportional set size; median, srun and the watcher it forks)",
+			len(idle), formatSamples(idle), idleWindow, median(idleRSS)/1024, median(idlePSS)/1024)
 	}
 	for _, k := range c.LaunchConcurrency {
 		h, t, tr, ck := samples[key{launchHone, k}], samples[key{launchSrunTrue, k}], samples[key{launchSrunTrial, k}],

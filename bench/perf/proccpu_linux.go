@@ -85,21 +85,26 @@ func threadsCPU(pid int) time.Duration {
 	return sum
 }
 
-// procRSSKB returns the resident memory of process pid in KiB (VmRSS of
-// /proc/PID/status), or 0 when it cannot be read.
-func procRSSKB(pid int) int64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+// procMemKB returns the resident memory of process pid in KiB, whole
+// (Rss) and its proportional share of pages shared with other processes
+// (Pss), from /proc/PID/smaps_rollup, or zeros when it cannot be read.
+func procMemKB(pid int) (rss, pss int64) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(v)
-			if len(f) > 0 {
-				n, _ := strconv.ParseInt(f[0], 10, 64)
-				return n
-			}
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		n, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "Rss:":
+			rss = n
+		case "Pss:":
+			pss = n
 		}
 	}
-	return 0
+	return rss, pss
 }

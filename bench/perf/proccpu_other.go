@@ -15,5 +15,5 @@ func procChildren(int) []int { return nil }
 // threadsCPU returns 0: it reads /proc, which only Linux has.
 func threadsCPU(int) time.Duration { return 0 }
 
-// procRSSKB returns 0: it reads /proc, which only Linux has.
-func procRSSKB(int) int64 { return 0 }
+// procMemKB returns zeros: it reads /proc, which only Linux has.
+func procMemKB(int) (rss, pss int64) { return 0, 0 }

@@ -47,7 +47,8 @@ const storageCheck = `test -d "$HONE_STAGING_DIR" || { echo "hone: $HONE_STAGING
 	`the experiment's storage is not shared with this node" >&2; exit 97; }; exec "$@"`
 
 // launchLine is one line StepLaunchMain prints: a launch measurement
-// (Kind "launch") or the CPU of idle sruns (Kind "idle-srun").
+// (Kind "launch"), trials with and without memory (Kind "memory"), or the
+// CPU and memory of idle sruns (Kind "idle-srun").
 type launchLine struct {
 	Kind string `json:"kind"`
 	// A launch measurement: What ran (launchHone …), Trials of them
@@ -65,17 +66,20 @@ type launchLine struct {
 	// driver's machine.
 	SelfMs  float64 `json:"self_ms,omitempty"`
 	ChildMs float64 `json:"child_ms,omitempty"`
-	// Idle sruns: the CPU each used, in µs per second, over Window
-	// seconds, and its resident memory (with its descendants') in KiB.
+	// Idle sruns (Kind "idle-srun"): the CPU each used, in µs per
+	// second, over Window seconds, and its resident memory (with its
+	// descendants') in KiB, whole and its share of pages shared with
+	// other processes.
 	PerSecondUS []float64 `json:"per_second_us,omitempty"`
+	RSSKB       []float64 `json:"rss_kb,omitempty"`
+	PSSKB       []float64 `json:"pss_kb,omitempty"`
+	Window      float64   `json:"window_s,omitempty"`
 	// Memory (Kind "memory"): the wall time, in seconds, of Concurrency
 	// trials sleeping a second each, started at once through hone, when
 	// the trials need no memory (WithoutMem) and when they need some
 	// (WithMem).
-	WithoutMem float64   `json:"without_mem_s,omitempty"`
-	WithMem    float64   `json:"with_mem_s,omitempty"`
-	RSSKB      []float64 `json:"rss_kb,omitempty"`
-	Window     float64   `json:"window_s,omitempty"`
+	WithoutMem float64 `json:"without_mem_s,omitempty"`
+	WithMem    float64 `json:"with_mem_s,omitempty"`
 }
 
 // StepLaunchMain is the part of the cluster shape's launch variant that
@@ -222,11 +226,11 @@ func (s *stepLaunch) run(ctx context.Context, ks []int, reps, idleSruns int, idl
 	if err := s.enc.Encode(launchLine{Kind: "memory", Concurrency: k, WithoutMem: without.Seconds(), WithMem: with.Seconds()}); err != nil {
 		return err
 	}
-	per, rss, window, err := s.idleSruns(ctx, idleSruns, idle)
+	per, rss, pss, window, err := s.idleSruns(ctx, idleSruns, idle)
 	if err != nil {
 		return fmt.Errorf("idle sruns: %w", err)
 	}
-	return s.enc.Encode(launchLine{Kind: "idle-srun", PerSecondUS: per, RSSKB: rss, Window: window.Seconds()})
+	return s.enc.Encode(launchLine{Kind: "idle-srun", PerSecondUS: per, RSSKB: rss, PSSKB: pss, Window: window.Seconds()})
 }
 
 // launchCost is what a kind's blocks took, summed: wall time, and the CPU
@@ -650,7 +654,7 @@ func (s *stepLaunch) memoryConcurrency(ctx context.Context, k int) (without, wit
 // idleSruns starts n steps that sleep by hand and returns the CPU each
 // one's srun (its process and every descendant on this machine: the
 // watcher it forks) used per second over window, once every step runs.
-func (s *stepLaunch) idleSruns(ctx context.Context, n int, window time.Duration) (perSecondUS, rssKB []float64, _ time.Duration, _ error) {
+func (s *stepLaunch) idleSruns(ctx context.Context, n int, window time.Duration) (perSecondUS, rssKB, pssKB []float64, _ time.Duration, _ error) {
 	const warmup = 2 * time.Second
 	sleep := strconv.Itoa(int((warmup + window + 3*time.Second).Seconds()))
 	ctx, cancel := context.WithCancel(ctx)
@@ -660,7 +664,7 @@ func (s *stepLaunch) idleSruns(ctx context.Context, n int, window time.Duration)
 		cmds[i] = exec.CommandContext(ctx, "srun", "--exclusive", "-N1", "-n1", "--cpus-per-task=1", "--mem="+strconv.Itoa(s.mem)+"M",
 			"--job-name=hone-bench-idle", "sleep", sleep)
 		if err := cmds[i].Start(); err != nil {
-			return nil, nil, 0, err
+			return nil, nil, nil, 0, err
 		}
 	}
 	defer func() {
@@ -673,7 +677,7 @@ func (s *stepLaunch) idleSruns(ctx context.Context, n int, window time.Duration)
 	select {
 	case <-time.After(warmup):
 	case <-ctx.Done():
-		return nil, nil, 0, ctx.Err()
+		return nil, nil, nil, 0, ctx.Err()
 	}
 	trees := make([][]int, n)
 	before := make([]time.Duration, n)
@@ -687,20 +691,23 @@ func (s *stepLaunch) idleSruns(ctx context.Context, n int, window time.Duration)
 	select {
 	case <-time.After(window):
 	case <-ctx.Done():
-		return nil, nil, 0, ctx.Err()
+		return nil, nil, nil, 0, ctx.Err()
 	}
 	elapsed := time.Since(t0)
 	per := make([]float64, n)
 	rss := make([]float64, n)
+	pss := make([]float64, n)
 	for i := range cmds {
 		var after time.Duration
 		for _, p := range trees[i] {
 			after += threadsCPU(p)
-			rss[i] += float64(procRSSKB(p))
+			r, ps := procMemKB(p)
+			rss[i] += float64(r)
+			pss[i] += float64(ps)
 		}
 		per[i] = float64((after - before[i]).Microseconds()) / elapsed.Seconds()
 	}
-	return per, rss, elapsed, nil
+	return per, rss, pss, elapsed, nil
 }
 
 // processTree returns pid and its descendants.
