@@ -44,8 +44,8 @@ const (
 //     every CPUEvery over TCP, through runner.Run with the process
 //     executor, the journal, a durable local store and the per-trial
 //     files, as `hone run` has them: getrusage of hone's process over
-//     CPUWindow, per trial and second, against the same at the smallest
-//     number of trials (flat means a constant cost per trial).
+//     CPUWindow, per trial and second, against the same at the next
+//     smaller number of trials (flat means a constant cost per trial).
 //   - poll (needs a Slurm cluster): what job mode's poller costs, one
 //     squeue over the experiment's PollJobs jobs (held, so pending) per
 //     poll interval, against a naive loop of one squeue per job per
