@@ -165,6 +165,8 @@ type Config struct {
 	// StorageResumeTrials is the size of the finished sim experiment the
 	// storage shape's resume variant resumes from S3 and from local disk.
 	StorageResumeTrials int
+	// Cluster sizes the cluster shape.
+	Cluster ClusterConfig
 	// Reps is how many times each measurement is repeated, hone and its
 	// baseline alternately; figures are medians. The memory shape is
 	// measured once, the overhead shape OverheadReps times.
@@ -218,6 +220,7 @@ func DefaultConfig() Config {
 		StorageTrials:       8,
 		StorageReportEvery:  10 * time.Millisecond,
 		StorageResumeTrials: 10000,
+		Cluster:             DefaultClusterConfig(),
 		Reps:                3,
 	}
 }
@@ -250,6 +253,7 @@ func SmokeConfig() Config {
 		StorageTrials:       4,
 		StorageReportEvery:  10 * time.Millisecond,
 		StorageResumeTrials: 100,
+		Cluster:             SmokeClusterConfig(),
 		Reps:                1,
 	}
 }
@@ -266,11 +270,12 @@ const (
 	ShapeOverhead    = "overhead"
 	ShapeProcess     = "process"
 	ShapeStorage     = "storage"
+	ShapeCluster     = "cluster"
 )
 
 // ShapeNames returns the shape names in the order they run.
 func ShapeNames() []string {
-	return []string{ShapeBookkeeping, ShapeResults, ShapeScaling, ShapeCheckpoint, ShapeJournal, ShapeMemory, ShapePausing, ShapeOverhead, ShapeProcess, ShapeStorage}
+	return []string{ShapeBookkeeping, ShapeResults, ShapeScaling, ShapeCheckpoint, ShapeJournal, ShapeMemory, ShapePausing, ShapeOverhead, ShapeProcess, ShapeStorage, ShapeCluster}
 }
 
 // Target is issue 6's target for a figure.
@@ -341,7 +346,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	only := fs.String("only", "", "comma-separated shapes to run ("+strings.Join(ShapeNames(), ", ")+
 		"), or shape/variant: results/{inproc,sim}-{fifo,asha,pbt}, scaling/{sim-trials,sim-results,inproc-results}, "+
 		"checkpoint/<size, e.g. 10MB>, journal/{append,resume}, "+
-		"memory/{live,finished}, storage/{commit,latency,link}; default: all but process and storage")
+		"memory/{live,finished}, storage/{commit,latency,link,resume}, cluster/{launch,tcp,cpu,poll}; default: all but process, storage and cluster")
 	dir := fs.String("dir", "", "scratch directory for experiments and files (default: the system temporary directory)")
 	cpu := fs.String("cpuprofile", "", "write a CPU profile of each measurement's hone run to `prefix`-<measurement>.pprof")
 	mem := fs.String("memprofile", "", "write a heap profile after each measurement's hone run to `prefix`-<measurement>.pprof")
@@ -362,6 +367,13 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	ovReps := fs.Int("overhead-reps", 0, "repetitions of the overhead shape, about 2 × ideal time each (default 1)")
 	storageURL := fs.String("storage-url", os.Getenv(StorageURLEnv), "S3 server of the storage shape (`s3://BUCKET?endpoint=...`; default $"+StorageURLEnv+")")
 	uploadMB := fs.Int("storage-upload-mb", 0, "checkpoint size in MB the storage shape's latency variant uploads (default 1024, smoke 4)")
+	clusterPartition := fs.String("cluster-partition", "", "partition of the cluster shape's allocation and jobs (default: the cluster's default)")
+	clusterWindow := fs.Duration("cluster-window", 0, "how long the cluster shape's cpu variant measures each experiment (default 20s, smoke 1s)")
+	clusterCPUTrials := fs.String("cluster-cpu-trials", "", "comma-separated numbers of simulated trials of the cluster shape's cpu variant (default 100,250,500)")
+	clusterFilesMaxOpen := fs.Int("cluster-files-max-open", 0, "diagnosis: trials whose per-trial files stay open at once in the cluster shape's cpu variant (callback.WithMaxOpen; default 256, as hone run)")
+	clusterLaunchTrials := fs.Int("cluster-launch-trials", 0, "launches of each kind per repetition of the cluster shape's launch variant (default 30, smoke 4)")
+	clusterSqueueNoop := fs.Bool("cluster-squeue-noop", false, "diagnosis: in the cluster shape's launch variant, hone's squeue calls run a no-op")
+	clusterLaunchReps := fs.Int("cluster-launch-reps", 0, "repetitions of the cluster shape's launch variant (default 7, smoke 1)")
 	quiet := fs.Bool("q", false, "no progress notes on stderr")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: perfbench [flags]\n\nMeasures hone's control plane against physical baselines (BENCHMARKS.md §1).")
@@ -413,6 +425,29 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			cfg.ScalingTrials = append(cfg.ScalingTrials, n)
 		}
 	}
+	cfg.Cluster.Partition = *clusterPartition
+	if *clusterWindow != 0 {
+		cfg.Cluster.CPUWindow = *clusterWindow
+	}
+	if *clusterLaunchTrials != 0 {
+		cfg.Cluster.LaunchTrials = *clusterLaunchTrials
+	}
+	cfg.Cluster.CPUFilesMaxOpen = *clusterFilesMaxOpen
+	cfg.Cluster.LaunchSqueueNoop = *clusterSqueueNoop
+	if *clusterLaunchReps != 0 {
+		cfg.Cluster.LaunchReps = *clusterLaunchReps
+	}
+	if *clusterCPUTrials != "" {
+		cfg.Cluster.CPUTrials = nil
+		for _, s := range strings.Split(*clusterCPUTrials, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || n < 1 {
+				fmt.Fprintf(stderr, "perfbench: -cluster-cpu-trials %q: want positive integers separated by commas\n", *clusterCPUTrials)
+				return 2
+			}
+			cfg.Cluster.CPUTrials = append(cfg.Cluster.CPUTrials, n)
+		}
+	}
 	if *only != "" {
 		for _, s := range strings.Split(*only, ",") {
 			cfg.Only = append(cfg.Only, strings.TrimSpace(s))
@@ -441,6 +476,8 @@ type bench struct {
 	// shapes measured, for the plots.
 	scalingPoints []scalingPoint
 	checkpoints   []sizeFigure
+	// helpers are the helper programs built for the run, by package.
+	helpers map[string]string
 }
 
 func (b *bench) logf(format string, args ...any) {
@@ -453,7 +490,7 @@ func (b *bench) logf(format string, args ...any) {
 // selected.
 func (b *bench) want(shape, variant string) bool {
 	if len(b.cfg.Only) == 0 {
-		return shape != ShapeProcess && shape != ShapeStorage
+		return shape != ShapeProcess && shape != ShapeStorage && shape != ShapeCluster
 	}
 	for _, o := range b.cfg.Only {
 		s, v, hasVariant := strings.Cut(o, "/")
@@ -508,6 +545,11 @@ func Run(ctx context.Context, cfg Config, w io.Writer) ([]Row, error) {
 				cfg.StorageCommitSizes, cfg.StorageCommitFiles, cfg.StorageLinkSizes, cfg.StorageUploadBytes, cfg.StorageReportEvery, cfg.StorageTrials)
 		}
 	}
+	if b.want(ShapeCluster, "") {
+		if err := cfg.Cluster.check(); err != nil {
+			return nil, fmt.Errorf("cluster: %w", err)
+		}
+	}
 
 	mode := "full sizes"
 	if cfg.Smoke {
@@ -536,6 +578,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) ([]Row, error) {
 		{ShapeOverhead, b.overhead},
 		{ShapeProcess, b.process},
 		{ShapeStorage, b.storage},
+		{ShapeCluster, b.cluster},
 	}
 	for _, s := range shapes {
 		if !b.want(s.name, "") {

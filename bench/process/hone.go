@@ -17,11 +17,25 @@ import (
 	"github.com/hone-tune/hone/store/local"
 )
 
+// HoneResults runs an experiment of k trials of argv at once through the
+// process executor and the runner, each trial reporting perTrial results
+// as fast as hone answers, and returns results per second over the whole
+// run. With listen set ("127.0.0.1:0"), the trials connect over TCP to
+// the executor's TCP server (process.Options.Listen) instead of their
+// Unix sockets. tmp is a scratch directory.
+func HoneResults(ctx context.Context, tmp string, argv []string, k, perTrial int, listen string) (float64, error) {
+	d, results, err := honeExperiment(ctx, tmp, argv, k, k, perTrial, listen)
+	if err != nil {
+		return 0, err
+	}
+	return float64(results) / d.Seconds(), nil
+}
+
 // honeLaunches runs an experiment of n trials of argv (each reporting one
 // result and exiting), LaunchConcurrency at a time, and returns trials per
 // second.
 func honeLaunches(ctx context.Context, tmp string, argv []string, n int) (float64, error) {
-	d, _, err := honeExperiment(ctx, tmp, argv, n, LaunchConcurrency, 1)
+	d, _, err := honeExperiment(ctx, tmp, argv, n, LaunchConcurrency, 1, "")
 	if err != nil {
 		return 0, err
 	}
@@ -31,19 +45,16 @@ func honeLaunches(ctx context.Context, tmp string, argv []string, n int) (float6
 // honeResults runs an experiment of k trials of argv at once, each
 // reporting perTrial results, and returns results per second.
 func honeResults(ctx context.Context, tmp string, argv []string, k, perTrial int) (float64, error) {
-	d, results, err := honeExperiment(ctx, tmp, argv, k, k, perTrial)
-	if err != nil {
-		return 0, err
-	}
-	return float64(results) / d.Seconds(), nil
+	return HoneResults(ctx, tmp, argv, k, perTrial, "")
 }
 
 // honeExperiment runs n trials of argv through the process executor and
 // the runner, concurrent at a time: random search, FIFO, a local store and
 // the per-trial files (params.json, result.json, progress.csv) without
-// fsync, no log. Each trial must end TERMINATED after perTrial results. It
-// returns the wall time of the run and the number of results.
-func honeExperiment(ctx context.Context, tmp string, argv []string, n, concurrent, perTrial int) (time.Duration, int, error) {
+// fsync, no log. Each trial must end TERMINATED after perTrial results.
+// listen, when set, is the executor's Options.Listen (trials connect over
+// TCP). It returns the wall time of the run and the number of results.
+func honeExperiment(ctx context.Context, tmp string, argv []string, n, concurrent, perTrial int, listen string) (time.Duration, int, error) {
 	dir, err := os.MkdirTemp(tmp, "exp-")
 	if err != nil {
 		return 0, 0, err
@@ -57,7 +68,7 @@ func honeExperiment(ctx context.Context, tmp string, argv []string, n, concurren
 	if err != nil {
 		return 0, 0, err
 	}
-	ex, err := hproc.New(hproc.Options{Command: argv, Dir: dir})
+	ex, err := hproc.New(hproc.Options{Command: argv, Dir: dir, Listen: listen})
 	if err != nil {
 		return 0, 0, err
 	}

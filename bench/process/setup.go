@@ -49,12 +49,30 @@ func goTool() string {
 
 // buildTrial builds cmd/proctrial of the bench module in dir into out.
 func buildTrial(ctx context.Context, dir, out string) error {
-	cmd := exec.CommandContext(ctx, goTool(), "build", "-o", out, "./process/cmd/proctrial")
+	return build(ctx, dir, "./process/cmd/proctrial", out)
+}
+
+// build builds the package pkg ("./cmd/...") of the bench module in dir
+// into out.
+func build(ctx context.Context, dir, pkg, out string) error {
+	cmd := exec.CommandContext(ctx, goTool(), "build", "-o", out, pkg)
 	cmd.Dir = dir
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./process/cmd/proctrial: %w\n%s", err, b)
+		return fmt.Errorf("go build %s: %w\n%s", pkg, err, b)
 	}
 	return nil
+}
+
+// Build builds the command pkg of the bench module (a path relative to
+// the module, e.g. "./cmd/simtrials") into out, from the bench module's
+// source in srcDir ("" finds it as procbench does): the helper programs
+// other suites run as processes of their own.
+func Build(ctx context.Context, srcDir, pkg, out string) error {
+	dir, err := benchDir(srcDir)
+	if err != nil {
+		return err
+	}
+	return build(ctx, dir, pkg, out)
 }
 
 // BuildTrial builds the Go trial program cmd/proctrial into out, from the
