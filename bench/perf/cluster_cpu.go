@@ -472,4 +472,4 @@ func (t *fleetTrial) Wait() error {
 }
 
 // Where says the trial is simulated.
-func (t *fleetTrial) Where() string { return "simulated" }
+func (t *fleetTrial) Where() (node, id string) { return "simulated", "" }
