@@ -22,13 +22,8 @@ import (
 // and returns the spec's path and the storage directory.
 func slurmSpec(t *testing.T, samples, epochs int, executor, extra string) (string, string) {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("SKIPPED: no python3: the example's trials are Python scripts")
-	}
-	dir := t.TempDir()
-	storage := filepath.Join(dir, "results")
-	train := filepath.Join(repoRoot(t), "examples", "python", "train.py")
-	src := fmt.Sprintf(`name: onslurm
+	return writeTrainSpec(t, func(storage, train string) string {
+		return fmt.Sprintf(`name: onslurm
 metric: accuracy
 mode: max
 seed: 5
@@ -47,7 +42,22 @@ storage: %s
 command: [python3, %s]
 executor: %s
 %s`, samples, epochs, epochs, storage, train, executor, extra)
+	})
+}
+
+// writeTrainSpec writes the spec body returns (given the storage
+// directory and examples/python/train.py's path) to a new directory and
+// returns the spec's path and the storage directory. It skips the test
+// without python3.
+func writeTrainSpec(t *testing.T, body func(storage, train string) string) (string, string) {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("SKIPPED: no python3: the example's trials are Python scripts")
+	}
+	dir := t.TempDir()
+	storage := filepath.Join(dir, "results")
 	path := filepath.Join(dir, "exp.yaml")
+	src := body(storage, filepath.Join(repoRoot(t), "examples", "python", "train.py"))
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -381,13 +391,8 @@ func TestSlurmDriverKilled(t *testing.T) {
 // directory.
 func pbtSlurmSpec(t *testing.T, population, epochs int) (string, string) {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("SKIPPED: no python3: the example's trials are Python scripts")
-	}
-	dir := t.TempDir()
-	storage := filepath.Join(dir, "results")
-	train := filepath.Join(repoRoot(t), "examples", "python", "train.py")
-	src := fmt.Sprintf(`name: pbtslurm
+	path, storage := writeTrainSpec(t, func(storage, train string) string {
+		return fmt.Sprintf(`name: pbtslurm
 metric: accuracy
 mode: max
 seed: 9
@@ -412,10 +417,7 @@ storage: %s
 command: [python3, %s]
 executor: {name: slurm, poll_interval_s: 0.5}
 `, population, epochs, population, storage, train)
-	path := filepath.Join(dir, "exp.yaml")
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	})
 	return path, filepath.Join(storage, "pbtslurm")
 }
 
