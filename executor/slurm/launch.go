@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -199,6 +200,14 @@ func (l *stepLauncher) memShare(cpus int) int {
 	}
 	perNode, err1 := strconv.Atoi(getenv("SLURM_MEM_PER_NODE"))
 	onNode, err2 := strconv.Atoi(getenv("SLURM_CPUS_ON_NODE"))
+	if err2 != nil {
+		// salloc does not set it: the fewest CPUs the allocation has on
+		// a node.
+		counts, err := expandCounts(getenv("SLURM_JOB_CPUS_PER_NODE"))
+		if err == nil && len(counts) > 0 {
+			onNode, err2 = slices.Min(counts), nil
+		}
+	}
 	if err1 != nil || err2 != nil || perNode <= 0 || onNode <= 0 {
 		return 0
 	}

@@ -132,6 +132,8 @@ func TestMemShare(t *testing.T) {
 		{map[string]string{"SLURM_MEM_PER_NODE": "1500", "SLURM_CPUS_ON_NODE": "2"}, 2, 1500},
 		{map[string]string{"SLURM_MEM_PER_CPU": "1000", "SLURM_CPUS_ON_NODE": "4"}, 3, 3000},
 		{map[string]string{"SLURM_CPUS_ON_NODE": "4"}, 1, 0},
+		// salloc sets no SLURM_CPUS_ON_NODE: the fewest CPUs on a node.
+		{map[string]string{"SLURM_MEM_PER_NODE": "1500", "SLURM_JOB_CPUS_PER_NODE": "2(x2)"}, 1, 750},
 		{map[string]string{}, 1, 0},
 	} {
 		l := &stepLauncher{getenv: func(k string) string { return c.env[k] }}
