@@ -53,9 +53,12 @@ const (
 type ClusterConfig struct {
 	// LaunchTrials trials of each kind run in each of LaunchReps
 	// repetitions, LaunchConcurrency[i] at a time, each a step of one CPU
-	// and LaunchMemMB of memory (--mem: without it a step takes every
-	// byte of the allocation's memory on its node, so that only one runs
-	// per node).
+	// and LaunchMemMB of memory (--mem by hand, a memory resource through
+	// hone: a step that asks for no memory may take all the allocation's
+	// memory on its node, and then runs alone there). The launch variant
+	// also starts as many trials as the largest concurrency at once
+	// through hone without a memory resource, to see whether they run at
+	// once.
 	LaunchTrials, LaunchReps int
 	LaunchConcurrency        []int
 	LaunchMemMB              int

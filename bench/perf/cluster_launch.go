@@ -94,8 +94,12 @@ func (b *bench) clusterLaunches(ctx context.Context) error {
 			childMs[kk] = append(childMs[kk], l.ChildMs)
 		case "memory":
 			memNote = fmt.Sprintf("%d trials sleeping a second, started at once through hone: %.1f s when they need no memory, %.1f s "+
-				"when they need %d MB: a step that asks for no memory gets all the allocation's memory on its node, so such trials "+
-				"run one per node whatever their CPUs", l.Concurrency, l.WithoutMem, l.WithMem, c.LaunchMemMB)
+				"when they need %d MB", l.Concurrency, l.WithoutMem, l.WithMem, c.LaunchMemMB)
+			if l.WithoutMem > 1.4*l.WithMem {
+				memNote += ": the steps that asked for no memory ran one per node (such a step takes all the allocation's memory on its node)"
+			} else {
+				memNote += ": trials without a memory resource run as many at once as with one"
+			}
 		case "idle-srun":
 			idle, idleRSS, idlePSS, idleWindow = l.PerSecondUS, l.RSSKB, l.PSSKB, l.Window
 		}

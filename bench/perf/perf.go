@@ -76,6 +76,14 @@
 //     against downloading and uploading the same objects through the
 //     client). The local store's commit against a raw write + fsync is
 //     the checkpoint shape.
+//   - cluster: what running trials on a Slurm cluster costs
+//     (executor/slurm), run only when named with -only: step-mode
+//     launches inside an allocation against srun by hand (launch),
+//     results over the executor's TCP server against Unix sockets (tcp),
+//     the driver's CPU per simulated cluster trial reporting once a
+//     second (cpu), and job mode's squeue poll against one squeue per job
+//     (poll); launch and poll need a Slurm cluster (scripts/with-slurm.sh
+//     starts the test one). See ClusterConfig.
 //
 // With -cpuprofile, each measurement's first hone run (not its baseline,
 // except in the checkpoint shape, where commits and raw writes alternate

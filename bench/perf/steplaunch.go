@@ -623,7 +623,8 @@ func (s *miniServer) check() error {
 // 1s) at once through hone's step mode, first needing one CPU and no
 // memory, then one CPU and s.mem MB, and returns the wall time of each.
 // Slurm gives a step that asks for no memory all the allocation's memory
-// on its node: such steps run one per node, whatever the CPUs.
+// on its node, so that such steps run one per node whatever the CPUs,
+// unless the executor asks for a share of it on their behalf.
 func (s *stepLaunch) memoryConcurrency(ctx context.Context, k int) (without, with time.Duration, err error) {
 	for _, mem := range []int{0, s.mem} {
 		dir := filepath.Join(s.dir, "memory-"+strconv.FormatInt(s.seq.Add(1), 10))

@@ -15,12 +15,20 @@
 //	go run ./cmd/perfbench -only results/inproc-fifo -cpuprofile /tmp/cpu
 //	go run ./cmd/perfbench -only overhead -plots "" # about 4 to 5 minutes
 //	go run ./cmd/perfbench -only storage            # object storage, on $HONE_TEST_S3_URL
+//	go run ./cmd/perfbench -only cluster/tcp,cluster/cpu  # no Slurm needed
 //
 // The storage shape needs an S3 server; from the repository root,
 //
 //	bash -c '. scripts/s3server.sh && hone_s3_start && cd bench && go run ./cmd/perfbench -only storage'
 //
 // builds one (once per machine), starts it for the run and stops it after.
+//
+// The cluster shape's launch and poll parts need a Slurm cluster; from the
+// repository root,
+//
+//	bash scripts/with-slurm.sh sh -c 'cd bench && go run ./cmd/perfbench -only cluster -plots ""'
+//
+// starts the two-node test cluster, runs the whole shape and stops it.
 //
 // See package perf (bench/perf) for what is measured and how.
 package main
