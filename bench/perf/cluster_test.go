@@ -14,15 +14,15 @@ import (
 	"github.com/hone-tune/hone/internal/slurmtest"
 )
 
-// checkClusterRows checks that the rows are the cluster shape's, that
+// checkShapeRows checks that the rows are of shape, that
 // each prefix names want[prefix] of them, that every figure, baseline,
 // ratio and sample is a finite positive number, that the counts checked
 // agree, and that the table has every row.
-func checkClusterRows(t *testing.T, rows []Row, text string, want map[string]int) {
+func checkShapeRows(t *testing.T, shape string, rows []Row, text string, want map[string]int) {
 	t.Helper()
 	got := map[string]int{}
 	for _, r := range rows {
-		if r.Shape != ShapeCluster {
+		if r.Shape != shape {
 			t.Errorf("row of shape %s: %s", r.Shape, r.Name)
 			continue
 		}
@@ -70,7 +70,7 @@ func TestSmokeCluster(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, &out)
 	}
-	checkClusterRows(t, rows, out.String(), map[string]int{
+	checkShapeRows(t, ShapeCluster, rows, out.String(), map[string]int{
 		"results over TCP":              len(cfg.Cluster.TCPConcurrency),
 		"driver CPU per running trial,": len(cfg.Cluster.CPUTrials),
 	})
@@ -114,7 +114,7 @@ func TestSmokeClusterSlurm(t *testing.T) {
 		t.Fatalf("%v\n%s", err, &out)
 	}
 	text := out.String()
-	checkClusterRows(t, rows, text, map[string]int{
+	checkShapeRows(t, ShapeCluster, rows, text, map[string]int{
 		"step-mode trial launches": 2 * len(cfg.Cluster.LaunchConcurrency),
 		"job mode's poll of":       len(cfg.Cluster.PollJobs),
 	})

@@ -3,7 +3,6 @@ package perf
 import (
 	"bytes"
 	"context"
-	"math"
 	neturl "net/url"
 	"os"
 	"strings"
@@ -38,38 +37,10 @@ func TestSmokeStorage(t *testing.T) {
 	text := out.String()
 	want := map[string]int{"commit to S3": len(cfg.StorageCommitSizes) * len(cfg.StorageCommitFiles),
 		"p99 latency": 1, "exploit copy on S3": len(cfg.StorageLinkSizes), "resume of a finished": 1}
-	got := map[string]int{}
+	checkShapeRows(t, ShapeStorage, rows, text, want)
 	for _, r := range rows {
-		if r.Shape != ShapeStorage {
-			t.Errorf("row of shape %s: %s", r.Shape, r.Name)
-			continue
-		}
-		for p := range want {
-			if strings.HasPrefix(r.Name, p) {
-				got[p]++
-			}
-		}
-		for _, v := range append(append([]float64{r.Value, r.Base, r.Ratio()}, r.Samples...), r.BaseSamples...) {
-			if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
-				t.Errorf("%s: figure, baseline, ratio or sample %v, want a finite positive number", r.Name, v)
-			}
-		}
-		if len(r.Samples) == 0 || len(r.BaseSamples) == 0 {
-			t.Errorf("%s: no samples", r.Name)
-		}
-		if r.Observed != r.Expected {
-			t.Errorf("%s: journaled %d results, the trials reported %d", r.Name, r.Observed, r.Expected)
-		}
 		if strings.HasPrefix(r.Name, "p99 latency") && r.Expected <= 0 {
 			t.Errorf("%s: counted %d results, want > 0", r.Name, r.Expected)
-		}
-		if !strings.Contains(text, "| "+r.Shape+": "+r.Name+" | ") {
-			t.Errorf("no table row for %s", r.Name)
-		}
-	}
-	for p, n := range want {
-		if got[p] != n {
-			t.Errorf("%d rows %q…, want %d\n%s", got[p], p, n, text)
 		}
 	}
 	if strings.Contains(text, "AWS_SECRET") || (os.Getenv("AWS_SECRET_ACCESS_KEY") != "" && strings.Contains(text, os.Getenv("AWS_SECRET_ACCESS_KEY"))) {
