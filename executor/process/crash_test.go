@@ -89,15 +89,22 @@ func TestLeftoverReaped(t *testing.T) {
 	child := pids(t, waitFile(t, filepath.Join(dir, "a", "pid")))[0]
 	t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
 	records := filepath.Join(dir, process.StateDirName, "procs")
-	// The trial may write its pid before hone has written the record.
+	// The trial may write its pid before hone has written the record
+	// (aside, then renamed into place).
 	deadline := time.Now().Add(time.Minute)
 	for {
 		entries, err := os.ReadDir(records)
-		if err == nil && len(entries) == 1 {
+		var named []string
+		for _, e := range entries {
+			if !strings.HasPrefix(e.Name(), ".") {
+				named = append(named, e.Name())
+			}
+		}
+		if err == nil && len(named) == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("records of trial processes while the trial runs: %v, %v; want one", entries, err)
+			t.Fatalf("records of trial processes while the trial runs: %v, %v; want one", named, err)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -216,7 +216,19 @@ func recordProc(state string, rec procRecord) error {
 	if err := os.MkdirAll(filepath.Join(state, procsDirName), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(procRecordPath(state, rec.PID), append(b, '\n'), 0o600)
+	// Written aside and renamed into place: a hone killed while it writes
+	// leaves either no record or a whole one, never a torn record that
+	// the next run could not read (and so would not reap from).
+	final := procRecordPath(state, rec.PID)
+	tmp := filepath.Join(filepath.Dir(final), ".tmp-"+filepath.Base(final))
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 func procRecordPath(state string, pid int) string {
