@@ -46,6 +46,12 @@ func CheckpointIndex(name string) (int, bool) {
 // resume.
 const StagingDirName = ".staging"
 
+// UploadDirName is the directory inside a trial directory of a store
+// where a trial's side commits its checkpoints (see RemoteCommitter)
+// before the runner links each to its place. What is left in it after a
+// crash was never registered: a leftover, deleted on resume.
+const UploadDirName = ".uploaded"
+
 // CheckpointConfig is the retention policy of a trial's checkpoints
 // (docs/SEMANTICS.md §2).
 type CheckpointConfig struct {

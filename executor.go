@@ -52,6 +52,10 @@ type StartSpec struct {
 	// RestoreDir is the local directory of the checkpoint to restore from
 	// before the first step, or "" to start from scratch.
 	RestoreDir string
+	// Restore is the store path of that checkpoint ("" to start from
+	// scratch). For an executor whose trials restore from the store
+	// themselves (RemoteCommitter), it is set and RestoreDir is not.
+	Restore string
 	// Iteration is the training iteration the restored checkpoint was taken
 	// at (0 when starting from scratch); the first result after the start
 	// is Iteration+1.
@@ -107,6 +111,11 @@ type Event struct {
 	// CheckpointDir is a staged checkpoint directory (absolute, local) that
 	// the runner commits into storage, or "".
 	CheckpointDir string
+	// CheckpointStored is, instead, a checkpoint the trial's side already
+	// committed to the experiment's store, at a path under its trial's
+	// UploadDirName (see RemoteCommitter): the runner makes it the
+	// trial's next checkpoint with the store's Link and deletes it.
+	CheckpointStored string
 	// Err is the failure, for EventSaved and EventExited.
 	Err error
 	// PID and Hostname say where the trial ran (0 and "" if unknown).
@@ -126,6 +135,17 @@ var ErrTrialStopped = errors.New("trial stopped")
 // full disk, with the trial left to resume from its latest checkpoint
 // once the cause is fixed.
 var ErrStopExperiment = errors.New("the experiment cannot go on until this is fixed")
+
+// RemoteCommitter is implemented by executors whose trials run on other
+// machines and talk to the experiment's store themselves: a trial's side
+// commits each checkpoint to the store under its trial directory's
+// UploadDirName (Event.CheckpointStored) and downloads the checkpoint it
+// restores from (StartSpec.Restore), so that no checkpoint's bytes pass
+// through the runner's machine. The runner then neither downloads
+// restore points nor uploads checkpoints for it.
+type RemoteCommitter interface {
+	CommitsRemotely() bool
+}
 
 // Contained is implemented by executors whose trials cannot outlive the
 // runner's process (goroutines, simulated trials). The runner starts their

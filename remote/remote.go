@@ -57,6 +57,9 @@ type Experiment struct {
 	Dir string
 	// Store is the experiment's object store.
 	Store *blob.Store
+	// URL is the experiment's URL as given, for processes on other
+	// machines that open the store themselves (a cluster's node agent).
+	URL string
 
 	mirror *blob.Mirror
 }
@@ -99,7 +102,7 @@ func Open(ctx context.Context, u, cache string) (*Experiment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
 	}
-	return &Experiment{Shown: blob.Redact(u), Dir: work, Store: st}, nil
+	return &Experiment{Shown: blob.Redact(u), Dir: work, Store: st, URL: u}, nil
 }
 
 // Close releases the store. Finish first, if the experiment ran.

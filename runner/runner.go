@@ -441,6 +441,9 @@ type runner struct {
 	filesDue time.Time
 	// contained: the executor's trials cannot outlive this process.
 	contained bool
+	// remoteCommits: the executor's trials commit their checkpoints and
+	// download their restore points themselves (hone.RemoteCommitter).
+	remoteCommits bool
 
 	// async: checkpoint commits and deletes run on the store pool, off
 	// this goroutine (every executor but one on virtual time, whose order
@@ -547,6 +550,9 @@ func newRunner(exp *hone.Experiment, opts Options) (*runner, error) {
 	r := &runner{exp: exp, opts: opts, ctl: ctl, exec: opts.Executor, store: opts.Store, clock: opts.Clock, log: opts.Log}
 	if c, ok := opts.Executor.(hone.Contained); ok {
 		r.contained = c.Contained()
+	}
+	if c, ok := opts.Executor.(hone.RemoteCommitter); ok {
+		r.remoteCommits = c.CommitsRemotely()
 	}
 	r.sctx, r.scancel = context.WithCancel(context.Background())
 	if !virtualTime(opts.Executor) {
@@ -752,7 +758,7 @@ func (r *runner) deliver(ev hone.Event) error {
 	if ev.Kind == hone.EventExited && errors.Is(ev.Err, hone.ErrStopExperiment) {
 		return fmt.Errorf("trial %s: %w", ev.TrialID, ev.Err)
 	}
-	if !r.async || ev.CheckpointDir == "" {
+	if !r.async || !hasCheckpoint(ev) {
 		in, err := r.input(ev)
 		if err != nil {
 			return err
@@ -807,8 +813,7 @@ func (r *runner) commit(ev hone.Event, idx int, dest string, after <-chan struct
 	defer r.pool.Done()
 	<-after
 	r.sem <- struct{}{}
-	err := r.store.Commit(r.sctx, ev.CheckpointDir, dest)
-	r.discardStaged(ev.CheckpointDir, err)
+	err := r.commitNow(ev, dest)
 	<-r.sem
 	release()
 	r.cmu.Lock()
@@ -984,14 +989,40 @@ func (r *runner) input(ev hone.Event) (controller.Input, error) {
 	var idx int
 	var dest string
 	var err error
-	if ev.CheckpointDir != "" {
+	if hasCheckpoint(ev) {
 		idx, dest, err = r.ctl.NextCheckpointPath(ev.TrialID)
 		if err == nil {
-			err = r.store.Commit(r.sctx, ev.CheckpointDir, dest)
-			r.discardStaged(ev.CheckpointDir, err)
+			err = r.commitNow(ev, dest)
 		}
 	}
 	return r.committed(ev, idx, dest, err)
+}
+
+// hasCheckpoint reports whether ev carries a checkpoint, staged or
+// already stored.
+func hasCheckpoint(ev hone.Event) bool { return ev.CheckpointDir != "" || ev.CheckpointStored != "" }
+
+// commitNow makes ev's checkpoint the checkpoint at dest: it commits the
+// staged directory, or links the checkpoint the trial's side stored (a
+// server-side copy on an object store) and deletes that one. A failed
+// commit discards what it was given: its trial fails and restarts from
+// its latest registered checkpoint.
+func (r *runner) commitNow(ev hone.Event, dest string) error {
+	if ev.CheckpointDir != "" {
+		err := r.store.Commit(r.sctx, ev.CheckpointDir, dest)
+		r.discardStaged(ev.CheckpointDir, err)
+		return err
+	}
+	err := r.store.Link(r.sctx, ev.CheckpointStored, dest)
+	if err != nil {
+		err = fmt.Errorf("link %s: %w", ev.CheckpointStored, err)
+	}
+	if derr := r.store.Delete(r.sctx, ev.CheckpointStored); derr != nil {
+		// A leftover under the trial's upload directory, which a
+		// resume removes.
+		r.logf("delete the uploaded checkpoint %s: %v", ev.CheckpointStored, derr)
+	}
+	return err
 }
 
 // discardStaged removes the staged checkpoint directory of a commit that
@@ -1018,7 +1049,7 @@ func (r *runner) discardStaged(staged string, err error) {
 func (r *runner) committed(ev hone.Event, idx int, dest string, err error) (controller.Input, error) {
 	var ref *controller.CheckpointRef
 	var commitErr error
-	if ev.CheckpointDir != "" {
+	if hasCheckpoint(ev) {
 		if isDiskFull(err) {
 			return controller.Input{}, fmt.Errorf("trial %s: commit checkpoint: %w", ev.TrialID, err)
 		}
@@ -1246,6 +1277,9 @@ func (r *runner) start(a *controller.Action) error {
 	}
 	spec := hone.StartSpec{TrialID: t.ID, Config: t.Config, Dir: dir, Iteration: a.Iteration, Resources: t.Resources, GPUs: a.GPUs}
 	if a.Checkpoint != nil {
+		spec.Restore = a.Checkpoint.Path
+	}
+	if a.Checkpoint != nil && !r.remoteCommits {
 		d, err := r.store.LocalDir(r.sctx, a.Checkpoint.Path)
 		if errors.Is(err, fs.ErrNotExist) {
 			// The controller forgets the checkpoint, so nothing would

@@ -38,7 +38,12 @@ type Process struct {
 	GPUs      int           // the machine's GPUs, handed out to trials
 	// ExperimentDir is the experiment's directory (absolute, local).
 	ExperimentDir string
-	build         *executorBuild
+	// Store is the URL of the experiment's object store, when it lives in
+	// one (ExperimentDir is then its local working copy): an executor
+	// whose trials run on other machines has them commit their
+	// checkpoints there themselves.
+	Store string
+	build *executorBuild
 }
 
 // minStopGrace is the least time an interrupted experiment waits for its

@@ -216,9 +216,11 @@ stop_grace: 10s
 		allowed: []string{
 			`executor.account: none -> ""`,
 			`executor.advertise: none -> ""`,
+			`executor.hone_path: none -> ""`,
 			`executor.listen: none -> ":0"`,
 			`executor.mode: none -> "auto"`,
 			`executor.name: "local" -> "slurm"`,
+			`executor.node_cache: none -> ""`,
 			`executor.partition: none -> "gpu"`,
 			`executor.poll_interval_s: none -> 2`,
 			`executor.qos: none -> ""`,

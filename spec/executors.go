@@ -56,7 +56,7 @@ func readLocal(*Params) *executorBuild {
 
 // options are the process executor's options for p.
 func (p Process) options() process.Options {
-	return process.Options{Command: p.Command, Env: p.Env, Dir: p.Dir, StopGrace: p.StopGrace, GPUs: p.GPUs}
+	return process.Options{Command: p.Command, Env: p.Env, Dir: p.Dir, StopGrace: p.StopGrace, GPUs: p.GPUs, Store: p.Store}
 }
 
 // readSlurm reads the slurm executor's parameters.
@@ -68,6 +68,8 @@ func readSlurm(p *Params) *executorBuild {
 		QOS:       p.String("qos", ""),
 		Time:      p.String("time", ""),
 	}
+	o.Hone = p.String("hone_path", "")
+	o.NodeCache = p.String("node_cache", "")
 	o.SbatchArgs = p.Strings("sbatch_args")
 	o.SrunArgs = p.Strings("srun_args")
 	listen := p.String("listen", ":0")

@@ -37,7 +37,7 @@ func TestExecutorSection(t *testing.T) {
 	}, {
 		name: "unknown parameter",
 		src:  "executor: {name: slurm, partion: gpu}\n",
-		want: []string{`experiment.yaml:3: executor.partion: unknown key (did you mean "partition"?); allowed keys: account, advertise, listen, mode, name, partition, poll_interval_s, qos, sbatch_args, srun_args, time`},
+		want: []string{`experiment.yaml:3: executor.partion: unknown key (did you mean "partition"?); allowed keys: account, advertise, hone_path, listen, mode, name, node_cache, partition, poll_interval_s, qos, sbatch_args, srun_args, time`},
 	}, {
 		name: "local has no parameters",
 		src:  "executor: {name: local, partition: gpu}\n",

@@ -41,7 +41,21 @@ const (
 	// (a cluster's executor sets it to the node's name); clients fall
 	// back to the host name.
 	EnvHost = "HONE_HOST"
+	// EnvStorage, EnvStoreTrialDir and EnvRestoreCheckpoint are for a
+	// node agent (hone agent) that commits a remote trial's checkpoints
+	// to the experiment's object store itself: the store's URL, the
+	// trial's directory in it, and the store path of the checkpoint to
+	// restore ("" for none). The agent gives the trial local
+	// HONE_TRIAL_DIR, HONE_STAGING_DIR and HONE_RESTORE_DIR instead.
+	EnvStorage           = "HONE_STORAGE"
+	EnvStoreTrialDir     = "HONE_STORE_TRIAL_DIR"
+	EnvRestoreCheckpoint = "HONE_RESTORE_CHECKPOINT"
 )
+
+// StoredPrefix starts the checkpoint of a report or saved message that a
+// node agent has committed to the experiment's store already: the rest
+// is its store path, under the trial's hone.UploadDirName.
+const StoredPrefix = "store:"
 
 // Message is any protocol message; Type says which fields matter.
 type Message struct {

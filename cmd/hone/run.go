@@ -363,6 +363,9 @@ func (a *app) runExperiment(ctx context.Context, s *spec.Spec, t *target, flags 
 	if err != nil {
 		return a.specError(err)
 	}
+	if t.exp != nil {
+		plan.Process.Store = t.exp.URL
+	}
 	exec, err := a.newExecutor(plan.Process)
 	if err != nil {
 		return withCode(exitUsage, fmt.Errorf("start the executor: %w", err))

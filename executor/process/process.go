@@ -119,6 +119,15 @@ type Options struct {
 	// as a child process of hone (a batch job on a cluster); see
 	// Launcher. Nil starts a child process.
 	Launch Launcher
+	// Store, with Launch, is the URL of the experiment's object store,
+	// which launched trials reach themselves: each trial's command runs
+	// behind a node agent (hone agent) that downloads the checkpoint it
+	// restores from and commits the checkpoints it saves to the store,
+	// on the trial's machine, so that no checkpoint passes through hone's
+	// (see hone.RemoteCommitter). The trial's environment carries the URL
+	// (wire.EnvStorage), its directory in the store and its restore
+	// point; the launcher wraps the command in the agent.
+	Store string
 }
 
 // DefaultStopGrace is the StopGrace used when Options leaves it zero.
@@ -469,3 +478,8 @@ func plural(n int, what string) string {
 	}
 	return strconv.Itoa(n) + " " + what + "s"
 }
+
+// CommitsRemotely reports whether the executor's trials commit their
+// checkpoints to the store themselves (Options.Store with Launch; see
+// hone.RemoteCommitter).
+func (e *Executor) CommitsRemotely() bool { return e.opts.Launch != nil && e.opts.Store != "" }

@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -261,6 +262,13 @@ func (p *proc) environ(cfgJSON string) []string {
 		wire.EnvIteration+"="+strconv.Itoa(spec.Iteration),
 		wire.EnvConfig+"="+cfgJSON,
 	)
+	if e.CommitsRemotely() {
+		env = append(env,
+			wire.EnvStorage+"="+e.opts.Store,
+			wire.EnvStoreTrialDir+"="+p.storeDir(),
+			wire.EnvRestoreCheckpoint+"="+spec.Restore,
+		)
+	}
 	if e.opts.Launch == nil { // elsewhere, the GPUs are the launcher's to set
 		env = append(env, "CUDA_VISIBLE_DEVICES="+strings.Join(gpus, ","))
 	}
@@ -590,7 +598,7 @@ func (p *proc) handle(line []byte) bool {
 			// Told to stop (or being terminated) meanwhile: the message
 			// is dropped and the trial told to stop, once.
 			if m.Checkpoint != "" {
-				if dir, err := p.checkpointDir(m.Checkpoint); err == nil {
+				if dir, _, err := p.checkpointRef(m.Checkpoint); err == nil && dir != "" {
 					dropped = append(dropped, dir)
 				}
 			}
@@ -661,12 +669,12 @@ func (p *proc) savedLocked(m wire.Message) bool {
 	case m.Error != "":
 		ev.Err = errors.New(m.Error)
 	case m.Checkpoint != "":
-		dir, err := p.checkpointDir(m.Checkpoint)
+		dir, stored, err := p.checkpointRef(m.Checkpoint)
 		if err != nil {
 			p.violateLocked(err)
 			return false
 		}
-		ev.CheckpointDir = dir
+		ev.CheckpointDir, ev.CheckpointStored = dir, stored
 	}
 	p.saveAsked = false
 	p.connWaiting = true
@@ -679,13 +687,45 @@ func (p *proc) savedLocked(m wire.Message) bool {
 func (p *proc) resultEvent(m wire.Message) (hone.Event, error) {
 	ev := hone.Event{Kind: hone.EventResult, Metrics: m.Metrics, Done: m.Done || trial.IsDone(m.Metrics)}
 	if m.Checkpoint != "" {
-		dir, err := p.checkpointDir(m.Checkpoint)
+		dir, stored, err := p.checkpointRef(m.Checkpoint)
 		if err != nil {
 			return hone.Event{}, err
 		}
-		ev.CheckpointDir = dir
+		ev.CheckpointDir, ev.CheckpointStored = dir, stored
 	}
 	return ev, nil
+}
+
+// storeDir is the trial's directory in the store: its directory's path
+// relative to the experiment directory, slash-separated.
+func (p *proc) storeDir() string {
+	e := p.e
+	if e.stateDir != "" {
+		if rel, err := filepath.Rel(filepath.Dir(e.stateDir), p.spec.Dir); err == nil && filepath.IsLocal(rel) {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return filepath.Base(p.spec.Dir)
+}
+
+// checkpointRef checks a reported checkpoint: a staged directory (see
+// checkpointDir), or, for a trial whose agent commits to the store
+// (CommitsRemotely), the store path of a checkpoint under the trial's
+// upload directory, given as wire.StoredPrefix + path.
+func (p *proc) checkpointRef(ref string) (dir, stored string, err error) {
+	rest, ok := strings.CutPrefix(ref, wire.StoredPrefix)
+	if !ok {
+		dir, err := p.checkpointDir(ref)
+		return dir, "", err
+	}
+	if !p.e.CommitsRemotely() {
+		return "", "", fmt.Errorf("checkpoint %q: this trial's checkpoints are staged directories, not store paths", ref)
+	}
+	uploads := path.Join(p.storeDir(), hone.UploadDirName)
+	if path.Clean(rest) != rest || path.Dir(rest) != uploads {
+		return "", "", fmt.Errorf("checkpoint %q is not a checkpoint of %s", ref, uploads)
+	}
+	return "", rest, nil
 }
 
 // checkpointDir checks that a reported checkpoint is a directory inside

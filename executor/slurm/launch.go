@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/executor/agent"
 	"github.com/hone-tune/hone/executor/process"
 	"github.com/hone-tune/hone/executor/slurm/slurmcmd"
 	"github.com/hone-tune/hone/wire"
@@ -85,7 +86,9 @@ func (e *JobError) Outcome() slurmcmd.Outcome { return slurmcmd.Classify(e.Job.S
 // notShared is the exit status of a trial whose node does not see the
 // trial's staging directory, which hone made on the driver's side of the
 // storage just before: the storage is not shared with that node.
-const notShared = 97
+// The node agent exits with the same status when its node cannot reach
+// the experiment's object store.
+const notShared = agent.ExitStorage
 
 // checked returns argv run behind a check that the node sees the trial's
 // staging directory (see notShared), with HONE_HOST set to the node's
@@ -96,18 +99,43 @@ func checked(argv []string) []string {
 	return append([]string{"/bin/sh", "-c", script, "hone-trial"}, argv...)
 }
 
+// wrap returns the command to run for argv on a node: behind the node
+// agent when the experiment lives in an object store (logs: the agent
+// keeps and uploads the trial's logs, for a batch job, whose output stays
+// on its node), else behind the staging check.
+func wrap(o Options, argv []string, logs bool) []string {
+	if o.Process.Store == "" {
+		return checked(argv)
+	}
+	out := []string{o.Hone, "agent"}
+	if logs {
+		out = append(out, "--logs")
+	}
+	if o.NodeCache != "" {
+		out = append(out, "--cache="+o.NodeCache)
+	}
+	return append(append(out, "--"), argv...)
+}
+
 // StorageError is a trial that could not run because its node does not
 // see the experiment's storage. It wraps hone.ErrStopExperiment: every
 // trial would fail the same way, so the experiment stops.
 type StorageError struct {
 	Job      slurmcmd.Job
 	TrialDir string
+	// Remote is set when the storage is an object store the node's
+	// agent could not reach.
+	Remote bool
 }
 
 func (e *StorageError) Error() string {
 	where := "its node"
 	if e.Job.Nodes != "" {
 		where = "node " + e.Job.Nodes
+	}
+	if e.Remote {
+		return fmt.Sprintf("slurm job %s: %s cannot reach the experiment's object store (the trial's stderr.log says why): "+
+			"check the nodes' network and credentials, and that hone is at the same path there (docs/CLUSTER.md)", e.Job.ID, where)
 	}
 	return fmt.Sprintf("slurm job %s: the experiment's storage is not shared with %s (%s is not there): "+
 		"put the storage on a filesystem every node mounts at the same path (docs/CLUSTER.md)", e.Job.ID, where, e.TrialDir)
@@ -120,10 +148,10 @@ func (e *StorageError) Unwrap() error { return hone.ErrStopExperiment }
 // StorageError when it exited notShared, or when it failed without a
 // stderr.log where the driver sees the trial's directory (Slurm could not
 // open its output files on the node), else a JobError.
-func failure(j slurmcmd.Job, trialDir, stderr string) error {
+func failure(j slurmcmd.Job, trialDir, stderr string, remote bool) error {
 	_, err := os.Stat(stderr)
-	if j.ExitCode == notShared || (slurmcmd.Classify(j.State) == slurmcmd.Failed && errors.Is(err, os.ErrNotExist)) {
-		return &StorageError{Job: j, TrialDir: trialDir}
+	if j.ExitCode == notShared || (!remote && slurmcmd.Classify(j.State) == slurmcmd.Failed && errors.Is(err, os.ErrNotExist)) {
+		return &StorageError{Job: j, TrialDir: trialDir, Remote: remote}
 	}
 	return &JobError{Job: j, Stderr: stderrTail(stderr)}
 }
@@ -237,7 +265,7 @@ func (l *stepLauncher) Launch(spec process.LaunchSpec) (process.Launched, error)
 		res.MemMB = l.memShare(res.CPUs)
 	}
 	args := slurmcmd.StepArgs(slurmcmd.StepOptions{Name: name, Resources: res,
-		Chdir: spec.Dir, Extra: extra}, checked(spec.Argv))
+		Chdir: spec.Dir, Extra: extra}, wrap(l.o, spec.Argv, false))
 	cmd := exec.Command("srun", args...)
 	cmd.Env = spec.Env
 	cmd.Dir = spec.Dir
@@ -383,7 +411,7 @@ func (s *step) Wait() error {
 	} else {
 		j.Reason = err.Error()
 	}
-	return failure(j, s.trialDir, s.stderr)
+	return failure(j, s.trialDir, s.stderr, s.l.o.Process.Store != "")
 }
 
 // Where is the step's node, once squeue showed it (the trial's hello
@@ -433,24 +461,30 @@ func (l *jobLauncher) jobOptions(spec process.LaunchSpec) slurmcmd.JobOptions {
 	if l.o.Time != "" {
 		extra = append([]string{"--time=" + l.o.Time}, extra...)
 	}
-	return slurmcmd.JobOptions{
+	o := slurmcmd.JobOptions{
 		Name: jobName(l.o.Key, spec.TrialID), Comment: l.comment(),
 		Partition: l.o.Partition, Account: l.o.Account, QOS: l.o.QOS,
 		Resources: resources(spec.Resources), Chdir: spec.Dir,
 		Output: spec.Stdout, Error: spec.Stderr,
 		Extra: append([]string{"--open-mode=append"}, extra...),
 	}
+	if l.o.Process.Store != "" {
+		// The trial's directory is not on the node: the agent keeps
+		// the logs, and uploads them.
+		o.Output, o.Error = "/dev/null", "/dev/null"
+	}
+	return o
 }
 
 // Launch submits the trial's job in the background: a submission that
 // fails is the trial's failure, and Launch itself never waits on Slurm.
 func (l *jobLauncher) Launch(spec process.LaunchSpec) (process.Launched, error) {
 	o := l.jobOptions(spec)
-	if _, err := slurmcmd.JobArgs(o, checked(spec.Argv)); err != nil {
+	argv := wrap(l.o, spec.Argv, true)
+	if _, err := slurmcmd.JobArgs(o, argv); err != nil {
 		return nil, err
 	}
 	j := &job{l: l, name: o.Name, stderr: spec.Stderr, trialDir: spec.TrialDir, submitted: make(chan struct{}), done: make(chan struct{})}
-	argv := checked(spec.Argv)
 	c := slurmcmd.Client{Runner: slurmcmd.Exec{Env: spec.Env}} // --export=ALL: the trial's environment
 	go func() {
 		var id string
@@ -554,7 +588,7 @@ func (l *jobLauncher) endOf(j *job, q slurmcmd.Job) error {
 	if slurmcmd.Classify(q.State) == slurmcmd.Completed {
 		return nil
 	}
-	return failure(q, j.trialDir, j.stderr)
+	return failure(q, j.trialDir, j.stderr, l.o.Process.Store != "")
 }
 
 // Prepare cancels the jobs of this experiment that a killed run of hone

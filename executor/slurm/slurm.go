@@ -35,6 +35,13 @@
 // hone.ErrStopExperiment) rather than failing trial after trial. The
 // check also sets HONE_HOST to the node's Slurm name, which the trial's
 // hello passes on.
+//
+// When the experiment lives in an object store (Options.Process.Store),
+// the trial's command runs behind the node agent instead (`hone agent`,
+// package agent): the node restores from and commits checkpoints to the
+// store itself, so nodes need no shared filesystem, only the store and
+// hone's binary (Options.Hone). A node that cannot reach the store stops
+// the experiment the same way.
 package slurm
 
 import (
@@ -91,6 +98,15 @@ type Options struct {
 	// Env is the environment of the Slurm commands themselves (default:
 	// hone's).
 	Env []string
+	// Hone is the path of the hone binary on the nodes, which runs the
+	// node agent (hone agent) of trials whose experiment lives in an
+	// object store (Process.Store). Default: this hone's own path, as on
+	// a cluster where every node sees the same software.
+	Hone string
+	// NodeCache is the node agent's cache directory on the nodes, where
+	// it keeps the checkpoints it downloads and commits (default: the
+	// agent's, hone-node-<uid> in the node's temporary directory).
+	NodeCache string
 }
 
 // DefaultPoll is the poll interval of job mode.
@@ -155,6 +171,11 @@ func New(ctx context.Context, o Options) (*process.Executor, error) {
 	if o.Partition != "" {
 		if err := checkPartition(ctx, o.Env, o.Partition); err != nil {
 			return nil, fmt.Errorf("slurm executor: %w", err)
+		}
+	}
+	if o.Process.Store != "" && o.Hone == "" {
+		if o.Hone, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("slurm executor: the path of hone for the node agent: %w", err)
 		}
 	}
 	c := slurmcmd.Client{Runner: slurmcmd.Exec{Env: o.Env}}

@@ -94,7 +94,7 @@ func TestFailure(t *testing.T) {
 	}
 	failed := slurmcmd.Job{ID: "12", State: "FAILED", Nodes: "n1", ExitCode: 1}
 	var je *JobError
-	if err := failure(failed, dir, stderr); !errors.As(err, &je) || !strings.Contains(err.Error(), "ValueError: bad lr") ||
+	if err := failure(failed, dir, stderr, false); !errors.As(err, &je) || !strings.Contains(err.Error(), "ValueError: bad lr") ||
 		errors.Is(err, hone.ErrStopExperiment) {
 		t.Errorf("a failed job: %v", err)
 	}
@@ -107,7 +107,7 @@ func TestFailure(t *testing.T) {
 			out = filepath.Join(dir, "never-written.log")
 		}
 		var se *StorageError
-		if err := failure(j, dir, out); !errors.As(err, &se) || !errors.Is(err, hone.ErrStopExperiment) ||
+		if err := failure(j, dir, out, false); !errors.As(err, &se) || !errors.Is(err, hone.ErrStopExperiment) ||
 			!strings.Contains(err.Error(), "not shared with node n2") {
 			t.Errorf("job %s: %v, want a StorageError", j.ID, err)
 		}
@@ -115,8 +115,19 @@ func TestFailure(t *testing.T) {
 	// A job cancelled before it started has no output either: that is no
 	// storage fault.
 	cancelled := slurmcmd.Job{ID: "15", State: "CANCELLED"}
-	if err := failure(cancelled, dir, filepath.Join(dir, "never-written.log")); errors.Is(err, hone.ErrStopExperiment) {
+	if err := failure(cancelled, dir, filepath.Join(dir, "never-written.log"), false); errors.Is(err, hone.ErrStopExperiment) {
 		t.Errorf("a job cancelled while pending: %v", err)
+	}
+	// Behind the node agent (an object store), the logs are never on
+	// hone's side: only the agent's status says the store is out of
+	// reach.
+	var se *StorageError
+	if err := failure(slurmcmd.Job{ID: "16", State: "FAILED", Nodes: "n1", ExitCode: notShared}, dir, filepath.Join(dir, "never-written.log"), true); !errors.As(err, &se) ||
+		!errors.Is(err, hone.ErrStopExperiment) || !strings.Contains(err.Error(), "node n1 cannot reach the experiment's object store") {
+		t.Errorf("an agent that cannot reach the store: %v, want a StorageError", err)
+	}
+	if err := failure(slurmcmd.Job{ID: "17", State: "FAILED", Nodes: "n1", ExitCode: 1}, dir, filepath.Join(dir, "never-written.log"), true); errors.Is(err, hone.ErrStopExperiment) {
+		t.Errorf("a failed trial behind the agent: %v, want a JobError", err)
 	}
 }
 

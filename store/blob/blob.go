@@ -973,6 +973,15 @@ func (s *Store) List(ctx context.Context, trialDir string) (committed, leftovers
 	for _, c := range cps {
 		committed = append(committed, c.p)
 	}
+	if rel != "." {
+		// What a trial's side committed for the runner to link, which a
+		// crash kept the runner from linking and deleting.
+		ups, err := s.uploads(ctx, rel)
+		if err != nil {
+			return nil, nil, fmt.Errorf("list checkpoints %s: %w", trialDir, err)
+		}
+		leftovers = append(leftovers, ups...)
+	}
 	slices.Sort(leftovers)
 	if s.localRoot != "" {
 		staging := filepath.Join(s.localRoot, filepath.FromSlash(rel), hone.StagingDirName)
@@ -985,6 +994,19 @@ func (s *Store) List(ctx context.Context, trialDir string) (committed, leftovers
 		}
 	}
 	return committed, leftovers, nil
+}
+
+// uploads returns the checkpoints under the upload directory of the
+// trial directory k (see hone.UploadDirName), committed or not.
+func (s *Store) uploads(ctx context.Context, k string) ([]string, error) {
+	prefix := k + "/" + hone.UploadDirName + "/"
+	var out []string
+	err := s.eachObject(ctx, "list uploads", &cblob.ListOptions{Prefix: prefix, Delimiter: "/"}, func(o *cblob.ListObject) {
+		if name := strings.TrimSuffix(strings.TrimPrefix(o.Key, prefix), "/"); o.IsDir && name != "" {
+			out = append(out, path.Join(k, hone.UploadDirName, name))
+		}
+	})
+	return out, err
 }
 
 // permanentError marks an error that retrying cannot cure.
@@ -1091,7 +1113,8 @@ func (s *Store) ListTree(ctx context.Context) (map[string]hone.Listing, error) {
 	}
 	type state struct{ manifest bool }
 	type trial struct {
-		cps map[string]*state // checkpoint name -> state
+		cps     map[string]*state // checkpoint name -> state
+		uploads map[string]bool   // upload paths
 	}
 	trials := map[string]*trial{}
 	for _, k := range keys {
@@ -1099,6 +1122,20 @@ func (s *Store) ListTree(ctx context.Context) (map[string]hone.Listing, error) {
 		// The checkpoint is the first element that names one, with
 		// something under it.
 		for i := 1; i < len(parts)-1; i++ {
+			if parts[i] == hone.UploadDirName && i < len(parts)-2 {
+				// A trial side's upload: a leftover, whatever it holds.
+				dir := path.Join(parts[:i]...)
+				tr := trials[dir]
+				if tr == nil {
+					tr = &trial{cps: map[string]*state{}}
+					trials[dir] = tr
+				}
+				if tr.uploads == nil {
+					tr.uploads = map[string]bool{}
+				}
+				tr.uploads[path.Join(dir, parts[i], parts[i+1])] = true
+				break
+			}
 			if _, ok := hone.CheckpointIndex(parts[i]); !ok {
 				continue
 			}
@@ -1133,6 +1170,9 @@ func (s *Store) ListTree(ctx context.Context) (map[string]hone.Listing, error) {
 			} else {
 				l.Leftovers = append(l.Leftovers, path.Join(dir, n))
 			}
+		}
+		for u := range tr.uploads {
+			l.Leftovers = append(l.Leftovers, u)
 		}
 		slices.Sort(l.Leftovers)
 		out[dir] = l

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"slices"
 	"testing"
 	"time"
 
@@ -696,5 +697,55 @@ func TestManifestVersion1(t *testing.T) {
 	}
 	if keys, _ := s.listKeys(ctx, cp+"/"); len(keys) != 0 {
 		t.Errorf("objects left after Delete: %q", keys)
+	}
+}
+
+// TestUploadsAreLeftovers: what a trial's side committed under its trial's
+// upload directory, and a crash kept the runner from linking and deleting,
+// is a leftover of that trial for List and ListTree, whatever it holds,
+// and Delete removes it; a Mirror never takes it for one of its files.
+func TestUploadsAreLeftovers(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			s, root := open(t, b.url(t))
+			whole := "trial_a/" + hone.UploadDirName + "/aa11"
+			if err := s.Commit(ctx, stage(t, root, "trial_a", storetest.Tree{"w.bin": "w"}), whole); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Commit(ctx, stage(t, root, "trial_a", storetest.Tree{"w.bin": "v"}), "trial_a/checkpoint_000001"); err != nil {
+				t.Fatal(err)
+			}
+			// One cut short: files, no manifest.
+			if err := s.bucket.WriteAll(ctx, "trial_a/"+hone.UploadDirName+"/bb22/x/w.bin", []byte("part"), nil); err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"trial_a/" + hone.UploadDirName + "/aa11", "trial_a/" + hone.UploadDirName + "/bb22"}
+			committed, leftovers, err := s.List(ctx, "trial_a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(committed, []string{"trial_a/checkpoint_000001"}) || !slices.Equal(leftovers, want) {
+				t.Errorf("List = %v, %v; want [trial_a/checkpoint_000001], %v", committed, leftovers, want)
+			}
+			tree, err := s.ListTree(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l := tree["trial_a"]; !slices.Equal(l.Committed, committed) || !slices.Equal(l.Leftovers, want) {
+				t.Errorf("ListTree[trial_a] = %+v, want %v, %v", l, committed, want)
+			}
+			for _, p := range want {
+				if err := s.Delete(ctx, p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, leftovers, err := s.List(ctx, "trial_a"); err != nil || len(leftovers) != 0 {
+				t.Errorf("List after Delete: leftovers %v, %v", leftovers, err)
+			}
+			if Mirrored("trial_a/"+hone.UploadDirName+"/aa11/w.bin", "j") {
+				t.Error("Mirrored takes an upload's file for a mirrored one")
+			}
+		})
 	}
 }

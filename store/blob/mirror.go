@@ -208,8 +208,8 @@ func (s *Store) DownloadJournal(ctx context.Context, dst string) (int64, error) 
 
 // Mirrored reports whether the local file at rel (slash-separated,
 // relative to the experiment directory) is one a Mirror keeps as an
-// object of its own: not the journal (kept as segments), not checkpoint
-// or staging directories (the store's own), not the experiment's local
+// object of its own: not the journal (kept as segments), not checkpoint,
+// staging or upload directories (the store's own), not the experiment's local
 // state (.hone), lock file or temporary files.
 func Mirrored(rel, journal string) bool {
 	if rel == journal || rel == "hone.lock" || rel == HeartbeatName {
@@ -220,7 +220,7 @@ func Mirrored(rel, journal string) bool {
 		return false
 	}
 	for _, p := range parts {
-		if p == hone.StagingDirName || strings.Contains(p, ".tmp-") {
+		if p == hone.StagingDirName || p == hone.UploadDirName || strings.Contains(p, ".tmp-") {
 			return false
 		}
 		if _, ok := hone.CheckpointIndex(p); ok {
@@ -779,6 +779,20 @@ func (m *Mirror) syncFiles(ctx context.Context, all bool) error {
 	})
 	if err != nil {
 		return fmt.Errorf("sync files: %w", err)
+	}
+	return nil
+}
+
+// PutFile uploads the local file at localPath as the object at rel (a
+// path relative to the experiment, such as a trial's log), replacing
+// what is there, with the store's retries.
+func (s *Store) PutFile(ctx context.Context, rel, localPath string) error {
+	k, err := key(rel)
+	if err != nil {
+		return fmt.Errorf("upload %s: %w", rel, err)
+	}
+	if _, err := s.upload(ctx, localPath, k); err != nil {
+		return fmt.Errorf("upload %s: %w", rel, err)
 	}
 	return nil
 }
