@@ -95,6 +95,9 @@ func readSlurm(p *Params) *executorBuild {
 			o.Process.GPUs = 0
 			o.Process.Listen, o.Process.Advertise = listen, advertise
 			o.Key = slurm.ExperimentKey(proc.ExperimentDir)
+			if proc.Store != "" {
+				o.Key = slurm.StoreKey(proc.Store)
+			}
 			return slurm.New(ctx, o)
 		},
 		pool: func(ctx context.Context) (hone.Resources, error) { return slurm.Pool(ctx, o) },

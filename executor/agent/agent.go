@@ -180,6 +180,11 @@ func (a *agent) run(ctx context.Context) (int, error) {
 	}
 	restoreDir := ""
 	if cp := a.env[wire.EnvRestoreCheckpoint]; cp != "" {
+		release, err := a.hold(filepath.Join(cache, "locks", id), cp)
+		if err != nil {
+			return ExitCommit, err
+		}
+		defer release()
 		if restoreDir, err = st.LocalDir(ctx, cp); err != nil {
 			return ExitCommit, fmt.Errorf("download the checkpoint %s to restore from: %w", cp, err)
 		}
@@ -208,7 +213,7 @@ func (a *agent) run(ctx context.Context) (int, error) {
 	if a.logs != nil {
 		cmd.Stdout, cmd.Stderr = a.logs.stdout, a.logs.stderr
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = childAttr()
 	// A stop reaches the agent (scancel signals the job's or step's
 	// processes): it goes on to the trial, which decides how to end.
 	sigs := make(chan os.Signal, 4)
@@ -387,6 +392,11 @@ func (a *agent) forward(ctx context.Context, line []byte) ([]byte, error) {
 	dest := path.Join(a.storeDir, hone.UploadDirName, newID())
 	if err := a.store.Commit(ctx, dir, dest); err != nil {
 		return nil, fmt.Errorf("commit the checkpoint %s to the experiment's storage: %w", ref, err)
+	}
+	// hone copies the upload to its place and deletes it: the node's
+	// copy would never be read.
+	if err := a.store.Forget(dest); err != nil {
+		a.say(err)
 	}
 	b, _ := json.Marshal(wire.StoredPrefix + dest)
 	m["checkpoint"] = b

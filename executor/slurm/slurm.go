@@ -50,8 +50,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
+	"path"
 	"strings"
 	"time"
 
@@ -117,6 +119,18 @@ const DefaultPoll = 2 * time.Second
 func ExperimentKey(dir string) string {
 	h := sha256.Sum256([]byte(dir))
 	return hex.EncodeToString(h[:5])
+}
+
+// StoreKey returns the key (as ExperimentKey) of the experiment at the
+// object-store URL u: its scheme, bucket and path, not its query, nor
+// the local working copy, which is another directory on every machine,
+// so that a resume from any machine finds the jobs of the run before.
+func StoreKey(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return ExperimentKey(u)
+	}
+	return ExperimentKey(p.Scheme + "://" + p.Host + "/" + strings.Trim(path.Clean("/"+p.Path), "/"))
 }
 
 // InAllocation reports whether hone runs inside a Slurm allocation.

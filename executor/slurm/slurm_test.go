@@ -153,3 +153,18 @@ func TestMemShare(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreKey: an experiment on an object store has one key wherever its
+// working copy is and however its URL's query is written.
+func TestStoreKey(t *testing.T) {
+	a := StoreKey("s3://b/p/exp?endpoint=http://127.0.0.1:9000&region=us-east-1")
+	if b := StoreKey("s3://b/p//exp/?region=us-east-1&endpoint=http://10.0.0.1:9000"); a != b {
+		t.Errorf("the same experiment: keys %s and %s", a, b)
+	}
+	if c := StoreKey("s3://b/p/other?endpoint=http://127.0.0.1:9000"); a == c {
+		t.Errorf("two experiments share the key %s", a)
+	}
+	if d := StoreKey("s3://c/p/exp"); a == d {
+		t.Errorf("two buckets share the key %s", a)
+	}
+}

@@ -875,6 +875,21 @@ func (s *Store) LocalDir(ctx context.Context, p string) (string, error) {
 	return final, nil
 }
 
+// Forget removes the cached copy of the checkpoint p (what LocalDir
+// downloaded, or a commit left), leaving the checkpoint in the store: for
+// a process that will not read it again, such as a cluster node's agent,
+// whose cache nothing else cleans.
+func (s *Store) Forget(p string) error {
+	k, err := key(p)
+	if err != nil {
+		return fmt.Errorf("forget checkpoint: %w", err)
+	}
+	if err := os.RemoveAll(filepath.Join(s.cacheDir, filepath.FromSlash(k))); err != nil {
+		return fmt.Errorf("forget checkpoint %s: %w", p, err)
+	}
+	return nil
+}
+
 // download writes the files of the manifest m of checkpoint k under dir,
 // checking each file's size and checksum.
 func (s *Store) download(ctx context.Context, k string, m *manifest, dir string) error {
