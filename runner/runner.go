@@ -155,6 +155,10 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 		if err := r.ctl.ApplySettings(*h); err != nil {
 			return nil, fmt.Errorf("resume: the journal's header: %w", err)
 		}
+	} else {
+		// A journal from before hone recorded settings: its executor
+		// announced no starts (hone did not know of them then).
+		r.ctl.SetStartsAnnounced(false)
 	}
 	var from int
 	var seqs map[string]int // results so far of the trials in recover
@@ -547,6 +551,11 @@ func newRunner(exp *hone.Experiment, opts Options) (*runner, error) {
 	r := &runner{exp: exp, opts: opts, ctl: ctl, exec: opts.Executor, store: opts.Store, clock: opts.Clock, log: opts.Log}
 	if c, ok := opts.Executor.(hone.Contained); ok {
 		r.contained = c.Contained()
+	}
+	if a, ok := opts.Executor.(hone.StartAnnouncer); ok && a.AnnouncesStarts() {
+		// Its trials may be queued after Start: their limits count from
+		// their EventStarted. The session's settings journal this.
+		ctl.SetStartsAnnounced(true)
 	}
 	r.sctx, r.scancel = context.WithCancel(context.Background())
 	if !virtualTime(opts.Executor) {
