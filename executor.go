@@ -83,6 +83,12 @@ const (
 	// EventExited: the trial's process or goroutine ended. Err is nil for a
 	// normal end or a requested stop.
 	EventExited
+	// EventStarted: the trial began to run (a cluster job left the queue,
+	// or the trial said hello), Hostname saying where if known. Only an
+	// executor that announces starts (StartAnnouncer) emits it, at most
+	// once per Start, before the trial's first result; nothing answers it.
+	// It does not come after the trial was told to stop.
+	EventStarted
 )
 
 func (k EventKind) String() string {
@@ -93,6 +99,8 @@ func (k EventKind) String() string {
 		return "saved"
 	case EventExited:
 		return "exited"
+	case EventStarted:
+		return "started"
 	}
 	return "event(?)"
 }
@@ -156,12 +164,27 @@ type Contained interface {
 	Contained() bool
 }
 
+// StartAnnouncer is implemented by executors whose trials may wait after
+// Start before they run: a cluster's queue holds a job until nodes are
+// free, a job step waits for resources in its allocation. When
+// AnnouncesStarts reports true, the executor emits an EventStarted once
+// each started trial runs, and the runner counts a trial's per-trial
+// limits (Experiment.TrialTimeout, ReportTimeout) from that event rather
+// than from Start: a trial is not timed out while it is queued. Executors
+// whose trials run at Start (child processes, goroutines, simulated
+// trials) need not implement it.
+type StartAnnouncer interface {
+	AnnouncesStarts() bool
+}
+
 // Executor runs trials. The runner is its only caller and calls it from one
 // goroutine. Protocol, per trial: Start; then the trial emits EventResult or
 // EventSaved and waits, and the runner answers each with exactly one
 // Direct; DirectStop (which may also be sent while the trial is computing)
 // ends with EventExited, as does a trial that finishes or fails by itself.
-// Every started trial emits exactly one EventExited.
+// Every started trial emits exactly one EventExited. An executor that
+// announces starts (StartAnnouncer) also emits an EventStarted when the
+// trial begins to run, before its first result.
 type Executor interface {
 	// Start begins running a trial. An error means it did not start and no
 	// event will come for it.

@@ -63,11 +63,13 @@ type Experiment struct {
 	// TrialTimeout ends a trial whose current run (since it last started
 	// or restored) has lasted longer than this, on the executor's clock;
 	// it counts as a failure (retried under Failure.MaxFailures). 0 = no
-	// limit.
+	// limit. With an executor whose trials may wait in a queue
+	// (StartAnnouncer), a run starts when the trial leaves the queue.
 	TrialTimeout time.Duration
 	// ReportTimeout ends a running trial that has not reported (a result
-	// or a save) for this long, on the executor's clock; it counts as a
-	// failure. 0 = no limit.
+	// or a save) for this long, on the executor's clock, counted from its
+	// run's start until its first report; it counts as a failure. 0 = no
+	// limit.
 	ReportTimeout time.Duration
 	// Seed seeds every random choice hone makes.
 	Seed uint64

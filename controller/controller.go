@@ -41,6 +41,12 @@
 // retried from the trial's checkpoint under Failure.MaxFailures like any
 // other; its message names the limit. Ticks bring the time when no trial
 // reports, so a limit is noticed within one tick of the runner.
+//
+// With an executor that announces starts (Settings.StartsAnnounced: a
+// cluster's trials wait in its queue), a started trial is queued until its
+// InStarted input (or its first report), and both limits count from then:
+// a queued trial is under neither. The setting is journaled with each
+// session's settings, so a replay counts as the run did.
 package controller
 
 import (
@@ -101,6 +107,10 @@ type Controller struct {
 
 	autoPending int // the pending bound of searchers that do not learn
 
+	// announced: the executor announces when a started trial begins to
+	// run (Settings.StartsAnnounced), so per-trial limits wait for it.
+	announced bool
+
 	// deadlines orders running trials by when a per-trial limit
 	// (TrialTimeout, ReportTimeout) ends them.
 	deadlines deadlineQueue
@@ -149,8 +159,13 @@ type tstate struct {
 	// startedAt and lastReport are when the current run started and when
 	// the trial last reported (a result or a save), for the per-trial
 	// limits; deadline is the earlier of the two limits and dlIndex the
-	// trial's position in the deadline queue (-1 when not in it).
+	// trial's position in the deadline queue (-1 when not in it). ran is
+	// set once the current run counts as running: at its start, or, when
+	// the executor announces starts, at its InStarted input (or its first
+	// report, if that comes first); until then the trial is queued and no
+	// limit applies.
 	startedAt, lastReport time.Time
+	ran                   bool
 	deadline              time.Time
 	dlIndex               int
 }
@@ -319,6 +334,8 @@ func (c *Controller) Step(in Input) {
 		if t := c.liveTrial(in); t != nil {
 			c.onExited(t, in)
 		}
+	case InStarted:
+		c.onStarted(in)
 	case InTrialFailed:
 		c.onTrialFailed(in)
 	case InCheckpointMissing:
@@ -1096,8 +1113,12 @@ func (c *Controller) start(t *hone.Trial) {
 	s := c.st[t.ID]
 	c.take(t)
 	c.live++
-	s.startedAt, s.lastReport = c.now, c.now
-	c.watch(t)
+	s.ran = false
+	if c.announced {
+		c.unwatch(t) // queued until its InStarted
+	} else {
+		c.running(t)
+	}
 	s.alive, s.waiting, s.exiting, s.saveSent = true, false, false, false
 	s.cached, s.pauseNoSave, s.afterSave, s.interrupt = hone.Continue, false, false, false
 	s.iter, s.timeTotal = 0, 0

@@ -29,6 +29,11 @@ const (
 	// is started again from its newest other registered checkpoint, or
 	// from scratch, and the experiment log says so.
 	InCheckpointMissing InputKind = "ckmissing"
+	// InStarted: a started trial began to run (EventStarted), with an
+	// executor that announces starts (Settings.StartsAnnounced): its
+	// per-trial limits count from here. Ignored for a trial that is not
+	// running, was told to stop, or already started in its current run.
+	InStarted InputKind = "started"
 )
 
 // CheckpointRef names a checkpoint the runner committed for an input.
@@ -80,6 +85,8 @@ func FromEvent(ev hone.Event, cp *CheckpointRef) Input {
 		in.Kind = InSaved
 	case hone.EventExited:
 		in.Kind = InExited
+	case hone.EventStarted:
+		in.Kind = InStarted
 	}
 	if ev.Err != nil {
 		in.Err = ev.Err.Error()

@@ -127,6 +127,7 @@ const (
 	computing phase = iota // will report, or exit by itself
 	saving                 // was told to save
 	stopping               // was told to stop
+	queued                 // started with an executor that announces starts, not yet running
 )
 
 // TestTerminatedOnlyByItsCauses is the controller invariant of the package
@@ -140,7 +141,12 @@ const (
 // only through a failure; every process the controller heard from is
 // answered; a resume restarts or requeues every RUNNING trial, leaves
 // ERROR trials ERROR unless told otherwise, and forgets the previous
-// session's fail_fast error.
+// session's fail_fast error. Each session's executor may announce starts
+// (its trials are queued until a started input or their first report):
+// no trial is failed by a per-trial limit while queued, nor before the
+// limit has passed since it ran or last reported; late and repeated
+// started inputs are ignored; and a replay of the inputs rebuilds the
+// trials as they were.
 func TestTerminatedOnlyByItsCauses(t *testing.T) {
 	rounds := 3 // 100 cases each (rapid's default); HONE_LONG=1 runs 50 rounds
 	if os.Getenv("HONE_LONG") != "" {
@@ -201,11 +207,29 @@ func terminatedOnlyByItsCauses(rt *rapid.T) {
 		if err != nil {
 			rt.Fatal(err)
 		}
+		// announce: this session's executor announces starts; first is the
+		// first session's, which a replay takes (as from the journal's
+		// header), later sessions' come with their resume inputs.
+		announce := rapid.Bool().Draw(rt, "announce")
+		first := announce
+		c.SetStartsAnnounced(announce)
 		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		var log []controller.Input
 		procs := map[string]phase{}
 		told := map[string]bool{} // DirectStop sent since the last start
 		answered := map[string]bool{}
+		// ranAt and lastReport are, per live process, when it began to run
+		// and when it last reported, as the executor saw it; a trial in
+		// waiting has not run yet (queued).
+		ranAt, lastReport := map[string]time.Time{}, map[string]time.Time{}
+		waiting := map[string]bool{}
+		ran := func(id string, at time.Time) {
+			if waiting[id] {
+				delete(waiting, id)
+				ranAt[id] = at
+			}
+			lastReport[id] = at
+		}
 
 		step := func(in controller.Input) {
 			before := map[string]hone.Status{}
@@ -213,6 +237,11 @@ func terminatedOnlyByItsCauses(rt *rapid.T) {
 				before[tr.ID] = tr.Status
 			}
 			log = append(log, in)
+			at := in.At()
+			// The limits are judged before the input is acted on: the
+			// trial it reports on runs, or reported, from after that.
+			reports := (in.Kind == controller.InStarted && waiting[in.Trial] && !told[in.Trial]) ||
+				in.Kind == controller.InResult || in.Kind == controller.InSaved
 			c.Step(in)
 			for _, a := range c.Ready() {
 				switch a.Kind {
@@ -221,8 +250,28 @@ func terminatedOnlyByItsCauses(rt *rapid.T) {
 						rt.Fatalf("trial %s started while its process is alive", a.Trial.ID)
 					}
 					procs[a.Trial.ID] = computing
+					waiting[a.Trial.ID] = true
+					if announce {
+						procs[a.Trial.ID] = queued
+					} else {
+						ran(a.Trial.ID, at)
+					}
 					delete(cs.by, a.Trial.ID)
 					told[a.Trial.ID] = false
+				case controller.ActNotify:
+					tl, rl := strings.Contains(a.Err, "trial_timeout"), strings.Contains(a.Err, "report_timeout")
+					if a.Note != controller.NoteError || !tl && !rl {
+						continue
+					}
+					id := a.Trial.ID
+					switch {
+					case waiting[id]:
+						rt.Fatalf("input %s %s: trial %s failed by a limit while queued: %s", in.Kind, in.Trial, id, a.Err)
+					case tl && at.Sub(ranAt[id]) <= proto.TrialTimeout:
+						rt.Fatalf("input %s %s: trial %s failed by trial_timeout %v after running %v: %s", in.Kind, in.Trial, id, proto.TrialTimeout, at.Sub(ranAt[id]), a.Err)
+					case rl && at.Sub(lastReport[id]) <= proto.ReportTimeout:
+						rt.Fatalf("input %s %s: trial %s failed by report_timeout %v %v after its last report: %s", in.Kind, in.Trial, id, proto.ReportTimeout, at.Sub(lastReport[id]), a.Err)
+					}
 				case controller.ActDirect:
 					answered[a.Trial.ID] = true
 					switch a.Directive {
@@ -251,6 +300,9 @@ func terminatedOnlyByItsCauses(rt *rapid.T) {
 							in.Kind, in.Trial, r.Trial, before[r.Trial], c.StopReason())
 					}
 				}
+			}
+			if reports {
+				ran(in.Trial, at)
 			}
 			if (in.Kind == controller.InResult || in.Kind == controller.InSaved) && c.HasProcess(in.Trial) && !answered[in.Trial] {
 				if p := procs[in.Trial]; p != stopping {
@@ -283,18 +335,30 @@ func terminatedOnlyByItsCauses(rt *rapid.T) {
 			if err != nil {
 				rt.Fatal(err)
 			}
+			nc.SetStartsAnnounced(first)
 			for _, in := range log {
 				nc.Step(in)
 				nc.Ready()
 			}
+			if was, got := trialStates(c), trialStates(nc); was != got {
+				rt.Fatalf("the replay rebuilt other trials:\n%s\nwant\n%s", got, was)
+			}
 			cs.recording = true
 			c = nc
 			procs, told = map[string]phase{}, map[string]bool{}
+			clear(ranAt)
+			clear(lastReport)
+			clear(waiting)
 			flags := controller.ResumeFlags{Unfinished: rapid.IntRange(0, 9).Draw(rt, "unfinished") > 0,
 				Errored: rapid.IntRange(0, 3).Draw(rt, "errored") == 0}
 			if !flags.Errored {
 				flags.RestartErrored = rapid.IntRange(0, 3).Draw(rt, "restart") == 0
 			}
+			// The resumed session may run on another executor.
+			announce = rapid.Bool().Draw(rt, "announce_resumed")
+			settings := c.Settings()
+			settings.StartsAnnounced = announce
+			flags.Settings = &settings
 			now = now.Add(time.Hour)
 			step(controller.Input{Kind: controller.InResume, Time: now.UnixNano(), Resume: &flags})
 		}
@@ -339,7 +403,19 @@ func terminatedOnlyByItsCauses(rt *rapid.T) {
 			}
 			id := ids[choice]
 			in := controller.Input{Trial: id, Time: at()}
-			switch procs[id] {
+			ph := procs[id]
+			if ph == queued {
+				switch k := rapid.IntRange(0, 9).Draw(rt, "queued"); {
+				case k < 6:
+					in.Kind, in.Hostname = controller.InStarted, "n1 (slurm job 1)"
+				case k < 8:
+					ph = computing // it reports before it is announced
+					procs[id] = computing
+				default:
+					in.Kind, in.Err = controller.InExited, "job failed in the queue"
+				}
+			}
+			switch ph {
 			case computing:
 				switch k := rapid.IntRange(0, 19).Draw(rt, "event"); {
 				case k < 15:
@@ -370,14 +446,46 @@ func terminatedOnlyByItsCauses(rt *rapid.T) {
 				}
 			case stopping:
 				in.Kind = controller.InExited
-				if rapid.IntRange(0, 4).Draw(rt, "stop_err") == 0 {
+				switch k := rapid.IntRange(0, 9).Draw(rt, "stop_event"); {
+				case k < 2:
 					in.Err = "killed"
+				case k < 4 && waiting[id]:
+					// Told to stop while queued, it may be announced
+					// before its exit: a late start, ignored.
+					in.Kind = controller.InStarted
+				}
+			default:
+				if in.Kind == controller.InStarted && rapid.IntRange(0, 3).Draw(rt, "started_twice") == 0 {
+					step(in) // announced twice: the second is ignored
+					in.Time = at()
+				}
+			}
+			if in.Kind == controller.InStarted {
+				procs[id] = computing
+				if ph == stopping {
+					procs[id] = stopping
 				}
 			}
 			if in.Kind == controller.InExited {
 				delete(procs, id)
+				delete(waiting, id)
 			}
 			step(in)
 		}
 	}
+}
+
+// trialStates describes every trial's state a replay must rebuild.
+func trialStates(c *controller.Controller) string {
+	var b strings.Builder
+	for _, tr := range c.Trials() {
+		restore := "-"
+		if tr.RestoreFrom != nil {
+			restore = tr.RestoreFrom.Path
+		}
+		fmt.Fprintf(&b, "%s %s failures=%d restore=%s alive=%v saving=%v error=%q\n",
+			tr.ID, tr.Status, tr.Failures, restore, c.HasProcess(tr.ID), tr.Saving != nil, tr.Error)
+	}
+	fmt.Fprintf(&b, "done=%v stopping=%v alive=%d", c.Done(), c.Stopping(), c.Alive())
+	return b.String()
 }

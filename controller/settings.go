@@ -31,6 +31,12 @@ type Settings struct {
 	Failure             hone.FailureConfig `json:"failure"`
 	TrialTimeout        time.Duration      `json:"trial_timeout,omitempty"`
 	ReportTimeout       time.Duration      `json:"report_timeout,omitempty"`
+	// StartsAnnounced says the session's executor announces when a
+	// started trial begins to run (hone.StartAnnouncer): a trial's
+	// per-trial limits then count from its InStarted input, not from its
+	// start, so that time in a cluster's queue is not held against it.
+	// It is the executor's, so a resume with another executor changes it.
+	StartsAnnounced bool `json:"starts_announced,omitempty"`
 }
 
 // Settings returns the settings the controller runs with now.
@@ -42,6 +48,7 @@ func (c *Controller) Settings() Settings {
 		Failure:             c.exp.Failure,
 		TrialTimeout:        c.exp.TrialTimeout,
 		ReportTimeout:       c.exp.ReportTimeout,
+		StartsAnnounced:     c.announced,
 	}
 	if c.exp.ResourcesFn == nil {
 		r := c.exp.Resources
@@ -78,9 +85,16 @@ func (c *Controller) ApplySettings(s Settings) error {
 	c.exp.Failure = s.Failure
 	c.exp.TrialTimeout = s.TrialTimeout
 	c.exp.ReportTimeout = s.ReportTimeout
+	c.announced = s.StartsAnnounced
 	c.autoPending = AutoPending(Slots(c.exp, c.pool))
 	return nil
 }
+
+// SetStartsAnnounced says whether the executor announces when a started
+// trial begins to run (Settings.StartsAnnounced). The runner calls it
+// before the first input, for its executor; a journal replay takes it
+// from the settings each session ran with.
+func (c *Controller) SetStartsAnnounced(on bool) { c.announced = on }
 
 // resize gives every unfinished trial the resources the current settings
 // give a new trial, so that a resume with other resources applies to the

@@ -47,8 +47,8 @@ func (q *deadlineQueue) Pop() any {
 // limited reports whether the experiment has a per-trial limit.
 func (c *Controller) limited() bool { return c.exp.TrialTimeout > 0 || c.exp.ReportTimeout > 0 }
 
-// watch puts a trial that has just started under the per-trial limits, or
-// moves its deadline after a report.
+// watch puts a trial that has just started running under the per-trial
+// limits, or moves its deadline after a report.
 func (c *Controller) watch(t *hone.Trial) {
 	if !c.limited() {
 		return
@@ -77,10 +77,39 @@ func (c *Controller) unwatch(t *hone.Trial) {
 	heap.Remove(q, s.dlIndex)
 }
 
+// running puts t's current run under the per-trial limits from now: at
+// its start, or, when the executor announces starts, once it runs.
+func (c *Controller) running(t *hone.Trial) {
+	s := c.st[t.ID]
+	s.ran = true
+	s.startedAt, s.lastReport = c.now, c.now
+	c.watch(t)
+}
+
+// onStarted handles InStarted: the trial's current run, queued since its
+// start, runs from now on. A trial that is not running, was told to stop
+// (its start may have raced the stop), exited, or already counts as
+// running is left alone: it is a late or repeated announcement.
+func (c *Controller) onStarted(in Input) {
+	t := c.byID[in.Trial]
+	if t == nil || t.Status != hone.StatusRunning {
+		return
+	}
+	if s := c.st[t.ID]; !s.alive || s.exiting || s.ran {
+		return
+	}
+	c.running(t)
+}
+
 // reported notes that t reported (a result or a save): the report limit
-// starts again.
+// starts again. A queued trial that reports runs, even if the executor
+// has not announced it.
 func (c *Controller) reported(t *hone.Trial) {
 	s := c.st[t.ID]
+	if !s.ran {
+		c.running(t)
+		return
+	}
 	s.lastReport = c.now
 	if c.exp.ReportTimeout > 0 {
 		c.watch(t)

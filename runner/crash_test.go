@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/hone-tune/hone"
@@ -40,6 +41,51 @@ func (c *crashing) Next(ctx context.Context) (hone.Event, error) {
 
 func (c *crashing) Clock() hone.Clock { return c.Executor.(hone.Clocked).Clock() }
 
+func (c *crashing) AnnouncesStarts() bool { return announces(c.Executor) }
+
+// announces reports whether e announces starts (hone.StartAnnouncer).
+func announces(e hone.Executor) bool {
+	a, ok := e.(hone.StartAnnouncer)
+	return ok && a.AnnouncesStarts()
+}
+
+// announcing makes an executor announce starts, as a cluster's does: an
+// EventStarted for each trial, taken by Next before anything else after
+// its Start (the trial left the queue at once), unless it is stopped
+// first.
+type announcing struct {
+	hone.Executor
+	started []hone.Event
+}
+
+func (a *announcing) AnnouncesStarts() bool { return true }
+
+func (a *announcing) Clock() hone.Clock { return a.Executor.(hone.Clocked).Clock() }
+
+func (a *announcing) Start(spec hone.StartSpec) error {
+	if err := a.Executor.Start(spec); err != nil {
+		return err
+	}
+	a.started = append(a.started, hone.Event{Kind: hone.EventStarted, TrialID: spec.TrialID, Time: a.Clock().Now(), Hostname: "n1"})
+	return nil
+}
+
+func (a *announcing) Direct(id string, d hone.Directive) error {
+	if d == hone.DirectStop {
+		a.started = slices.DeleteFunc(a.started, func(ev hone.Event) bool { return ev.TrialID == id })
+	}
+	return a.Executor.Direct(id, d)
+}
+
+func (a *announcing) Next(ctx context.Context) (hone.Event, error) {
+	if len(a.started) > 0 {
+		ev := a.started[0]
+		a.started = a.started[1:]
+		return ev, nil
+	}
+	return a.Executor.Next(ctx)
+}
+
 // recording remembers the first StartSpec of each trial.
 type recording struct {
 	hone.Executor
@@ -58,8 +104,13 @@ func (r *recording) Start(spec hone.StartSpec) error {
 
 func (r *recording) Clock() hone.Clock { return r.Executor.(hone.Clocked).Clock() }
 
+func (r *recording) AnnouncesStarts() bool { return announces(r.Executor) }
+
 type simCase struct {
 	samples, iters, ckptEvery, concurrency, numToKeep int
+	// announce: the executors of the run, and of the resume, announce
+	// starts (announcing).
+	announce, announceResume bool
 }
 
 func (sc simCase) experiment(t *rapid.T) *hone.Experiment {
@@ -74,8 +125,16 @@ func (sc simCase) experiment(t *rapid.T) *hone.Experiment {
 		MaxConcurrentTrials: sc.concurrency, Checkpoint: hone.CheckpointConfig{NumToKeep: sc.numToKeep}}
 }
 
-func (sc simCase) executor() *sim.Executor {
-	return sim.New(sim.Curve{Noise: 0.01, Seed: 5, MaxIterations: sc.iters, CheckpointEvery: sc.ckptEvery}.New)
+func (sc simCase) executor() hone.Executor {
+	return sc.executorAnnouncing(sc.announce)
+}
+
+func (sc simCase) executorAnnouncing(announce bool) hone.Executor {
+	ex := sim.New(sim.Curve{Noise: 0.01, Seed: 5, MaxIterations: sc.iters, CheckpointEvery: sc.ckptEvery}.New)
+	if announce {
+		return &announcing{Executor: ex}
+	}
+	return ex
 }
 
 func (sc simCase) options(dir string, e hone.Executor) runner.Options {
@@ -104,7 +163,9 @@ func finals(trials []*hone.Trial) map[string]final {
 
 // TestCrashAtAnyEventThenResume is the docs/SEMANTICS.md §3 property: a crash at a
 // random event followed by a resume ends with the same completed results as
-// an uninterrupted run, and leaves no unregistered checkpoint behind.
+// an uninterrupted run, and leaves no unregistered checkpoint behind. The
+// executor may announce starts (its started events are journaled and
+// replayed), and the resume's may differ from the run's.
 func TestCrashAtAnyEventThenResume(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		sc := simCase{
@@ -113,7 +174,9 @@ func TestCrashAtAnyEventThenResume(t *testing.T) {
 			ckptEvery:   rapid.IntRange(1, 3).Draw(t, "ckptEvery"),
 			concurrency: rapid.IntRange(1, 4).Draw(t, "concurrency"),
 			numToKeep:   rapid.IntRange(0, 2).Draw(t, "numToKeep"),
+			announce:    rapid.Bool().Draw(t, "announce"),
 		}
+		sc.announceResume = rapid.Bool().Draw(t, "announceResume")
 		root, err := os.MkdirTemp(scratch.Dir(), "hone-crash-")
 		if err != nil {
 			t.Fatal(err)
@@ -126,6 +189,9 @@ func TestCrashAtAnyEventThenResume(t *testing.T) {
 			t.Fatalf("uninterrupted run: %v", err)
 		}
 		events := sc.samples * (sc.iters + 1)
+		if sc.announce {
+			events += sc.samples
+		}
 		crashAt := rapid.IntRange(0, events).Draw(t, "crashAt")
 
 		b := filepath.Join(root, "b")
@@ -137,7 +203,7 @@ func TestCrashAtAnyEventThenResume(t *testing.T) {
 		if err != nil {
 			t.Fatalf("open crashed experiment: %v", err)
 		}
-		rec := &recording{Executor: sc.executor()}
+		rec := &recording{Executor: sc.executorAnnouncing(sc.announceResume)}
 		got, err := runner.Resume(context.Background(), sc.experiment(t), sc.options(b, rec), controller.ResumeFlags{Unfinished: true})
 		if err != nil {
 			t.Fatalf("resume: %v", err)

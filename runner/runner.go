@@ -155,6 +155,10 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 		if err := r.ctl.ApplySettings(*h); err != nil {
 			return nil, fmt.Errorf("resume: the journal's header: %w", err)
 		}
+	} else {
+		// A journal from before hone recorded settings: its executor
+		// announced no starts (hone did not know of them then).
+		r.ctl.SetStartsAnnounced(false)
 	}
 	var from int
 	var seqs map[string]int // results so far of the trials in recover
@@ -553,6 +557,11 @@ func newRunner(exp *hone.Experiment, opts Options) (*runner, error) {
 	}
 	if c, ok := opts.Executor.(hone.RemoteCommitter); ok {
 		r.remoteCommits = c.CommitsRemotely()
+	}
+	if a, ok := opts.Executor.(hone.StartAnnouncer); ok && a.AnnouncesStarts() {
+		// Its trials may be queued after Start: their limits count from
+		// their EventStarted. The session's settings journal this.
+		ctl.SetStartsAnnounced(true)
 	}
 	r.sctx, r.scancel = context.WithCancel(context.Background())
 	if !virtualTime(opts.Executor) {

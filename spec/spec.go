@@ -87,7 +87,8 @@ type Spec struct {
 	// Failure is the retry policy.
 	Failure hone.FailureConfig
 	// TrialTimeout ends a trial whose run (since it last started or
-	// restored) lasts longer, as a failure; 0 means no limit.
+	// restored; a trial queued on a cluster starts when it leaves the
+	// queue) lasts longer, as a failure; 0 means no limit.
 	TrialTimeout time.Duration
 	// ReportTimeout ends a running trial that has reported nothing (no
 	// result, no checkpoint) for this long, as a failure; 0 means no

@@ -399,6 +399,7 @@ func (l *honeLauncher) block(ctx context.Context, n, k int) (time.Duration, erro
 			return 0, err
 		}
 		switch ev.Kind {
+		case hone.EventStarted: // the step runs: nothing to answer
 		case hone.EventResult:
 			results++
 			if err := l.ex.Direct(ev.TrialID, hone.DirectContinue); err != nil {

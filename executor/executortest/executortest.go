@@ -11,6 +11,11 @@
 //		})
 //	}
 //
+// An executor that announces starts (hone.StartAnnouncer) may emit an
+// EventStarted per start, before the trial's first result and not after
+// it was told to stop; the suite checks each one and passes over it, and
+// fails any from an executor that does not announce starts.
+//
 // The suite runs its checks as sequential subtests. One of them verifies
 // with goleak that Close leaves no goroutine behind, so Run must not run in
 // parallel with tests that start goroutines.
@@ -85,18 +90,26 @@ func Run(t *testing.T, h Harness) {
 
 // tester drives one executor and checks every event it returns.
 type tester struct {
-	t      *testing.T
-	h      Harness
-	ex     hone.Executor
-	dirs   map[string]string // trial id → trial directory
-	live   map[string]bool   // started trials whose EventExited has not come
-	last   time.Time         // time of the latest event
-	closed bool
+	t         *testing.T
+	h         Harness
+	ex        hone.Executor
+	announces bool              // the executor announces starts (hone.StartAnnouncer)
+	dirs      map[string]string // trial id → trial directory
+	live      map[string]bool   // started trials whose EventExited has not come
+	started   map[string]bool   // live trials whose EventStarted came
+	reported  map[string]bool   // live trials that reported since their start
+	stopped   map[string]bool   // live trials told to stop
+	last      time.Time         // time of the latest event
+	closed    bool
 }
 
 func newTester(t *testing.T, h Harness, s Script) *tester {
 	t.Helper()
-	x := &tester{t: t, h: h, ex: h.New(t, s), dirs: map[string]string{}, live: map[string]bool{}}
+	x := &tester{t: t, h: h, ex: h.New(t, s), dirs: map[string]string{}, live: map[string]bool{},
+		started: map[string]bool{}, reported: map[string]bool{}, stopped: map[string]bool{}}
+	if a, ok := x.ex.(hone.StartAnnouncer); ok {
+		x.announces = a.AnnouncesStarts()
+	}
 	t.Cleanup(x.close)
 	return x
 }
@@ -121,6 +134,9 @@ func (x *tester) start(id, restore string, iteration int) {
 		x.t.Fatalf("Start(%s): %v", id, err)
 	}
 	x.live[id] = true
+	delete(x.started, id)
+	delete(x.reported, id)
+	delete(x.stopped, id)
 }
 
 func (x *tester) direct(id string, d hone.Directive) {
@@ -128,19 +144,28 @@ func (x *tester) direct(id string, d hone.Directive) {
 	if err := x.ex.Direct(id, d); err != nil {
 		x.t.Fatalf("Direct(%s, %v): %v", id, d, err)
 	}
+	if d == hone.DirectStop {
+		x.stopped[id] = true
+	}
 }
 
-// next returns the next event after checking it.
+// next returns the next event after checking it. An EventStarted, which
+// nothing answers, is checked and passed over: the checks see the
+// protocol's other events as from an executor that announces nothing.
 func (x *tester) next() hone.Event {
 	x.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
 	defer cancel()
-	ev, err := x.ex.Next(ctx)
-	if err != nil {
-		x.t.Fatalf("Next: %v", err)
+	for {
+		ev, err := x.ex.Next(ctx)
+		if err != nil {
+			x.t.Fatalf("Next: %v", err)
+		}
+		x.check(ev)
+		if ev.Kind != hone.EventStarted {
+			return ev
+		}
 	}
-	x.check(ev)
-	return ev
 }
 
 // check verifies what holds for every event.
@@ -176,8 +201,29 @@ func (x *tester) check(ev hone.Event) {
 		}
 	case hone.EventExited:
 		delete(x.live, ev.TrialID)
+		delete(x.started, ev.TrialID)
+		delete(x.reported, ev.TrialID)
+		delete(x.stopped, ev.TrialID)
+	case hone.EventStarted:
+		switch {
+		case !x.announces:
+			x.t.Fatalf("started event of %s from an executor that does not announce starts (hone.StartAnnouncer)", ev.TrialID)
+		case x.started[ev.TrialID]:
+			x.t.Fatalf("a second started event of %s for one start", ev.TrialID)
+		case x.reported[ev.TrialID]:
+			x.t.Fatalf("started event of %s after it reported", ev.TrialID)
+		case x.stopped[ev.TrialID]:
+			x.t.Fatalf("started event of %s after it was told to stop", ev.TrialID)
+		}
+		x.started[ev.TrialID] = true
 	default:
 		x.t.Fatalf("event of unknown kind %d for %s", ev.Kind, ev.TrialID)
+	}
+	if ev.Kind == hone.EventResult || ev.Kind == hone.EventSaved {
+		if x.announces && !x.started[ev.TrialID] {
+			x.t.Errorf("%v event of %s before its started event: an executor that announces starts announces a trial before it reports", ev.Kind, ev.TrialID)
+		}
+		x.reported[ev.TrialID] = true
 	}
 }
 
@@ -623,8 +669,16 @@ func testContextCancelled(t *testing.T, h Harness) {
 	if !h.VirtualTime {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 		defer cancel()
-		if ev, err := x.ex.Next(ctx); !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("Next(ctx with deadline) while a trial computes = (%v event, %v), want context.DeadlineExceeded", ev.Kind, err)
+		for {
+			ev, err := x.ex.Next(ctx)
+			if err == nil && ev.Kind == hone.EventStarted {
+				x.check(ev) // the trial began to run: the one event it may give meanwhile
+				continue
+			}
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("Next(ctx with deadline) while a trial computes = (%v event, %v), want context.DeadlineExceeded", ev.Kind, err)
+			}
+			break
 		}
 	}
 	x.direct("a", hone.DirectStop)

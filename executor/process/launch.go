@@ -16,6 +16,12 @@ import (
 //
 // Launch is called from the runner's goroutine; the Launched methods from
 // the executor's goroutines, concurrently.
+//
+// A launched trial may wait before it runs (in a cluster's queue): the
+// executor announces starts (hone.StartAnnouncer), emitting a
+// hone.EventStarted when the Launched says it runs (Queued) or the
+// trial's hello arrives, whichever comes first, so that hone counts the
+// trial's limits from then.
 type Launcher interface {
 	Launch(spec LaunchSpec) (Launched, error)
 }
@@ -50,6 +56,18 @@ type Launched interface {
 	// does not know it: the trial's hello names it) and the launcher's
 	// name for the run, such as "slurm job 12" ("" while not known).
 	Where() (node, id string)
+}
+
+// Queued is implemented by a Launched whose trial may wait before its
+// command runs, and whose launcher can tell when it does (a cluster job
+// that leaves the queue). Running returns a channel closed once the
+// trial's command runs, or nil when the launcher cannot tell; it is
+// called once, after Launch returned. The executor announces the trial
+// started (hone.EventStarted) when the channel is closed or the trial's
+// hello arrives, whichever comes first: a launcher that cannot tell
+// leaves it to the hello.
+type Queued interface {
+	Running() <-chan struct{}
 }
 
 // Preparer is implemented by a Launcher that must find what a killed run

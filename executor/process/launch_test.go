@@ -166,6 +166,9 @@ func TestLaunchHelloHost(t *testing.T) {
 	opts.Listen, opts.Launch = "127.0.0.1:0", &detached{}
 	ex := newExecutor(t, opts)
 	start(t, ex, "a", "", hone.Resources{})
+	if ev := next(t, ex); ev.Kind != hone.EventStarted || ev.Hostname != "n9 (job 5)" {
+		t.Errorf("first event %v from %q, want started on n9 (job 5)", ev.Kind, ev.Hostname)
+	}
 	if ev := result(t, ex, "a"); ev.Hostname != "n9 (job 5)" {
 		t.Errorf("the result came from %q, want n9 (job 5)", ev.Hostname)
 	}

@@ -64,6 +64,12 @@
 // process group and every process carrying its token are killed before
 // any trial starts, and the socket is removed. Close removes all of it.
 //
+// With Options.Launch, a trial may wait before it runs (a job in a
+// cluster's queue), and the executor announces starts
+// (hone.StartAnnouncer): one hone.EventStarted per start, when the
+// launcher says the trial runs (Queued) or its hello arrives, whichever
+// comes first, and never after it was told to stop.
+//
 // Events carry the process id and the executor's host name.
 package process
 
@@ -272,6 +278,12 @@ func lookupEnv(env []string, key string) (string, bool) {
 	}
 	return "", false
 }
+
+// AnnouncesStarts reports whether the executor emits a hone.EventStarted
+// when a started trial begins to run: with a Launcher, whose trials may
+// wait (in a cluster's queue) before they run. A child process runs at
+// Start, and gets no such event. It implements hone.StartAnnouncer.
+func (e *Executor) AnnouncesStarts() bool { return e.opts.Launch != nil }
 
 // Clock returns the clock that stamps events, so the runner can use the
 // same one. It implements hone.Clocked.

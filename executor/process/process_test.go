@@ -106,6 +106,10 @@ func exitErr(t *testing.T, ex *process.Executor, id string) error {
 			return ev.Err
 		case hone.EventResult:
 			direct(t, ex, id, hone.DirectContinue)
+		case hone.EventStarted:
+			if !ex.AnnouncesStarts() {
+				t.Fatalf("a started event from an executor without a launcher")
+			}
 		default:
 			t.Fatalf("unexpected %v event", ev.Kind)
 		}

@@ -112,6 +112,7 @@ type proc struct {
 	finished    bool // the process ended and drained; exitErr is set
 	exitErr     error
 	exitQueued  bool
+	announced   bool // a launched trial's EventStarted was queued, or is no longer due
 }
 
 // start prepares the trial's files, socket and environment, and starts
@@ -239,7 +240,40 @@ func (p *proc) launch(cfgJSON string) error {
 	go p.wait()
 	go p.supervise()
 	go p.serve()
+	if q, ok := l.(Queued); ok {
+		if running := q.Running(); running != nil {
+			e.wg.Add(1)
+			go p.awaitRunning(running)
+		}
+	}
 	return nil
+}
+
+// awaitRunning announces the trial started once the launcher says it
+// runs, unless it ends first.
+func (p *proc) awaitRunning(running <-chan struct{}) {
+	defer p.e.wg.Done()
+	select {
+	case <-running:
+		p.e.mu.Lock()
+		p.announceLocked()
+		p.e.mu.Unlock()
+	case <-p.reaped:
+	}
+}
+
+// announceLocked queues a launched trial's EventStarted, once per start:
+// when the launcher says it runs or its hello arrives, whichever comes
+// first. A trial told to stop, or that has ended, is not announced.
+func (p *proc) announceLocked() {
+	if p.launched == nil || p.announced {
+		return
+	}
+	p.announced = true
+	if p.stopping || p.finished || p.exitQueued {
+		return
+	}
+	p.e.pushLocked(p, hone.Event{Kind: hone.EventStarted})
 }
 
 // environ returns the process's environment.
@@ -590,6 +624,7 @@ func (p *proc) handle(line []byte) bool {
 		p.canSave = m.CanSave
 		p.host = m.Host
 		p.writeLocked(wire.Message{Type: wire.TypeWelcome, V: wire.Version})
+		p.announceLocked() // it runs, if the launcher has not said so yet
 		return true
 	}
 	switch m.Type {

@@ -211,6 +211,7 @@ func (l *stepLauncher) lookup(s *step) {
 			s.mu.Lock()
 			s.id, s.node = st.ID, st.Nodes
 			s.mu.Unlock()
+			s.ran.Do(func() { close(s.running) }) // squeue lists a step once it runs
 			return
 		}
 	}
@@ -276,7 +277,8 @@ func (l *stepLauncher) Launch(spec process.LaunchSpec) (process.Launched, error)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("srun: %w", err)
 	}
-	s := &step{l: l, cmd: cmd, name: name, stderr: spec.Stderr, trialDir: spec.TrialDir, ended: make(chan struct{})}
+	s := &step{l: l, cmd: cmd, name: name, stderr: spec.Stderr, trialDir: spec.TrialDir, ended: make(chan struct{}),
+		running: make(chan struct{})}
 	return s, nil
 }
 
@@ -336,11 +338,19 @@ type step struct {
 	stderr   string
 	trialDir string
 	ended    chan struct{} // closed once srun has been waited for
+	running  chan struct{} // closed once squeue showed the step
+	ran      sync.Once
 
 	mu   sync.Mutex
 	id   string // the step's id ("123.4"), once squeue showed it
 	node string
 }
+
+// Running is closed once squeue showed the step, which it lists once the
+// step runs. Step mode asks squeue only when a stop needs the step's id,
+// so the trial's hello mostly says first that the step runs (a step may
+// wait in its allocation for resources other steps hold).
+func (s *step) Running() <-chan struct{} { return s.running }
 
 // stepID returns the step's id, asking squeue once more if it is not
 // known yet.
@@ -484,7 +494,8 @@ func (l *jobLauncher) Launch(spec process.LaunchSpec) (process.Launched, error) 
 	if _, err := slurmcmd.JobArgs(o, argv); err != nil {
 		return nil, err
 	}
-	j := &job{l: l, name: o.Name, stderr: spec.Stderr, trialDir: spec.TrialDir, submitted: make(chan struct{}), done: make(chan struct{})}
+	j := &job{l: l, name: o.Name, stderr: spec.Stderr, trialDir: spec.TrialDir, submitted: make(chan struct{}), done: make(chan struct{}),
+		running: make(chan struct{})}
 	c := slurmcmd.Client{Runner: slurmcmd.Exec{Env: spec.Env}} // --export=ALL: the trial's environment
 	go func() {
 		var id string
@@ -554,7 +565,11 @@ func (l *jobLauncher) poll() {
 			q, ok := seen[id]
 			if ok {
 				j.setNode(q.Nodes)
-				if !slurmcmd.Classify(q.State).Ended() {
+				o := slurmcmd.Classify(q.State)
+				if o == slurmcmd.Running {
+					j.ran.Do(func() { close(j.running) })
+				}
+				if !o.Ended() {
 					continue
 				}
 			}
@@ -625,6 +640,8 @@ type job struct {
 	done      chan struct{} // closed by finish
 	err       error         // set before done is closed
 	once      sync.Once
+	running   chan struct{} // closed once squeue showed the job running
+	ran       sync.Once
 
 	mu     sync.Mutex
 	id     string // set before submitted is closed; "" if sbatch failed
@@ -681,6 +698,10 @@ func (j *job) Signal(sig syscall.Signal) error {
 	})
 	return err
 }
+
+// Running is closed once a poll sees the job running: it left the queue
+// (the trial's hello may say so first).
+func (j *job) Running() <-chan struct{} { return j.running }
 
 // Wait waits for the job to end.
 func (j *job) Wait() error {

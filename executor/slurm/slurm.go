@@ -29,6 +29,13 @@
 // finds what its killed predecessor left and cancels it before any trial
 // starts: no trial ever runs twice at once.
 //
+// A trial may wait in the queue (a PENDING job, a step waiting for
+// resources in its allocation): the executor announces starts
+// (hone.StartAnnouncer), one hone.EventStarted per start when squeue
+// shows the job running (the step listed) or the trial's hello arrives,
+// whichever comes first, and a trial's trial_timeout and report_timeout
+// count from then, not from its submission.
+//
 // Every trial's command runs behind a check that its node sees the
 // trial's staging directory: a node that does not see the experiment's
 // storage stops the experiment (a StorageError, which wraps

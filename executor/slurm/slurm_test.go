@@ -1,15 +1,20 @@
 package slurm
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/executor/process"
 	"github.com/hone-tune/hone/executor/slurm/slurmcmd"
 )
 
@@ -166,5 +171,60 @@ func TestStoreKey(t *testing.T) {
 	}
 	if d := StoreKey("s3://c/p/exp"); a == d {
 		t.Errorf("two buckets share the key %s", a)
+	}
+}
+
+// squeueState is a Runner answering squeue with one job whose state the
+// test sets: it stands in for the cluster only to control when the job
+// leaves the queue.
+type squeueState struct {
+	mu    sync.Mutex
+	state string
+	nodes string
+}
+
+func (s *squeueState) set(state, nodes string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state, s.nodes = state, nodes
+}
+
+func (s *squeueState) Run(_ context.Context, name string, _ ...string) ([]byte, error) {
+	if name != "squeue" {
+		return nil, fmt.Errorf("%s: not squeue", name)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return []byte("12|" + s.state + "|None|" + s.nodes + "|hone-k-a|hone-experiment-k\n"), nil
+}
+
+// TestJobRunning: a job's Running is closed once a poll sees it running,
+// not while it is pending, and its node is known by then.
+func TestJobRunning(t *testing.T) {
+	sq := &squeueState{state: "PENDING"}
+	l := newJobLauncher(slurmcmd.Client{Runner: sq}, Options{Key: "k", Poll: time.Millisecond})
+	j := &job{l: l, id: "12", name: "hone-k-a", submitted: make(chan struct{}), done: make(chan struct{}), running: make(chan struct{})}
+	close(j.submitted)
+	l.track(j)
+	var _ process.Queued = j
+	for range 20 { // polls that see it pending
+		select {
+		case <-j.Running():
+			t.Fatal("Running closed while the job is pending")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	sq.set("RUNNING", "n2")
+	select {
+	case <-j.Running():
+	case <-time.After(time.Minute):
+		t.Fatal("Running not closed after the job ran")
+	}
+	if node, id := j.Where(); node != "n2" || id != "slurm job 12" {
+		t.Errorf("Where = %q, %q once running; want n2, slurm job 12", node, id)
+	}
+	sq.set("COMPLETED", "n2")
+	if err := j.Wait(); err != nil {
+		t.Errorf("Wait = %v, want nil for a completed job", err)
 	}
 }

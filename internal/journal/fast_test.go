@@ -26,7 +26,7 @@ func TestAppendInputMatchesJSON(t *testing.T) {
 	)
 	rapid.Check(t, func(t *rapid.T) {
 		in := controller.Input{
-			Kind:     rapid.SampledFrom([]controller.InputKind{controller.InResult, controller.InSaved, controller.InExited, controller.InTick}).Draw(t, "kind"),
+			Kind:     rapid.SampledFrom([]controller.InputKind{controller.InResult, controller.InSaved, controller.InExited, controller.InStarted, controller.InTick}).Draw(t, "kind"),
 			Trial:    str.Draw(t, "trial"),
 			Time:     rapid.Int64().Draw(t, "time"),
 			Metrics:  rapid.MapOfN(str, val, 0, 8).Draw(t, "metrics"),
@@ -201,9 +201,10 @@ func TestParseLine(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var line []byte
 		if rapid.Bool().Draw(t, "input") {
-			in := controller.Input{Kind: controller.InResult, Trial: str.Draw(t, "trial"), Time: rapid.Int64().Draw(t, "time"),
+			in := controller.Input{Kind: rapid.SampledFrom([]controller.InputKind{controller.InResult, controller.InStarted}).Draw(t, "kind"),
+				Trial: str.Draw(t, "trial"), Time: rapid.Int64().Draw(t, "time"),
 				Metrics: rapid.MapOfN(str, val, 0, 6).Draw(t, "metrics"), Done: rapid.Bool().Draw(t, "done"),
-				Err: str.Draw(t, "err"), PID: rapid.IntRange(0, 1<<20).Draw(t, "pid")}
+				Err: str.Draw(t, "err"), PID: rapid.IntRange(0, 1<<20).Draw(t, "pid"), Hostname: str.Draw(t, "host")}
 			if rapid.Bool().Draw(t, "ckpt") {
 				in.Checkpoint = &controller.CheckpointRef{Index: rapid.IntRange(0, 99).Draw(t, "ci"), Path: str.Draw(t, "path")}
 			}
@@ -245,8 +246,8 @@ func TestParseLine(t *testing.T) {
 	}
 }
 
-// TestParseLineFastPath: the lines the runner writes for results and
-// status changes take the fast path.
+// TestParseLineFastPath: the lines the runner writes for results, starts
+// and status changes take the fast path.
 func TestParseLineFastPath(t *testing.T) {
 	in := &controller.Input{Kind: controller.InResult, Trial: "5f2a9c01", Time: 17, Metrics: map[string]any{"loss": 0.5, "nan": math.NaN()},
 		Checkpoint: &controller.CheckpointRef{Index: 3, Path: "t/checkpoint_000003"}}
@@ -254,7 +255,8 @@ func TestParseLineFastPath(t *testing.T) {
 	r, _ := appendRecord(nil, &controller.Record{Op: "status", Trial: "5f2a9c01", Status: hone.StatusRunning})
 	tr, _ := appendRecord(nil, &controller.Record{Op: "trial", Trial: "5f2a9c01", Index: 3, Config: hone.Config{"lr": 0.01, "act": "relu", "width": 64},
 		Tag: "3_act=relu,lr=0.01,width=64", Dir: "train_5f2a9c01_3", Resources: &hone.Resources{CPU: 1, Memory: 1 << 30}})
-	for _, line := range [][]byte{a, r, tr} {
+	st, _, _ := appendInput(nil, &controller.Input{Kind: controller.InStarted, Trial: "5f2a9c01", Time: 18, Hostname: "n2 (slurm job 41)"}, nil)
+	for _, line := range [][]byte{a, r, tr, st} {
 		if _, ok := parseLine(bytes.TrimSuffix(line, []byte("\n"))); !ok {
 			t.Errorf("parseLine refused %q", line)
 		}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -239,5 +240,48 @@ func TestAppendCutsTornTailOnDisk(t *testing.T) {
 	w.Close()
 	if _, err := Append(p, int64(len(head))+1); err == nil {
 		t.Fatal("Append with a size beyond the file succeeded")
+	}
+}
+
+// TestStartsAnnouncedRoundTrip: whether each session's executor announced
+// starts is read back from the header and from a resume's settings, and
+// the started inputs it gave with it, so that a replay counts the
+// per-trial limits as the run did.
+func TestStartsAnnouncedRoundTrip(t *testing.T) {
+	p := filepath.Join(t.TempDir(), FileName)
+	w, err := Create(p, Header{Name: "x", Seed: 9, Settings: &controller.Settings{StartsAnnounced: true, TrialTimeout: 15 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := &controller.Input{Kind: controller.InStarted, Trial: "abcd0123", Time: 5, Hostname: "n2 (slurm job 41)"}
+	resumed := &controller.Input{Kind: controller.InResume, Time: 6, Resume: &controller.ResumeFlags{Unfinished: true,
+		Settings: &controller.Settings{TrialTimeout: 15 * time.Second}}}
+	for _, in := range []*controller.Input{started, resumed} {
+		if err := w.AppendInput(in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Read(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := c.Header.Settings; h == nil || !h.StartsAnnounced || h.TrialTimeout != 15*time.Second {
+		t.Fatalf("header settings %+v, want starts announced", h)
+	}
+	if len(c.Lines) != 2 || !reflect.DeepEqual(c.Lines[0].In, started) {
+		t.Fatalf("started input read back as %+v", c.Lines[0].In)
+	}
+	if r := c.Lines[1].In.Resume; r == nil || r.Settings == nil || r.Settings.StartsAnnounced {
+		t.Fatalf("resume read back as %+v, want settings without announced starts", r)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "starts_announced"); n != 1 {
+		t.Errorf("the journal names starts_announced %d times, want once (a false setting is left out):\n%s", n, b)
 	}
 }

@@ -142,6 +142,7 @@ type harness struct {
 	factories map[string]SchedulerFactory
 	schedName string
 	args      map[string]string
+	announced bool // the first session's executor announces starts
 }
 
 func (h *harness) name(id string) string {
@@ -200,6 +201,13 @@ func (h *harness) run(cmd string) string {
 	case "resume":
 		in.Kind = controller.InResume
 		f := controller.ResumeFlags{Unfinished: args["unfinished"] != "false"}
+		if v, ok := args["starts"]; ok {
+			// resume starts=announced|at-start: with an executor that
+			// announces starts, or one whose trials run at Start.
+			st := h.c.Settings()
+			st.StartsAnnounced = startsAnnounced(h.t, v)
+			f.Settings = &st
+		}
 		for _, p := range pos {
 			switch p {
 			case "errored":
@@ -211,10 +219,15 @@ func (h *harness) run(cmd string) string {
 		in.Resume = &f
 	case "replay":
 		return h.replay()
-	case "result", "saved", "exited", "startfail":
+	case "result", "saved", "exited", "startfail", "started":
 		tr := h.trial(pos[0])
 		in.Trial = tr.ID
-		in.Kind = map[string]controller.InputKind{"result": controller.InResult, "saved": controller.InSaved, "exited": controller.InExited, "startfail": controller.InStartFailed}[fields[0]]
+		in.Kind = map[string]controller.InputKind{"result": controller.InResult, "saved": controller.InSaved, "exited": controller.InExited,
+			"startfail": controller.InStartFailed, "started": controller.InStarted}[fields[0]]
+		if host, ok := args["host"]; ok {
+			in.Hostname = host
+			delete(args, "host")
+		}
 		if e, ok := args["err"]; ok {
 			in.Err = strings.ReplaceAll(e, "_", " ")
 			delete(args, "err")
@@ -325,7 +338,23 @@ func (h *harness) setup(args map[string]string) {
 	if err != nil {
 		h.t.Fatalf("experiment: %v", err)
 	}
+	h.announced = startsAnnounced(h.t, args["starts"])
+	c.SetStartsAnnounced(h.announced)
 	h.c, h.exp, h.log = c, exp, nil
+}
+
+// startsAnnounced reads starts=announced|at-start ("" is at-start): whether
+// the executor announces when a started trial runs (a cluster's queue), or
+// its trials run at Start.
+func startsAnnounced(t *testing.T, v string) bool {
+	switch v {
+	case "announced":
+		return true
+	case "", "at-start":
+		return false
+	}
+	t.Fatalf("starts=%q: want announced or at-start", v)
+	return false
 }
 
 // replay rebuilds a fresh controller from every input so far (as resume
@@ -346,6 +375,7 @@ func (h *harness) replay() string {
 	if err != nil {
 		h.t.Fatal(err)
 	}
+	c.SetStartsAnnounced(h.announced) // as the runner takes it from the journal's header
 	for _, in := range h.log {
 		c.Step(in)
 		c.Ready()
