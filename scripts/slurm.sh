@@ -8,6 +8,9 @@
 #   SLURM_CONF                 the cluster's slurm.conf, so that srun, sbatch,
 #   HONE_TEST_SLURM_CONF       squeue... run by the tests talk to this cluster
 #   HONE_TEST_SLURM_PARTITION  the partition of both nodes (debug)
+#   HONE_TEST_SLURM_URGENT     a partition of both nodes whose jobs preempt
+#                              debug's (urgent): a job there that needs a
+#                              node cancels the debug jobs on it (PREEMPTED)
 #   HONE_TEST_SLURM_NODES      the node names, "n1 n2"
 #   HONE_TEST_SLURM_NODECTL    a script that takes a node down and brings it
 #                              back: `NODECTL stop n2` stops the node's slurmd
@@ -20,7 +23,22 @@
 #                              down or drained node to service
 #   HONE_TEST_SLURM_LOCK       a file the tests flock: shared while they use
 #                              the cluster, exclusive while one takes a node
-#                              down (internal/slurmtest)
+#                              down or preempts its jobs (internal/slurmtest)
+#
+# Besides what a cluster needs to run jobs, slurm.conf sets up the faults
+# the tests cause:
+#
+#   - memory limits enforced without cgroups (the daemons run in this
+#     machine's namespaces, with proctrack/linuxproc and task/none):
+#     jobacct_gather/linux samples every step's processes each second
+#     (JobAcctGatherFrequency=task=1) and OverMemoryKill kills a step whose
+#     memory exceeds its --mem. Slurm 22.05 then calls the job FAILED,
+#     signal 9 (srun exits 137), not OUT_OF_MEMORY, which only cgroups
+#     report; slurmstepd says "exceeded memory limit" in its stderr.
+#   - preemption: PreemptType=preempt/partition_prio with
+#     PreemptMode=CANCEL, debug at PriorityTier=1 and urgent at 10, so
+#     `sbatch -p urgent -w n2 --exclusive` ends the debug jobs on n2,
+#     PREEMPTED (SIGTERM, then SIGKILL after KillWait).
 #
 # Everything the cluster writes (state, spool, pid and log files, munge's
 # socket) stays in that directory, and the ports are free ones, so two runs
@@ -35,6 +53,7 @@
 # and exports nothing: the Slurm tests then skip, loudly too.
 
 hone_slurm_partition=debug
+hone_slurm_urgent=urgent
 hone_slurm_nodes="n1 n2"
 hone_slurm_tools="slurmctld slurmd srun sbatch squeue scontrol scancel sinfo munged"
 
@@ -290,14 +309,19 @@ SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=1000
 ReturnToService=2
 AccountingStorageType=accounting_storage/none
-JobAcctGatherType=jobacct_gather/none
+JobAcctGatherType=jobacct_gather/linux
+JobAcctGatherFrequency=task=1
+JobAcctGatherParams=OverMemoryKill
 JobCompType=jobcomp/none
 SchedulerParameters=sched_interval=1
 MinJobAge=300
 KillWait=5
 NodeName=n1 NodeHostname=$host NodeAddr=127.0.0.1 Port=$3 CPUs=2 RealMemory=4000 State=UNKNOWN
 NodeName=n2 NodeHostname=$host NodeAddr=127.0.0.1 Port=$4 CPUs=2 RealMemory=4000 State=UNKNOWN
-PartitionName=$hone_slurm_partition Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP
+PreemptType=preempt/partition_prio
+PreemptMode=CANCEL
+PartitionName=$hone_slurm_partition Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP PriorityTier=1
+PartitionName=$hone_slurm_urgent Nodes=n1,n2 Default=NO MaxTime=INFINITE State=UP PriorityTier=10
 EOF
 }
 
@@ -487,6 +511,7 @@ hone_slurm_start_cluster() {
   export HONE_TEST_SLURM=1
   export SLURM_CONF=$conf HONE_TEST_SLURM_CONF=$conf
   export HONE_TEST_SLURM_PARTITION=$hone_slurm_partition
+  export HONE_TEST_SLURM_URGENT=$hone_slurm_urgent
   export HONE_TEST_SLURM_NODES=$hone_slurm_nodes
   export HONE_TEST_SLURM_NODECTL="$dir/nodectl"
   export HONE_TEST_SLURM_LOCK="$dir/lock"

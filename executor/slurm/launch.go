@@ -65,23 +65,67 @@ func stderrTail(path string) string {
 	return strings.TrimSpace(strings.Join(lines, "\n"))
 }
 
+// stderrSize returns the size of a trial's stderr.log, 0 when it does not
+// exist yet: where the output of the run about to start will begin.
+func stderrSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// stderrSince returns what a trial's stderr.log holds from offset from on
+// (its last 64 KiB at most): the output of one run of the trial.
+func stderrSince(path string, from int64) string {
+	const most = 64 << 10
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() <= from {
+		return ""
+	}
+	from = max(from, fi.Size()-most)
+	b, _ := io.ReadAll(io.NewSectionReader(f, from, fi.Size()-from))
+	return string(b)
+}
+
 // JobError is why a trial's job or step failed: what Slurm says of its
-// end (Job.Summary) and the end of the trial's stderr.log.
+// end (Job.Summary), the line in which slurmstepd said it killed the run
+// for its memory, if it did, and the end of the trial's stderr.log.
 type JobError struct {
-	Job    slurmcmd.Job
+	Job slurmcmd.Job
+	// Memory is slurmstepd's word that the run used more memory than it
+	// asked for (slurmcmd.MemoryKill), "" when it said nothing of the
+	// kind. A cluster that enforces memory by polling rather than with
+	// cgroups says it only there: its job ends FAILED, signal 9.
+	Memory string
 	Stderr string
 }
 
 func (e *JobError) Error() string {
 	s := e.Job.Summary()
+	if e.Memory != "" {
+		s += ", out of memory: " + e.Memory
+	}
 	if e.Stderr != "" {
 		s += "; stderr ends:\n" + e.Stderr
 	}
 	return s
 }
 
-// Outcome is what the job's end means: a node failure, a time limit...
-func (e *JobError) Outcome() slurmcmd.Outcome { return slurmcmd.Classify(e.Job.State) }
+// Outcome is what the job's end means: a node failure, a time limit...;
+// OutOfMemory when slurmstepd said it killed the run for its memory,
+// whatever state Slurm gave the job.
+func (e *JobError) Outcome() slurmcmd.Outcome {
+	if e.Memory != "" {
+		return slurmcmd.OutOfMemory
+	}
+	return slurmcmd.Classify(e.Job.State)
+}
 
 // notShared is the exit status of a trial whose node does not see the
 // trial's staging directory, which hone made on the driver's side of the
@@ -147,13 +191,15 @@ func (e *StorageError) Unwrap() error { return hone.ErrStopExperiment }
 // failure returns why a job or step of the trial in trialDir failed: a
 // StorageError when it exited notShared, or when it failed without a
 // stderr.log where the driver sees the trial's directory (Slurm could not
-// open its output files on the node), else a JobError.
-func failure(j slurmcmd.Job, trialDir, stderr string, remote bool) error {
+// open its output files on the node), else a JobError. The run's output
+// starts at offset from of stderr.log, which holds the earlier runs' too.
+// remote says the trial ran behind the node agent (an object store).
+func failure(j slurmcmd.Job, trialDir, stderr string, from int64, remote bool) error {
 	_, err := os.Stat(stderr)
 	if j.ExitCode == notShared || (!remote && slurmcmd.Classify(j.State) == slurmcmd.Failed && errors.Is(err, os.ErrNotExist)) {
 		return &StorageError{Job: j, TrialDir: trialDir, Remote: remote}
 	}
-	return &JobError{Job: j, Stderr: stderrTail(stderr)}
+	return &JobError{Job: j, Memory: slurmcmd.MemoryKill(stderrSince(stderr, from)), Stderr: stderrTail(stderr)}
 }
 
 // limiter bounds the Slurm commands of one kind in flight, so that
@@ -256,6 +302,10 @@ func (l *stepLauncher) Launch(spec process.LaunchSpec) (process.Launched, error)
 		return nil, err
 	}
 	defer stderr.Close()
+	var from int64 // where this run's output starts
+	if fi, err := stderr.Stat(); err == nil {
+		from = fi.Size()
+	}
 	name := jobName(l.o.Key, spec.TrialID)
 	extra := l.o.SrunArgs
 	if l.o.Time != "" {
@@ -277,7 +327,7 @@ func (l *stepLauncher) Launch(spec process.LaunchSpec) (process.Launched, error)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("srun: %w", err)
 	}
-	s := &step{l: l, cmd: cmd, name: name, stderr: spec.Stderr, trialDir: spec.TrialDir, ended: make(chan struct{}),
+	s := &step{l: l, cmd: cmd, name: name, stderr: spec.Stderr, stderrFrom: from, trialDir: spec.TrialDir, ended: make(chan struct{}),
 		running: make(chan struct{})}
 	return s, nil
 }
@@ -332,14 +382,15 @@ func cancelLeft(mine func() ([]string, error), cancel func([]string) error) erro
 
 // step is one trial's srun.
 type step struct {
-	l        *stepLauncher
-	cmd      *exec.Cmd
-	name     string
-	stderr   string
-	trialDir string
-	ended    chan struct{} // closed once srun has been waited for
-	running  chan struct{} // closed once squeue showed the step
-	ran      sync.Once
+	l          *stepLauncher
+	cmd        *exec.Cmd
+	name       string
+	stderr     string
+	stderrFrom int64 // where the step's output starts in stderr
+	trialDir   string
+	ended      chan struct{} // closed once srun has been waited for
+	running    chan struct{} // closed once squeue showed the step
+	ran        sync.Once
 
 	mu   sync.Mutex
 	id   string // the step's id ("123.4"), once squeue showed it
@@ -421,7 +472,7 @@ func (s *step) Wait() error {
 	} else {
 		j.Reason = err.Error()
 	}
-	return failure(j, s.trialDir, s.stderr, s.l.o.Process.Store != "")
+	return failure(j, s.trialDir, s.stderr, s.stderrFrom, s.l.o.Process.Store != "")
 }
 
 // Where is the step's node, once squeue showed it (the trial's hello
@@ -494,8 +545,8 @@ func (l *jobLauncher) Launch(spec process.LaunchSpec) (process.Launched, error) 
 	if _, err := slurmcmd.JobArgs(o, argv); err != nil {
 		return nil, err
 	}
-	j := &job{l: l, name: o.Name, stderr: spec.Stderr, trialDir: spec.TrialDir, submitted: make(chan struct{}), done: make(chan struct{}),
-		running: make(chan struct{})}
+	j := &job{l: l, name: o.Name, stderr: spec.Stderr, stderrFrom: stderrSize(spec.Stderr), trialDir: spec.TrialDir,
+		submitted: make(chan struct{}), done: make(chan struct{}), running: make(chan struct{})}
 	c := slurmcmd.Client{Runner: slurmcmd.Exec{Env: spec.Env}} // --export=ALL: the trial's environment
 	go func() {
 		var id string
@@ -603,7 +654,7 @@ func (l *jobLauncher) endOf(j *job, q slurmcmd.Job) error {
 	if slurmcmd.Classify(q.State) == slurmcmd.Completed {
 		return nil
 	}
-	return failure(q, j.trialDir, j.stderr, l.o.Process.Store != "")
+	return failure(q, j.trialDir, j.stderr, j.stderrFrom, l.o.Process.Store != "")
 }
 
 // Prepare cancels the jobs of this experiment that a killed run of hone
@@ -632,16 +683,17 @@ func (l *jobLauncher) Prepare(string) error {
 
 // job is one trial's job.
 type job struct {
-	l         *jobLauncher
-	name      string
-	stderr    string
-	trialDir  string
-	submitted chan struct{} // closed once sbatch answered
-	done      chan struct{} // closed by finish
-	err       error         // set before done is closed
-	once      sync.Once
-	running   chan struct{} // closed once squeue showed the job running
-	ran       sync.Once
+	l          *jobLauncher
+	name       string
+	stderr     string
+	stderrFrom int64 // where the job's output starts in stderr
+	trialDir   string
+	submitted  chan struct{} // closed once sbatch answered
+	done       chan struct{} // closed by finish
+	err        error         // set before done is closed
+	once       sync.Once
+	running    chan struct{} // closed once squeue showed the job running
+	ran        sync.Once
 
 	mu     sync.Mutex
 	id     string // set before submitted is closed; "" if sbatch failed

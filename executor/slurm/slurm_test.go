@@ -99,7 +99,7 @@ func TestFailure(t *testing.T) {
 	}
 	failed := slurmcmd.Job{ID: "12", State: "FAILED", Nodes: "n1", ExitCode: 1}
 	var je *JobError
-	if err := failure(failed, dir, stderr, false); !errors.As(err, &je) || !strings.Contains(err.Error(), "ValueError: bad lr") ||
+	if err := failure(failed, dir, stderr, 0, false); !errors.As(err, &je) || !strings.Contains(err.Error(), "ValueError: bad lr") ||
 		errors.Is(err, hone.ErrStopExperiment) {
 		t.Errorf("a failed job: %v", err)
 	}
@@ -112,7 +112,7 @@ func TestFailure(t *testing.T) {
 			out = filepath.Join(dir, "never-written.log")
 		}
 		var se *StorageError
-		if err := failure(j, dir, out, false); !errors.As(err, &se) || !errors.Is(err, hone.ErrStopExperiment) ||
+		if err := failure(j, dir, out, 0, false); !errors.As(err, &se) || !errors.Is(err, hone.ErrStopExperiment) ||
 			!strings.Contains(err.Error(), "not shared with node n2") {
 			t.Errorf("job %s: %v, want a StorageError", j.ID, err)
 		}
@@ -120,19 +120,58 @@ func TestFailure(t *testing.T) {
 	// A job cancelled before it started has no output either: that is no
 	// storage fault.
 	cancelled := slurmcmd.Job{ID: "15", State: "CANCELLED"}
-	if err := failure(cancelled, dir, filepath.Join(dir, "never-written.log"), false); errors.Is(err, hone.ErrStopExperiment) {
+	if err := failure(cancelled, dir, filepath.Join(dir, "never-written.log"), 0, false); errors.Is(err, hone.ErrStopExperiment) {
 		t.Errorf("a job cancelled while pending: %v", err)
 	}
 	// Behind the node agent (an object store), the logs are never on
 	// hone's side: only the agent's status says the store is out of
 	// reach.
 	var se *StorageError
-	if err := failure(slurmcmd.Job{ID: "16", State: "FAILED", Nodes: "n1", ExitCode: notShared}, dir, filepath.Join(dir, "never-written.log"), true); !errors.As(err, &se) ||
+	if err := failure(slurmcmd.Job{ID: "16", State: "FAILED", Nodes: "n1", ExitCode: notShared}, dir, filepath.Join(dir, "never-written.log"), 0, true); !errors.As(err, &se) ||
 		!errors.Is(err, hone.ErrStopExperiment) || !strings.Contains(err.Error(), "node n1 cannot reach the experiment's object store") {
 		t.Errorf("an agent that cannot reach the store: %v, want a StorageError", err)
 	}
-	if err := failure(slurmcmd.Job{ID: "17", State: "FAILED", Nodes: "n1", ExitCode: 1}, dir, filepath.Join(dir, "never-written.log"), true); errors.Is(err, hone.ErrStopExperiment) {
+	if err := failure(slurmcmd.Job{ID: "17", State: "FAILED", Nodes: "n1", ExitCode: 1}, dir, filepath.Join(dir, "never-written.log"), 0, true); errors.Is(err, hone.ErrStopExperiment) {
 		t.Errorf("a failed trial behind the agent: %v, want a JobError", err)
+	}
+}
+
+// TestFailureOutOfMemory: a job that slurmstepd killed for its memory
+// fails out of memory, whatever state Slurm gives it, and the line of an
+// earlier run of the trial, above where this run's output starts, does not
+// count.
+func TestFailureOutOfMemory(t *testing.T) {
+	dir := t.TempDir()
+	stderr := filepath.Join(dir, "stderr.log")
+	earlier := "slurmstepd-n1: error: StepId=20.batch exceeded memory limit (118538240 > 104857600), being killed\n" +
+		"slurmstepd-n1: error: Exceeded job memory limit\n"
+	this := "start\nslurmstepd-n2: error: StepId=21.batch exceeded memory limit (220000256 > 209715200), being killed\n" +
+		"slurmstepd-n2: error: Exceeded job memory limit\n"
+	if err := os.WriteFile(stderr, []byte(earlier+this), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j := slurmcmd.Job{ID: "21", State: "FAILED", Reason: "JobLaunchFailure", Nodes: "n2", Signal: 9}
+	var je *JobError
+	err := failure(j, dir, stderr, int64(len(earlier)), false)
+	want := "slurm job 21 ended FAILED on n2 (JobLaunchFailure), signal 9, out of memory: " +
+		"StepId=21.batch exceeded memory limit (220000256 > 209715200), being killed; stderr ends:\n"
+	if !errors.As(err, &je) || je.Outcome() != slurmcmd.OutOfMemory || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("a job killed for its memory: %v, want %q...", err, want)
+	}
+	// The next run fails otherwise: the earlier runs' lines are no
+	// part of its error.
+	if err := os.WriteFile(stderr, []byte(earlier+this+"Traceback\nValueError: bad lr\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j = slurmcmd.Job{ID: "22", State: "FAILED", Reason: "NonZeroExitCode", Nodes: "n1", ExitCode: 1}
+	err = failure(j, dir, stderr, int64(len(earlier+this)), false)
+	if !errors.As(err, &je) || je.Outcome() != slurmcmd.Failed || strings.Contains(err.Error(), "out of memory") {
+		t.Errorf("a job that failed after one killed for its memory: %v (%v)", err, je.Outcome())
+	}
+	// Slurm's own state, with cgroups.
+	j = slurmcmd.Job{ID: "23", State: "OUT_OF_MEMORY", Reason: "OutOfMemory", Nodes: "n1", ExitCode: 0, Signal: 0}
+	if err := failure(j, dir, stderr, int64(len(earlier+this)), false); !errors.As(err, &je) || je.Outcome() != slurmcmd.OutOfMemory {
+		t.Errorf("a job that ended OUT_OF_MEMORY: %v", err)
 	}
 }
 

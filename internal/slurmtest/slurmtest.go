@@ -28,6 +28,9 @@ const (
 	EnvConf = "HONE_TEST_SLURM_CONF"
 	// EnvPartition is the partition of every node.
 	EnvPartition = "HONE_TEST_SLURM_PARTITION"
+	// EnvUrgent is a partition of every node whose jobs preempt those of
+	// EnvPartition.
+	EnvUrgent = "HONE_TEST_SLURM_URGENT"
 	// EnvNodes lists the node names, separated by spaces.
 	EnvNodes = "HONE_TEST_SLURM_NODES"
 	// EnvNodeCtl is the script that takes a node down and brings it back.
@@ -46,6 +49,11 @@ type Cluster struct {
 	Conf string
 	// Partition is the partition of every node.
 	Partition string
+	// Urgent is a partition of every node whose jobs preempt Partition's:
+	// a job there that needs a node cancels the jobs of Partition on it,
+	// which end PREEMPTED. A test that submits one takes the cluster with
+	// RequireExclusive.
+	Urgent string
 	// Nodes are the node names, "n1" and "n2".
 	Nodes []string
 	// NodeCtl is the path of the node control script: NodeCtl stop|kill|
@@ -61,9 +69,10 @@ func Require(t testing.TB) Cluster {
 	return require(t, syscall.LOCK_SH)
 }
 
-// RequireExclusive is Require for a test that takes nodes down or needs
-// every node to itself: its lock is exclusive, so the test waits until no
-// other test uses the cluster, and none starts until it ends.
+// RequireExclusive is Require for a test that takes nodes down, preempts
+// jobs or needs every node to itself: its lock is exclusive, so the test
+// waits until no other test uses the cluster, and none starts until it
+// ends.
 func RequireExclusive(t testing.TB) Cluster {
 	t.Helper()
 	return require(t, syscall.LOCK_EX)
@@ -78,13 +87,14 @@ func require(t testing.TB, how int) Cluster {
 	c := Cluster{
 		Conf:      os.Getenv(EnvConf),
 		Partition: os.Getenv(EnvPartition),
+		Urgent:    os.Getenv(EnvUrgent),
 		Nodes:     strings.Fields(os.Getenv(EnvNodes)),
 		NodeCtl:   os.Getenv(EnvNodeCtl),
 	}
 	lock := os.Getenv(EnvLock)
-	if c.Conf == "" || c.Partition == "" || len(c.Nodes) == 0 || c.NodeCtl == "" || lock == "" {
-		t.Fatalf("%s is set, but not all of %s, %s, %s, %s, %s: source scripts/slurm.sh whole",
-			Env, EnvConf, EnvPartition, EnvNodes, EnvNodeCtl, EnvLock)
+	if c.Conf == "" || c.Partition == "" || c.Urgent == "" || len(c.Nodes) == 0 || c.NodeCtl == "" || lock == "" {
+		t.Fatalf("%s is set, but not all of %s, %s, %s, %s, %s, %s: source scripts/slurm.sh whole",
+			Env, EnvConf, EnvPartition, EnvUrgent, EnvNodes, EnvNodeCtl, EnvLock)
 	}
 	if got := os.Getenv("SLURM_CONF"); got != c.Conf {
 		t.Fatalf("SLURM_CONF=%q, want the test cluster's %q", got, c.Conf)

@@ -455,3 +455,68 @@ func beats(t *testing.T, path string) int {
 	}
 	return strings.Count(string(b), "\n")
 }
+
+// hog is a command that holds 400 MB until it has slept a minute: far
+// beyond the 100 MB the memory tests ask for, and bounded if Slurm does
+// not kill it.
+var hog = []string{"sh", "-c", "{ head -c 400000000 /dev/zero; sleep 60; } | tail -c 400000000 >/dev/null"}
+
+// TestOverMemory runs a job and a step that use more memory than they ask
+// for: the test cluster enforces memory by polling (OverMemoryKill, no
+// cgroups), and Slurm 22.05 kills both, calls the job FAILED (signal 9)
+// and makes srun exit 137: only slurmstepd's line in their stderr says
+// why, which MemoryKill finds.
+func TestOverMemory(t *testing.T) {
+	cl := slurmtest.Require(t)
+	ctx := testContext(t)
+	var c slurmcmd.Client
+	o := jobOptions(t, cl, uniqueName())
+	o.Resources.MemMB = 100
+	o.Error = filepath.Join(o.Chdir, "stderr.log")
+	id := submit(t, ctx, c, o, hog...)
+	j := waitJob(t, ctx, c, id, "ended", ended)
+	stderr, _ := os.ReadFile(o.Error)
+	line := slurmcmd.MemoryKill(string(stderr))
+	if slurmcmd.Classify(j.State) != slurmcmd.Failed || j.Signal != 9 || !strings.HasPrefix(line, "StepId="+id+".batch exceeded memory limit (") {
+		t.Errorf("job over its memory: %s, MemoryKill %q; want FAILED, signal 9, and slurmstepd's line\nstderr:\n%s", j.Summary(), line, stderr)
+	}
+
+	alloc := submit(t, ctx, c, jobOptions(t, cl, uniqueName()), "sleep", "600")
+	waitJob(t, ctx, c, alloc, "running", running)
+	var out strings.Builder
+	cmd := exec.CommandContext(ctx, "srun", slurmcmd.StepArgs(slurmcmd.StepOptions{Name: uniqueName(), JobID: alloc,
+		Resources: slurmcmd.Resources{MemMB: 100}, Chdir: o.Chdir}, hog)...)
+	cmd.Stderr = &out
+	err := cmd.Run()
+	line = slurmcmd.MemoryKill(out.String())
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 137 || !strings.HasPrefix(line, "StepId="+alloc+".0 exceeded memory limit (") {
+		t.Errorf("step over its memory: srun %v, MemoryKill %q; want exit status 137 and slurmstepd's line\nstderr:\n%s", err, line, out.String())
+	}
+}
+
+// TestPreempted runs a job on n2 and submits an exclusive one there to the
+// urgent partition: the first ends PREEMPTED, and the urgent one runs.
+func TestPreempted(t *testing.T) {
+	cl := slurmtest.RequireExclusive(t) // the urgent job takes n2 whole
+	ctx := testContext(t)
+	var c slurmcmd.Client
+	const node = "n2"
+	o := jobOptions(t, cl, uniqueName())
+	o.Nodelist = node
+	id := submit(t, ctx, c, o, "sleep", "300")
+	waitJob(t, ctx, c, id, "running", running)
+	u := jobOptions(t, cl, uniqueName())
+	u.Partition, u.Nodelist, u.Extra = cl.Urgent, node, []string{"--exclusive"}
+	urgent := submit(t, ctx, c, u, "sleep", "300")
+	j := waitJob(t, ctx, c, id, "ended", ended)
+	if o := slurmcmd.Classify(j.State); o != slurmcmd.Preempted || j.Nodes != node {
+		t.Fatalf("job preempted on %s: %s, classified %v; want preempted", node, j.Summary(), o)
+	}
+	if s := j.Summary(); !strings.HasPrefix(s, "slurm job "+id+" ended PREEMPTED on "+node) {
+		t.Errorf("Summary() = %q, want it to say PREEMPTED on %s", s, node)
+	}
+	if u := waitJob(t, ctx, c, urgent, "running", running); u.Nodes != node {
+		t.Errorf("the urgent job runs on %q, want %s", u.Nodes, node)
+	}
+}

@@ -180,6 +180,24 @@ func TestParseScontrol(t *testing.T) {
 			summary: "slurm job 11 ended NODE_FAIL on n2 (NodeDown)",
 		},
 		{
+			// sbatch --mem=100M of a script that grows a buffer past it,
+			// killed by JobAcctGatherParams=OverMemoryKill: Slurm 22.05
+			// calls it FAILED, signal 9, not OUT_OF_MEMORY; slurmstepd's
+			// line in its stderr says why (MemoryKill).
+			file:    "scontrol_over_memory.txt",
+			want:    Job{ID: "2", Name: "wrap", State: "FAILED", Reason: "JobLaunchFailure", Nodes: "n1", Signal: 9},
+			outcome: Failed,
+			summary: "slurm job 2 ended FAILED on n1 (JobLaunchFailure), signal 9",
+		},
+		{
+			// sleep in partition debug on n2, preempted by an
+			// exclusive job of partition urgent (PreemptMode=CANCEL).
+			file:    "scontrol_preempted.txt",
+			want:    Job{ID: "4", Name: "wrap", State: "PREEMPTED", Nodes: "n2", Signal: 9},
+			outcome: Preempted,
+			summary: "slurm job 4 ended PREEMPTED on n2, signal 9",
+		},
+		{
 			file:    "scontrol_pending.txt",
 			want:    Job{ID: "14", Name: "pend", Comment: "k=3", State: "PENDING", Reason: "Priority"},
 			outcome: Pending,
