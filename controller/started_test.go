@@ -141,3 +141,25 @@ func TestStartsAnnouncedSettings(t *testing.T) {
 		t.Fatalf("FromEvent(started) = %+v", in)
 	}
 }
+
+// TestQueueTimeNotTrainingTime: a queued trial's first result counts its
+// time from the started input, not from the start: time_this_iter_s,
+// time_total_s and time_since_restore leave the wait out.
+func TestQueueTimeNotTrainingTime(t *testing.T) {
+	c, at := queuedController(t, 1, 0, 0)
+	tr := c.Trials()[0]
+	step(t, c, Input{Kind: InStarted, Trial: tr.ID, Time: at(time.Hour)})
+	var r *hone.Result
+	for _, a := range step(t, c, Input{Kind: InResult, Trial: tr.ID, Time: at(time.Hour + 3*time.Second), Metrics: map[string]any{"loss": 1.0}}) {
+		if a.Kind == ActNotify && a.Note == NoteResult {
+			r = a.Result
+		}
+	}
+	if r == nil {
+		t.Fatal("no result")
+	}
+	if r.TimeThisIter != 3 || r.TimeTotal != 3 || r.TimeSinceRestore != 3 {
+		t.Errorf("first result after an hour queued and 3s running: time_this_iter %v, time_total %v, time_since_restore %v; want 3 each",
+			r.TimeThisIter, r.TimeTotal, r.TimeSinceRestore)
+	}
+}

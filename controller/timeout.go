@@ -87,7 +87,7 @@ func (c *Controller) running(t *hone.Trial) {
 }
 
 // onStarted handles InStarted: the trial's current run, queued since its
-// start, runs from now on. A trial that is not running, was told to stop
+// start, runs from now on, for its limits and its result times. A trial that is not running, was told to stop
 // (its start may have raced the stop), exited, or already counts as
 // running is left alone: it is a late or repeated announcement.
 func (c *Controller) onStarted(in Input) {
@@ -95,9 +95,14 @@ func (c *Controller) onStarted(in Input) {
 	if t == nil || t.Status != hone.StatusRunning {
 		return
 	}
-	if s := c.st[t.ID]; !s.alive || s.exiting || s.ran {
+	s := c.st[t.ID]
+	if !s.alive || s.exiting || s.ran {
 		return
 	}
+	// The time it waited in the queue is no training time: the first
+	// result's time_this_iter_s (and so time_total_s) and its
+	// time_since_restore count from now.
+	s.lastTime, s.restoredAt = c.now, c.now
 	c.running(t)
 }
 
