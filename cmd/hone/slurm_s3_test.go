@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -228,50 +227,13 @@ func TestSlurmObjectStorageDriverKilled(t *testing.T) {
 	_ = cmd.Process.Kill()
 	<-done
 
-	resume := s3Binary(t, second, "resume", u)
-	if err := resume.Start(); err != nil {
+	resume := &running{cmd: s3Binary(t, second, "resume", u), done: make(chan error, 1)}
+	if err := resume.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	rdone := make(chan error, 1)
-	go func() { rdone <- resume.Wait() }()
-	for {
-		var live []string
-		for _, j := range experimentJobs(t, prefix) {
-			if f := strings.Fields(j); f[1] == "RUNNING" || f[1] == "PENDING" {
-				live = append(live, f[0])
-			}
-		}
-		fresh, stale := false, false
-		for _, id := range live {
-			if slices.Contains(old, id) {
-				stale = true
-			} else {
-				fresh = true
-			}
-		}
-		if fresh && stale {
-			t.Fatalf("a job of the killed run (%v) still runs beside the resumed run's: %v", old, live)
-		}
-		if fresh {
-			break
-		}
-		select {
-		case <-rdone:
-			out, errOut := output(resume)
-			t.Fatalf("the resume ended before starting a job: exit %d\n%s%s", resume.ProcessState.ExitCode(), out, errOut)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	select {
-	case <-rdone:
-	case <-time.After(5 * time.Minute):
-		_ = resume.Process.Kill()
-		t.Fatal("the resume did not finish within 5 minutes")
-	}
-	if code := resume.ProcessState.ExitCode(); code != exitOK {
-		out, errOut := output(resume)
-		t.Fatalf("hone resume: exit %d\n%s%s", code, out, errOut)
-	}
+	go func() { resume.done <- resume.cmd.Wait() }()
+	waitFresh(t, prefix, old, resume)
+	resume.wait(t, 5*time.Minute, exitOK)
 	if checkObjectStoreRun(t, u, second, nodeCache, population, epochs, nil) == 0 {
 		t.Error("no trial restored from a checkpoint after the resume")
 	}

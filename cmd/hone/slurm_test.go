@@ -348,16 +348,31 @@ func TestSlurmDriverKilled(t *testing.T) {
 	<-h.done
 
 	resume := startHone(t, "resume", dir)
-	// Once a new job runs, the old ones must be gone.
+	waitFresh(t, prefix, old, resume)
+	resume.wait(t, 5*time.Minute, exitOK)
+	checkFinished(t, dir)
+	for _, j := range experimentJobs(t, prefix) {
+		if f := strings.Fields(j); f[1] == "RUNNING" || f[1] == "PENDING" {
+			t.Errorf("a job is left after the resume: %s", j)
+		}
+	}
+}
+
+// waitFresh waits until the resume r runs a job of the experiment (its
+// jobs' names start with prefix) and fails the test if a job of the killed
+// run (old) is still there beside it: the resume must have cancelled them
+// before it started any.
+func waitFresh(t *testing.T, prefix string, old []string, r *running) {
+	t.Helper()
 	for {
-		var running []string
+		var live []string
 		for _, j := range experimentJobs(t, prefix) {
 			if f := strings.Fields(j); f[1] == "RUNNING" || f[1] == "PENDING" {
-				running = append(running, f[0])
+				live = append(live, f[0])
 			}
 		}
 		fresh, stale := false, false
-		for _, id := range running {
+		for _, id := range live {
 			if slices.Contains(old, id) {
 				stale = true
 			} else {
@@ -365,23 +380,17 @@ func TestSlurmDriverKilled(t *testing.T) {
 			}
 		}
 		if fresh && stale {
-			t.Fatalf("a job of the killed run (%v) still runs beside the resumed run's: %v", old, running)
+			t.Fatalf("a job of the killed run (%v) still runs beside the resumed run's: %v", old, live)
 		}
 		if fresh {
-			break
+			return
 		}
 		select {
-		case <-resume.done:
-			out, errOut := output(resume.cmd)
-			t.Fatalf("the resume ended before starting a job: exit %d\n%s%s", resume.cmd.ProcessState.ExitCode(), out, errOut)
+		case err := <-r.done:
+			r.done <- err
+			out, errOut := output(r.cmd)
+			t.Fatalf("the resume ended before starting a job: exit %d\n%s%s", r.cmd.ProcessState.ExitCode(), out, errOut)
 		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	resume.wait(t, 5*time.Minute, exitOK)
-	checkFinished(t, dir)
-	for _, j := range experimentJobs(t, prefix) {
-		if f := strings.Fields(j); f[1] == "RUNNING" || f[1] == "PENDING" {
-			t.Errorf("a job is left after the resume: %s", j)
 		}
 	}
 }
