@@ -1,6 +1,7 @@
 package trial
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -118,7 +119,7 @@ type client struct {
 	restoreDir string
 	iteration  int
 	token      string
-	host       string // HONE_HOST, or the host name: named in the hello
+	host       string // HONE_HOST, else SLURMD_NODENAME, else the host name: named in the hello
 	stager     *Stager
 	stdout     io.Writer
 	cancel     context.CancelFunc // cancels the trainable's context
@@ -143,7 +144,7 @@ func newClient(getenv func(string) string, stdout io.Writer, cancel context.Canc
 		dir:        getenv(wire.EnvTrialDir),
 		restoreDir: getenv(wire.EnvRestoreDir),
 		token:      getenv(wire.EnvToken),
-		host:       getenv(wire.EnvHost),
+		host:       cmp.Or(getenv(wire.EnvHost), getenv(wire.EnvSlurmNode)),
 		stdout:     stdout,
 		cancel:     cancel,
 	}

@@ -200,8 +200,8 @@ func listen(t *testing.T) *honeSide {
 	return h
 }
 
-// accept takes the trial's connection and checks its hello.
-func (h *honeSide) accept(canSave bool) {
+// accept takes the trial's connection, checks its hello and returns it.
+func (h *honeSide) accept(canSave bool) wire.Message {
 	h.t.Helper()
 	conn, err := h.ln.Accept()
 	if err != nil {
@@ -210,9 +210,11 @@ func (h *honeSide) accept(canSave bool) {
 	h.t.Cleanup(func() { conn.Close() })
 	h.conn, h.r = conn, wire.NewReader(conn)
 	want := wire.Message{Type: wire.TypeHello, V: 1, Token: "cafe", TrialID: "t1", CanSave: canSave}
-	if m := h.recv(); m.Type != want.Type || m.V != want.V || m.Token != want.Token || m.TrialID != want.TrialID || m.CanSave != want.CanSave {
+	m := h.recv()
+	if m.Type != want.Type || m.V != want.V || m.Token != want.Token || m.TrialID != want.TrialID || m.CanSave != want.CanSave {
 		h.t.Fatalf("hello %+v, want %+v", m, want)
 	}
+	return m
 }
 
 func (h *honeSide) send(m wire.Message) {
@@ -281,6 +283,32 @@ func TestMainFunc(t *testing.T) {
 	h.send(wire.Message{Type: wire.TypeDirective, Action: wire.ActionStop, Reason: "stop"})
 	if code := c.wait(t); code != 0 || c.stderr.Len() != 0 {
 		t.Fatalf("exit status %d, stderr:\n%s", code, &c.stderr)
+	}
+}
+
+// TestHelloHost: the hello names the machine HONE_HOST names, else the
+// node SLURMD_NODENAME names (a Slurm step's task, which step mode starts
+// with nothing of hone's around it), else the host name.
+func TestHelloHost(t *testing.T) {
+	hostname, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		honeHost, slurmNode, want string
+	}{
+		{"n5", "n7", "n5"},
+		{"", "n7", "n7"},
+		{"", "", hostname},
+	} {
+		h := listen(t)
+		child := startChild(t, "fail", append(h.env, wire.EnvHost+"="+c.honeHost, wire.EnvSlurmNode+"="+c.slurmNode)...)
+		hello := h.accept(false)
+		h.send(welcome)
+		child.wait(t)
+		if hello.Host != c.want {
+			t.Errorf("HONE_HOST=%q SLURMD_NODENAME=%q: the hello names %q, want %q", c.honeHost, c.slurmNode, hello.Host, c.want)
+		}
 	}
 }
 

@@ -31,9 +31,10 @@
 //
 // can_save says the trial can checkpoint on demand (a class-style
 // trainable). host, optional, names the machine the trial runs on (a
-// cluster's node): HONE_HOST when the environment has it, else the host
-// name; hone shows it as where the trial's results come from. Then the trial reports, and every report is answered with
-// exactly one directive:
+// cluster's node): HONE_HOST when the environment has it, else
+// SLURMD_NODENAME (Slurm's name of the node, in a job step), else the host
+// name; hone shows it as where the trial's results come from. Then the
+// trial reports, and every report is answered with exactly one directive:
 //
 //	trial -> hone  {"type":"report","metrics":{"loss":0.3},"checkpoint":"/…/.staging/3","done":false}
 //	hone -> trial  {"type":"directive","action":"continue"}

@@ -37,10 +37,15 @@ const (
 	EnvRestoreDir = "HONE_RESTORE_DIR"
 	EnvIteration  = "HONE_ITERATION"
 	EnvConfig     = "HONE_CONFIG"
-	// EnvHost, when set, is what a trial's hello names as its machine
-	// (a cluster's executor sets it to the node's name); clients fall
-	// back to the host name.
+	// EnvHost, when set, is what a trial's hello names as its machine:
+	// the slurm executor's check of a job-mode trial's node and the node
+	// agent set it to the node's name. Clients fall back to
+	// EnvSlurmNode, which Slurm sets in every job step (a step-mode
+	// trial runs as its step's task, with nothing of hone's around it),
+	// then to the host name.
 	EnvHost = "HONE_HOST"
+	// EnvSlurmNode is Slurm's name of the node a job step runs on.
+	EnvSlurmNode = "SLURMD_NODENAME"
 	// EnvStorage, EnvStoreTrialDir and EnvRestoreCheckpoint are for a
 	// node agent (hone agent) that commits a remote trial's checkpoints
 	// to the experiment's object store itself: the store's URL, the

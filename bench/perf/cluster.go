@@ -32,9 +32,11 @@ const (
 //     executor driven directly (no runner); against `srun --exclusive
 //     -N1 -n1 true` by hand and against srun of the same trial program
 //     by hand, reporting to a minimal TCP server: the same work without
-//     hone. The three take turns launch by launch (in blocks of 3k
-//     launches k at a time; see StepLaunchMain). And the CPU and memory
-//     of idle sruns, one per running trial in step mode.
+//     hone. And hone's launches of the command true as the trial against
+//     `srun true` by hand: what hone adds to launching a command. The
+//     kinds take turns launch by launch (in blocks of 3k launches k at a
+//     time; see StepLaunchMain). And the CPU and memory of idle sruns,
+//     one per running trial in step mode.
 //   - tcp: subprocess trials reporting as fast as hone answers
 //     (bench/process), over the executor's TCP server
 //     (process.Options.Listen 127.0.0.1:0) against over their Unix

@@ -16,8 +16,10 @@ import (
 
 // clusterLaunches runs bench/cmd/steplaunch inside an allocation (salloc,
 // unless perfbench already runs in one) and turns its lines into rows:
-// for every concurrency, hone's step-mode launches against srun of true
-// by hand and against srun of the same trial program by hand.
+// for every concurrency, hone's step-mode launches of the trial program
+// against srun of true by hand and against srun of the same trial
+// program by hand, and hone's launches of the command true against srun
+// of true by hand.
 func (b *bench) clusterLaunches(ctx context.Context) error {
 	trialBin, err := b.helper(ctx, "./process/cmd/proctrial")
 	if err != nil {
@@ -112,10 +114,10 @@ func (b *bench) clusterLaunches(ctx context.Context) error {
 			len(idle), formatSamples(idle), idleWindow, median(idleRSS)/1024, median(idlePSS)/1024)
 	}
 	for _, k := range c.LaunchConcurrency {
-		h, t, tr, ck := samples[key{launchHone, k}], samples[key{launchSrunTrue, k}], samples[key{launchSrunTrial, k}],
-			samples[key{launchSrunChecked, k}]
-		if len(h) == 0 || len(t) == 0 || len(tr) == 0 || len(ck) == 0 {
-			return fmt.Errorf("%d at a time: steplaunch printed %d, %d, %d and %d samples", k, len(h), len(t), len(tr), len(ck))
+		h, t, tr, ck, ht := samples[key{launchHone, k}], samples[key{launchSrunTrue, k}], samples[key{launchSrunTrial, k}],
+			samples[key{launchSrunChecked, k}], samples[key{launchHoneTrue, k}]
+		if len(h) == 0 || len(t) == 0 || len(tr) == 0 || len(ck) == 0 || len(ht) == 0 {
+			return fmt.Errorf("%d at a time: steplaunch printed %d, %d, %d, %d and %d samples", k, len(h), len(t), len(tr), len(ck), len(ht))
 		}
 		ms := func(rate float64) float64 { return 1000 * float64(k) / rate }
 		name := fmt.Sprintf("step-mode trial launches, %d at a time, launch to exit of a minimal trial (proctrial report 1: "+
@@ -125,11 +127,14 @@ func (b *bench) clusterLaunches(ctx context.Context) error {
 		}
 		common := []string{
 			"CPU per launch on the driver's machine, the launching process's + its children's (srun; squeue too for hone): " +
-				strings.Join([]string{cpu(launchHone), cpu(launchSrunTrue), cpu(launchSrunTrial), cpu(launchSrunChecked)}, ", "),
-			fmt.Sprintf("per launch (wall × concurrency ÷ launches): hone %.0f ms; by hand: srun true %.0f ms, srun of the trial %.0f ms, "+
-				"srun of the trial behind hone's storage check %.0f ms", ms(median(h)), ms(median(t)), ms(median(tr)), ms(median(ck))),
-			fmt.Sprintf("srun of the trial behind hone's storage check (/bin/sh -c 'test -d …; exec \"$@\"') by hand: %s launches/s; "+
-				"hone ÷ that: %s (paired: %s)", formatNum(median(ck)), formatRatio(median(h)/median(ck)), formatRatio(median(pairedRatios(h, ck)))),
+				strings.Join([]string{cpu(launchHone), cpu(launchHoneTrue), cpu(launchSrunTrue), cpu(launchSrunTrial), cpu(launchSrunChecked)}, ", "),
+			fmt.Sprintf("per launch (wall × concurrency ÷ launches): hone %.0f ms, hone of true %.0f ms; by hand: srun true %.0f ms, "+
+				"srun of the trial %.0f ms, srun of the trial behind the storage check %.0f ms",
+				ms(median(h)), ms(median(ht)), ms(median(t)), ms(median(tr)), ms(median(ck))),
+			fmt.Sprintf("srun of the trial behind the storage check job mode keeps at every start (/bin/sh -c 'test -d …; exec \"$@\"') "+
+				"by hand: %s launches/s, %s of the trial by hand (paired: %s); hone ÷ that: %s (paired: %s)",
+				formatNum(median(ck)), formatRatio(median(ck)/median(tr)), formatRatio(median(pairedRatios(ck, tr))),
+				formatRatio(median(h)/median(ck)), formatRatio(median(pairedRatios(h, ck)))),
 		}
 		b.add(Row{
 			Shape: ShapeCluster, Name: name, Unit: "launches/s",
@@ -141,8 +146,8 @@ func (b *bench) clusterLaunches(ctx context.Context) error {
 				fmt.Sprintf("srun of true runs no trial program and nothing connects: the same work by hand (the next row) is itself "+
 					"%s of srun true, the floor of this ratio", formatRatio(median(tr)/median(t))),
 				"hone's launch: the process executor's start (trial and staging directories, token, the trial's share of the TCP server, "+
-					"log files), srun with hone's arguments, the trial behind the storage check, its connection and report over TCP, "+
-					"squeue asked for the step's id and node while it runs, the trial's end read back",
+					"log files), srun with hone's arguments, the trial as the step's task (each node's view of the storage was checked "+
+					"once, at Prepare), its connection and report over TCP, the trial's end read back",
 				idleNote, memNote),
 		})
 		b.add(Row{
@@ -152,6 +157,20 @@ func (b *bench) clusterLaunches(ctx context.Context) error {
 			Base:     median(tr), BaseSamples: tr, Higher: true,
 			Target: ratioAtLeast("≥ 0.9 of srun by hand", 0.9),
 			Notes:  append(common, "median of the paired ratios: "+formatRatio(median(pairedRatios(h, tr)))),
+		})
+		b.add(Row{
+			Shape: ShapeCluster, Name: fmt.Sprintf("step-mode launches of the command true as the trial, %d at a time, launch to exit, "+
+				"slurm.New driven directly: what hone adds to launching a command", k),
+			Unit: "launches/s", Value: median(ht), Samples: ht,
+			BaseName: "srun --exclusive -N1 -n1 --cpus-per-task=1 --mem=" + strconv.Itoa(c.LaunchMemMB) + "M true by hand, as many at a time, taking turns",
+			Base:     median(t), BaseSamples: t, Higher: true,
+			Target: ratioAtLeast("≥ 0.9 of srun by hand", 0.9),
+			Notes: []string{"median of the paired ratios: " + formatRatio(median(pairedRatios(ht, t))),
+				fmt.Sprintf("per launch (wall × concurrency ÷ launches): hone %.0f ms, srun true by hand %.0f ms; CPU per launch on the "+
+					"driver's machine: %s, %s", ms(median(ht)), ms(median(t)), cpu(launchHoneTrue), cpu(launchSrunTrue)),
+				"the same command, the same step; hone adds the process executor's start (directories, token, log files, the trial's " +
+					"environment), srun with hone's arguments (--job-name, --chdir, --kill-on-bad-exit, --quiet) and the trial's end " +
+					"read back; true never connects"},
 		})
 	}
 	return nil

@@ -115,8 +115,9 @@ func TestSmokeClusterSlurm(t *testing.T) {
 	}
 	text := out.String()
 	checkShapeRows(t, ShapeCluster, rows, text, map[string]int{
-		"step-mode trial launches": 2 * len(cfg.Cluster.LaunchConcurrency),
-		"job mode's poll of":       len(cfg.Cluster.PollJobs),
+		"step-mode trial launches":               2 * len(cfg.Cluster.LaunchConcurrency),
+		"step-mode launches of the command true": len(cfg.Cluster.LaunchConcurrency),
+		"job mode's poll of":                     len(cfg.Cluster.PollJobs),
 	})
 	name := "hone-bench-poll-" + strconv.Itoa(os.Getpid())
 	if !strings.Contains(text, name) {

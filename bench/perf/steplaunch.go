@@ -35,14 +35,16 @@ import (
 // their lines.
 const (
 	launchHone        = "hone"
+	launchHoneTrue    = "hone-true"
 	launchSrunTrue    = "srun-true"
 	launchSrunTrial   = "srun-trial"
 	launchSrunChecked = "srun-checked"
 )
 
-// storageCheck is the script step mode runs every trial's command behind
-// (executor/slurm's checked): it checks that the node sees the trial's
-// staging directory, then execs the command.
+// storageCheck is the script job mode runs every trial's command behind,
+// and step mode ran every trial's behind until it checked each node once
+// at Prepare instead (executor/slurm's checked): it checks that the node
+// sees the trial's staging directory, then execs the command.
 const storageCheck = `test -d "$HONE_STAGING_DIR" || { echo "hone: $HONE_STAGING_DIR does not exist on $(hostname): ` +
 	`the experiment's storage is not shared with this node" >&2; exit 97; }; exec "$@"`
 
@@ -89,12 +91,15 @@ type launchLine struct {
 // sruns, and prints one JSON line per measurement (launchLine) to stdout,
 // progress to stderr. It returns the process's exit status.
 //
-// The three launches take turns in blocks: one launch at a time, a block
-// is a single launch, so that hone's launches and the baselines' alternate
-// one by one and a drift of the machine's speed (which here doubles
-// within a day) touches them alike; k at a time, a block is 3k launches,
-// k running at once until the block's last ones end. Which of the three
-// goes first rotates from one round of blocks to the next.
+// The kinds of launch (hone's of the trial program and of the command
+// true, and the baselines by hand: srun of true, of the trial program,
+// and of the trial program behind the storage check) take turns in
+// blocks: one launch at a time, a block is a single launch, so that
+// hone's launches and the baselines' alternate one by one and a drift of
+// the machine's speed (which here doubles within a day) touches them
+// alike; k at a time, a block is 3k launches, k running at once until
+// the block's last ones end. Which kind goes first rotates from one
+// round of blocks to the next.
 func StepLaunchMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("steplaunch", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -197,7 +202,7 @@ type launcher interface {
 // run measures every concurrency reps times, then the idle sruns.
 func (s *stepLaunch) run(ctx context.Context, ks []int, reps, idleSruns int, idle time.Duration) error {
 	s.logf("allocation %s on %s; %d launches of each kind per repetition", os.Getenv("SLURM_JOB_ID"), os.Getenv("SLURM_JOB_NODELIST"), s.n)
-	kinds := []string{launchSrunTrue, launchSrunTrial, launchSrunChecked, launchHone}
+	kinds := []string{launchSrunTrue, launchSrunTrial, launchSrunChecked, launchHone, launchHoneTrue}
 	for rep := range reps {
 		for _, k := range ks {
 			costs, err := s.interleaved(ctx, kinds, k)
@@ -295,7 +300,9 @@ func (s *stepLaunch) interleaved(ctx context.Context, kinds []string, k int) (ma
 func (s *stepLaunch) launcher(ctx context.Context, what, dir string) (launcher, error) {
 	switch what {
 	case launchHone:
-		return s.newHoneLauncher(ctx, dir, []string{s.trial, "report", "1"}, s.mem)
+		return s.newHoneLauncher(ctx, dir, []string{s.trial, "report", "1"}, s.mem, 1)
+	case launchHoneTrue:
+		return s.newHoneLauncher(ctx, dir, []string{"true"}, s.mem, 0)
 	case launchSrunTrue:
 		argv := []string{"srun", "--exclusive", "-N1", "-n1", "--cpus-per-task=1", "--mem=" + strconv.Itoa(s.mem) + "M", "true"}
 		return cmdLauncher(func(int) *exec.Cmd { return exec.CommandContext(ctx, argv[0], argv[1:]...) }), nil
@@ -346,23 +353,26 @@ func byHand(ctx context.Context, n, k int, cmd func(i int) *exec.Cmd) (time.Dura
 	return wall, errors.Join(errs...)
 }
 
-// honeLauncher launches trials of the trial program ("report 1") through
-// the slurm executor in step mode, driving the executor directly: each
-// result is answered with continue, and the next trial of a block starts
-// as soon as one exits. The executor is made, and its Prepare (which asks
-// squeue once for steps an earlier run left) runs, before any timing, as
-// a run's are once per experiment. Every trial must report once and exit
-// well.
+// honeLauncher launches trials of a command (the trial program's "report
+// 1", or true) through the slurm executor in step mode, driving the
+// executor directly: each result is answered with continue, and the next
+// trial of a block starts as soon as one exits. The executor is made,
+// and its Prepare (which asks squeue once for steps an earlier run left
+// and checks once on every node of the allocation that it sees the
+// storage) runs, before any timing, as a run's are once per experiment.
+// Every trial must send its results and exit well.
 type honeLauncher struct {
-	ex   *hproc.Executor
-	dir  string
-	mem  int // MB per trial; 0: the trials need no memory
-	next int // the next trial's number
+	ex      *hproc.Executor
+	dir     string
+	mem     int // MB per trial; 0: the trials need no memory
+	results int // results each trial sends
+	next    int // the next trial's number
 }
 
 // newHoneLauncher returns a launcher of argv through the slurm executor
-// in step mode, each trial needing one CPU and mem MB (none when 0).
-func (s *stepLaunch) newHoneLauncher(ctx context.Context, dir string, argv []string, mem int) (*honeLauncher, error) {
+// in step mode, each trial needing one CPU and mem MB (none when 0) and
+// sending results results.
+func (s *stepLaunch) newHoneLauncher(ctx context.Context, dir string, argv []string, mem, results int) (*honeLauncher, error) {
 	ex, err := slurm.New(ctx, slurm.Options{
 		Process: hproc.Options{Command: argv, Dir: dir},
 		Mode:    slurm.Step,
@@ -375,7 +385,7 @@ func (s *stepLaunch) newHoneLauncher(ctx context.Context, dir string, argv []str
 		ex.Close()
 		return nil, err
 	}
-	return &honeLauncher{ex: ex, dir: dir, mem: mem}, nil
+	return &honeLauncher{ex: ex, dir: dir, mem: mem, results: results}, nil
 }
 
 func (l *honeLauncher) block(ctx context.Context, n, k int) (time.Duration, error) {
@@ -420,8 +430,8 @@ func (l *honeLauncher) block(ctx context.Context, n, k int) (time.Duration, erro
 		}
 	}
 	wall := time.Since(start)
-	if results != n {
-		return 0, fmt.Errorf("%d results from %d trials, want one each", results, n)
+	if results != n*l.results {
+		return 0, fmt.Errorf("%d results from %d trials, want %d each", results, n, l.results)
 	}
 	return wall, nil
 }
@@ -632,7 +642,7 @@ func (s *stepLaunch) memoryConcurrency(ctx context.Context, k int) (without, wit
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return 0, 0, err
 		}
-		l, err := s.newHoneLauncher(ctx, dir, []string{s.trial, "sleep", "1s"}, mem)
+		l, err := s.newHoneLauncher(ctx, dir, []string{s.trial, "sleep", "1s"}, mem, 1)
 		if err != nil {
 			return 0, 0, err
 		}

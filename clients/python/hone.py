@@ -98,6 +98,7 @@ STOP = "stop"
 _ENV_PROTOCOL = "HONE_PROTOCOL"
 _ENV_SOCKET = "HONE_SOCKET"
 _ENV_HOST = "HONE_HOST"
+_ENV_SLURM_NODE = "SLURMD_NODENAME"
 _TCP_SCHEME = "tcp://"
 _DIAL_TIMEOUT = 30.0
 _ENV_TOKEN = "HONE_TOKEN"
@@ -350,6 +351,12 @@ def _report_body(metrics: Dict[str, Any], checkpoint: Optional[str], done: bool)
 _Saver = Callable[[], str]
 
 
+def _host() -> str:
+    """The machine the hello names: HONE_HOST, else SLURMD_NODENAME (Slurm's
+    name of the node, set in every job step), else the host name."""
+    return os.environ.get(_ENV_HOST) or os.environ.get(_ENV_SLURM_NODE) or socket.gethostname()
+
+
 def _dial(address: str) -> socket.socket:
     """Connect to a ``HONE_SOCKET`` value: ``tcp://HOST:PORT`` or a Unix
     socket's path."""
@@ -391,7 +398,7 @@ class _Connection:
                 "token": token,
                 "trial_id": tid,
                 "can_save": can_save,
-                "host": os.environ.get(_ENV_HOST) or socket.gethostname(),
+                "host": _host(),
             }
         )
         msg = self.receive()

@@ -274,7 +274,7 @@ class ClientTest(unittest.TestCase):
     """Base: a clean environment and client state for every test."""
 
     def setUp(self) -> None:
-        clean = {k: v for k, v in os.environ.items() if not k.startswith("HONE_")}
+        clean = {k: v for k, v in os.environ.items() if not k.startswith("HONE_") and k != "SLURMD_NODENAME"}
         patcher = mock.patch.dict(os.environ, clean, clear=True)
         patcher.start()
         self.addCleanup(patcher.stop)
@@ -546,6 +546,22 @@ class FunctionProtocolTest(ClientTest):
     def test_host_from_environment(self) -> None:
         server = FakeHone(self, tcp=True)
         self.use(server, HONE_HOST="n5")
+        hone.report({"loss": 1.0}, done=True)
+        self.done(server)
+        self.assertEqual(server.hello["host"], "n5")
+
+    def test_host_from_slurm(self) -> None:
+        # A trial that runs as a Slurm step's task, with no HONE_HOST, names
+        # the node Slurm does.
+        server = FakeHone(self, tcp=True)
+        self.use(server, SLURMD_NODENAME="n7")
+        hone.report({"loss": 1.0}, done=True)
+        self.done(server)
+        self.assertEqual(server.hello["host"], "n7")
+
+    def test_hone_host_before_slurm(self) -> None:
+        server = FakeHone(self, tcp=True)
+        self.use(server, SLURMD_NODENAME="n7", HONE_HOST="n5")
         hone.report({"loss": 1.0}, done=True)
         self.done(server)
         self.assertEqual(server.hello["host"], "n5")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/controller"
+	"github.com/hone-tune/hone/executor/slurm"
 	"github.com/hone-tune/hone/internal/fsutil"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/spec"
@@ -412,6 +413,12 @@ func (a *app) runExperiment(ctx context.Context, s *spec.Spec, t *target, flags 
 	}
 	switch {
 	case err != nil:
+		var nodes *slurm.NodeStorageError
+		if out == nil && errors.As(err, &nodes) {
+			// The cluster's setting, found before any trial started, as
+			// a partition that does not exist is.
+			return withCode(exitUsage, err)
+		}
 		if out == nil { // it never started
 			return withCode(exitFailed, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -551,6 +552,61 @@ func TestSlurmStorageNotShared(t *testing.T) {
 	code, out, errOut = runBinary(t, "resume", dir, "--spec", path)
 	if code != exitOK {
 		t.Fatalf("hone resume: exit %d\n%s%s", code, out, errOut)
+	}
+	checkFinished(t, dir)
+}
+
+// TestSlurmStorageNotSharedSteps: inside an allocation, the nodes are
+// checked once, before any trial starts: a node that does not see the
+// experiment's storage keeps the experiment from starting (exit 2, no
+// trial), with an error naming the node and the directory hone made;
+// fixed, the experiment runs. The fault is injected as in
+// TestSlurmStorageNotShared, through the steps' environment: srun_args'
+// --export gives the steps only HONE_STAGING_DIR, whose directory each
+// node's check looks for, and one no node has. (--export=ALL,VAR=VALUE
+// would not do: srun keeps a variable its own environment has.)
+func TestSlurmStorageNotSharedSteps(t *testing.T) {
+	c := slurmtest.RequireExclusive(t) // the allocation takes both nodes whole
+	if buildErr != nil {
+		t.Fatalf("hone binary: %v", buildErr)
+	}
+	const fault = ", srun_args: ['--export=HONE_STAGING_DIR=/nonexistent/hone-staging']"
+	path, storage := slurmSpec(t, 2, 4, "{name: slurm, mode: step"+fault+"}", "")
+	dir := filepath.Join(storage, "onslurm")
+	work := filepath.Dir(path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed := filepath.Join(work, "fixed.yaml")
+	if err := os.WriteFile(fixed, []byte(strings.Replace(string(data), fault, "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(work, "hone.log")
+	script := filepath.Join(work, "job.sh")
+	body := fmt.Sprintf("#!/bin/sh\n%s run %s\necho \"hone exit $?\"\n%s run %s\necho \"fixed exit $?\"\n", honeBin, path, honeBin, fixed)
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("sbatch", "--parsable", "--wait", "-N2", "--ntasks-per-node=2", "--cpus-per-task=1",
+		"--mem=1500M", "--time=5", "--partition="+c.Partition, "--output="+log, script).CombinedOutput()
+	logText, _ := os.ReadFile(log)
+	if err != nil {
+		t.Fatalf("sbatch --wait: %v\n%s\noutput:\n%s", err, out, logText)
+	}
+	first, second, _ := strings.Cut(string(logText), "hone exit ")
+	if !strings.HasPrefix(second, strconv.Itoa(exitUsage)+"\n") ||
+		!strings.Contains(first, "the experiment's storage is not shared with nodes "+strings.Join(c.Nodes, ", ")+" of the allocation ("+
+			filepath.Join(dir, ".hone", "probe-")) {
+		t.Fatalf("want hone run to exit %d naming both nodes and the directory it made in %s; output:\n%s", exitUsage, dir, logText)
+	}
+	if ents, err := os.ReadDir(filepath.Join(dir, ".hone")); err == nil && len(ents) > 0 {
+		t.Errorf("the check left %d entries in %s", len(ents), filepath.Join(dir, ".hone"))
+	}
+	// hone run of the same experiment would refuse a directory whose
+	// journal a started run had made.
+	if !strings.Contains(second, "fixed exit 0") {
+		t.Fatalf("the fixed spec did not run; output:\n%s", logText)
 	}
 	checkFinished(t, dir)
 }

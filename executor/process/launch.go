@@ -71,8 +71,9 @@ type Queued interface {
 }
 
 // Preparer is implemented by a Launcher that must find what a killed run
-// of hone left running (the executor's Prepare calls it with the
-// executor's state directory before any start).
+// of hone left running, or check where trials will run, before any start
+// (the executor's Prepare calls it with the executor's state directory).
+// Its error says what failed.
 type Preparer interface {
 	Prepare(stateDir string) error
 }

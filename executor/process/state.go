@@ -58,9 +58,10 @@ type procRecord struct {
 // waits until they are gone; the records, the sockets and their
 // directories are removed. It fails when a recorded trial belongs to
 // another hone process that is still running, or a leftover process does
-// not die. Call it before the first Start (the runner does, in Run and
-// Resume); without it, sockets go to the system's temporary directory
-// and nothing is recorded.
+// not die, or when the Launcher is a Preparer whose Prepare fails. Call
+// it before the first Start (the runner does, in Run and Resume);
+// without it, sockets go to the system's temporary directory and nothing
+// is recorded.
 func (e *Executor) Prepare(dir string) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -83,7 +84,7 @@ func (e *Executor) Prepare(dir string) error {
 	}
 	if pr, ok := e.opts.Launch.(Preparer); ok {
 		if err := pr.Prepare(state); err != nil {
-			return fmt.Errorf("process executor: end the trials of an earlier run: %w", err)
+			return fmt.Errorf("process executor: %w", err)
 		}
 	}
 	// The directories are made when there is something to put there.

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -136,7 +137,9 @@ const notShared = agent.ExitStorage
 
 // checked returns argv run behind a check that the node sees the trial's
 // staging directory (see notShared), with HONE_HOST set to the node's
-// Slurm name for the trial's hello.
+// Slurm name for the trial's hello. Job mode runs every trial behind it;
+// step mode runs it once per node of the allocation before any trial
+// starts (stepLauncher.checkNodes).
 func checked(argv []string) []string {
 	script := `test -d "$HONE_STAGING_DIR" || { echo "hone: $HONE_STAGING_DIR does not exist on $(hostname): the experiment's storage is not shared with this node" >&2; exit ` +
 		strconv.Itoa(notShared) + `; }; ` + wire.EnvHost + `=${SLURMD_NODENAME:-$(hostname)} exec "$@"`
@@ -188,6 +191,24 @@ func (e *StorageError) Error() string {
 // Unwrap returns hone.ErrStopExperiment.
 func (e *StorageError) Unwrap() error { return hone.ErrStopExperiment }
 
+// NodeStorageError is nodes of the allocation that do not see the
+// experiment's storage, found in step mode before any trial starts: the
+// directory Path, which hone made on its side of the storage, is not
+// there on them. The experiment does not start.
+type NodeStorageError struct {
+	Nodes []string
+	Path  string
+}
+
+func (e *NodeStorageError) Error() string {
+	which := "node " + e.Nodes[0]
+	if len(e.Nodes) > 1 {
+		which = "nodes " + strings.Join(e.Nodes, ", ")
+	}
+	return fmt.Sprintf("the experiment's storage is not shared with %s of the allocation (%s, which hone made on its side, is not there): "+
+		"put the storage on a filesystem every node mounts at the same path (docs/CLUSTER.md)", which, e.Path)
+}
+
 // failure returns why a job or step of the trial in trialDir failed: a
 // StorageError when it exited notShared, or when it failed without a
 // stderr.log where the driver sees the trial's directory (Slurm could not
@@ -237,6 +258,9 @@ type stepLauncher struct {
 	job        string              // SLURM_JOB_ID
 	getenv     func(string) string // the allocation's environment
 	cancelling limiter
+	// nodesSeen is set once Prepare saw every node of the allocation see
+	// the experiment's storage: trials then start without the check.
+	nodesSeen atomic.Bool
 }
 
 func newStepLauncher(c slurmcmd.Client, o Options) *stepLauncher {
@@ -307,6 +331,14 @@ func (l *stepLauncher) Launch(spec process.LaunchSpec) (process.Launched, error)
 		from = fi.Size()
 	}
 	name := jobName(l.o.Key, spec.TrialID)
+	argv, env, bare := spec.Argv, spec.Env, l.o.Process.Store == "" && l.nodesSeen.Load()
+	if bare {
+		// The trial's command is the step's task itself; the trial's
+		// hello names its node from SLURMD_NODENAME.
+		env = withoutHost(env)
+	} else {
+		argv = wrap(l.o, argv, false)
+	}
 	extra := l.o.SrunArgs
 	if l.o.Time != "" {
 		extra = append([]string{"--time=" + l.o.Time}, extra...)
@@ -316,9 +348,9 @@ func (l *stepLauncher) Launch(spec process.LaunchSpec) (process.Launched, error)
 		res.MemMB = l.memShare(res.CPUs)
 	}
 	args := slurmcmd.StepArgs(slurmcmd.StepOptions{Name: name, Resources: res,
-		Chdir: spec.Dir, Extra: extra}, wrap(l.o, spec.Argv, false))
+		Chdir: spec.Dir, Extra: extra}, argv)
 	cmd := exec.Command("srun", args...)
-	cmd.Env = spec.Env
+	cmd.Env = env
 	cmd.Dir = spec.Dir
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// Its own process group: a Ctrl-C at hone's terminal reaches the
@@ -327,14 +359,41 @@ func (l *stepLauncher) Launch(spec process.LaunchSpec) (process.Launched, error)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("srun: %w", err)
 	}
-	s := &step{l: l, cmd: cmd, name: name, stderr: spec.Stderr, stderrFrom: from, trialDir: spec.TrialDir, ended: make(chan struct{}),
-		running: make(chan struct{})}
+	s := &step{l: l, cmd: cmd, name: name, stderr: spec.Stderr, stderrFrom: from, trialDir: spec.TrialDir, bare: bare,
+		ended: make(chan struct{}), running: make(chan struct{})}
 	return s, nil
 }
 
+// withoutHost returns env without HONE_HOST, so that a trial that runs
+// as the step's task itself names the node Slurm set SLURMD_NODENAME to,
+// never a HONE_HOST of hone's own environment.
+func withoutHost(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, wire.EnvHost+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
 // Prepare cancels the steps of this experiment that a killed run of hone
-// left in the allocation, and waits until they are gone.
-func (l *stepLauncher) Prepare(string) error {
+// left in the allocation, and waits until they are gone; then it checks
+// that every node of the allocation sees the experiment's storage
+// (checkNodes), with stateDir, hone's directory in the experiment.
+func (l *stepLauncher) Prepare(stateDir string) error {
+	if err := l.cancelLeft(); err != nil {
+		return fmt.Errorf("end the trials of an earlier run: %w", err)
+	}
+	if l.o.Process.Store != "" {
+		return nil // the node agent checks the store at every start
+	}
+	return l.checkNodes(stateDir)
+}
+
+// cancelLeft cancels the steps of this experiment that a killed run of
+// hone left in the allocation, and waits until they are gone.
+func (l *stepLauncher) cancelLeft() error {
 	mine := func() ([]string, error) {
 		steps, err := call(func(ctx context.Context) ([]slurmcmd.Step, error) { return l.c.Steps(ctx, l.job) })
 		if err != nil {
@@ -352,6 +411,79 @@ func (l *stepLauncher) Prepare(string) error {
 		_, err := call(func(ctx context.Context) (struct{}, error) { return struct{}{}, l.c.Cancel(ctx, "KILL", ids...) })
 		return err
 	})
+}
+
+// checkNodes checks once per node of the allocation what job mode checks
+// at every start: that the node sees the experiment's storage. It makes
+// a directory in stateDir, on hone's side of the storage, runs the check
+// (checked, with HONE_STAGING_DIR set to that directory) as a step on
+// every node, maxInFlight nodes at a time, and removes the directory
+// (and stateDir, if that leaves it empty).
+// Once every node saw it, trials start with no check of their own. A
+// node that did not is a NodeStorageError: the experiment does not
+// start. Without the allocation's node list (SLURM_JOB_NODELIST),
+// trials keep the check at every start.
+func (l *stepLauncher) checkNodes(stateDir string) error {
+	list := l.getenv("SLURM_JOB_NODELIST")
+	if list == "" {
+		return nil
+	}
+	nodes, err := call(func(ctx context.Context) ([]string, error) { return l.c.Hostnames(ctx, list) })
+	if err != nil {
+		return fmt.Errorf("the allocation's nodes: %w", err)
+	}
+	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+		return fmt.Errorf("check that the nodes see the experiment's storage: %w", err)
+	}
+	probe, err := os.MkdirTemp(stateDir, "probe-")
+	if err != nil {
+		return fmt.Errorf("check that the nodes see the experiment's storage: %w", err)
+	}
+	defer func() {
+		os.Remove(probe)
+		os.Remove(stateDir) // when empty: the process executor makes it again when it needs it
+	}()
+	errs := make([]error, len(nodes))
+	checking := newLimiter()
+	var wg sync.WaitGroup
+	for i, node := range nodes {
+		wg.Go(func() { checking.do(func() { errs[i] = l.checkNode(node, probe) }) })
+	}
+	wg.Wait()
+	var missing []string
+	var failed []error
+	for i, err := range errs {
+		var ce *slurmcmd.CmdError
+		switch {
+		case err == nil:
+		case errors.As(err, &ce) && ce.ExitCode == notShared:
+			missing = append(missing, nodes[i])
+		default:
+			failed = append(failed, fmt.Errorf("node %s: %w", nodes[i], err))
+		}
+	}
+	if len(missing) > 0 {
+		return &NodeStorageError{Nodes: missing, Path: probe}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("check that the nodes see the experiment's storage: %w", errors.Join(failed...))
+	}
+	l.nodesSeen.Store(true)
+	return nil
+}
+
+// checkNode runs the storage check for the directory probe as a step of
+// one CPU on node, sized and named as a trial's (a killed run's is
+// cancelled by the next Prepare), and returns srun's error: a
+// *slurmcmd.CmdError with exit status notShared when the node does not
+// see probe.
+func (l *stepLauncher) checkNode(node, probe string) error {
+	res := slurmcmd.Resources{CPUs: 1, MemMB: l.memShare(1)}
+	args := slurmcmd.StepArgs(slurmcmd.StepOptions{Name: namePrefix(l.o.Key) + "check-" + node, Resources: res,
+		Nodelist: node, Chdir: "/", Extra: l.o.SrunArgs}, checked([]string{"true"}))
+	env := append(slices.Clip(l.o.Env), wire.EnvStagingDir+"="+probe)
+	_, err := call(func(ctx context.Context) ([]byte, error) { return slurmcmd.Exec{Env: env}.Run(ctx, "srun", args...) })
+	return err
 }
 
 // cancelLeft cancels what mine lists and waits, for at most two minutes,
@@ -388,6 +520,7 @@ type step struct {
 	stderr     string
 	stderrFrom int64 // where the step's output starts in stderr
 	trialDir   string
+	bare       bool          // the trial's command is the step's task: no check, no agent
 	ended      chan struct{} // closed once srun has been waited for
 	running    chan struct{} // closed once squeue showed the step
 	ran        sync.Once
@@ -471,6 +604,10 @@ func (s *step) Wait() error {
 		}
 	} else {
 		j.Reason = err.Error()
+	}
+	if s.bare {
+		// No check ran: an exit status of notShared is the trial's own.
+		return &JobError{Job: j, Memory: slurmcmd.MemoryKill(stderrSince(s.stderr, s.stderrFrom)), Stderr: stderrTail(s.stderr)}
 	}
 	return failure(j, s.trialDir, s.stderr, s.stderrFrom, s.l.o.Process.Store != "")
 }
@@ -675,10 +812,14 @@ func (l *jobLauncher) Prepare(string) error {
 		}
 		return ids, nil
 	}
-	return cancelLeft(mine, func(ids []string) error {
+	err := cancelLeft(mine, func(ids []string) error {
 		_, err := call(func(ctx context.Context) (struct{}, error) { return struct{}{}, l.c.Cancel(ctx, "", ids...) })
 		return err
 	})
+	if err != nil {
+		return fmt.Errorf("end the trials of an earlier run: %w", err)
+	}
+	return nil
 }
 
 // job is one trial's job.

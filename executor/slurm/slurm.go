@@ -36,12 +36,18 @@
 // whichever comes first, and a trial's trial_timeout and report_timeout
 // count from then, not from its submission.
 //
-// Every trial's command runs behind a check that its node sees the
-// trial's staging directory: a node that does not see the experiment's
-// storage stops the experiment (a StorageError, which wraps
+// Every node must see the experiment's storage. In job mode, where a
+// trial's node is known only once it runs, every trial's command runs
+// behind a check that its node sees the trial's staging directory: a node
+// that does not stops the experiment (a StorageError, which wraps
 // hone.ErrStopExperiment) rather than failing trial after trial. The
 // check also sets HONE_HOST to the node's Slurm name, which the trial's
-// hello passes on.
+// hello passes on. In step mode the executor's Prepare runs the same
+// check once on every node of the allocation, before any trial starts: a
+// node that does not see the storage keeps the experiment from starting
+// (a NodeStorageError), and each trial's command then runs as its step's
+// task itself, its hello naming the node from SLURMD_NODENAME, which
+// Slurm sets in every step.
 //
 // When the experiment lives in an object store (Options.Process.Store),
 // the trial's command runs behind the node agent instead (`hone agent`,
@@ -180,7 +186,7 @@ func New(ctx context.Context, o Options) (*process.Executor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("slurm executor: %w", err)
 	}
-	need := []string{"srun", "squeue", "scancel"}
+	need := []string{"srun", "squeue", "scancel", "scontrol"}
 	if mode == Job {
 		need = []string{"sbatch", "squeue", "scancel", "scontrol"}
 	}

@@ -267,3 +267,202 @@ func TestJobRunning(t *testing.T) {
 		t.Errorf("Wait = %v, want nil for a completed job", err)
 	}
 }
+
+// fakeSlurm puts fake srun, scontrol and squeue first in PATH. srun logs
+// its arguments, a line a call, to the file it returns, and runs the
+// command after "--" on this machine as the node --nodelist names (n1
+// without one), with SLURMD_NODENAME set: on the nodes FAKE_BLIND names
+// with HONE_STAGING_DIR pointing nowhere, as on a node that does not see
+// the storage, and on those FAKE_BROKEN names not at all, failing as srun
+// does when it cannot create the step. scontrol show hostnames splits its
+// list at the commas; squeue lists no step.
+func fakeSlurm(t *testing.T) (log string) {
+	t.Helper()
+	bin := t.TempDir()
+	log = filepath.Join(t.TempDir(), "srun.log")
+	scripts := map[string]string{
+		"srun": `#!/bin/sh
+echo "$*" >>"$FAKE_SRUN_LOG"
+node=n1
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    --nodelist=*) node=${1#--nodelist=} ;;
+    --) shift; break ;;
+  esac
+  shift
+done
+case " $FAKE_BROKEN " in *" $node "*) echo "srun: error: Unable to create step for job 7: Requested node configuration is not available" >&2; exit 1 ;; esac
+case " $FAKE_BLIND " in *" $node "*) HONE_STAGING_DIR=/nonexistent/hone-staging ;; esac
+SLURMD_NODENAME=$node
+export HONE_STAGING_DIR SLURMD_NODENAME
+exec "$@"
+`,
+		"scontrol": "#!/bin/sh\n[ \"$1 $2\" = \"show hostnames\" ] || exit 1\necho \"$3\" | tr , '\\n'\n",
+		"squeue":   "#!/bin/sh\nexit 0\n",
+	}
+	for name, body := range scripts {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("FAKE_SRUN_LOG", log)
+	return log
+}
+
+// fakeStepLauncher returns a step launcher in an allocation of nodes
+// (SLURM_JOB_NODELIST, "" for none), with the environment env adds to
+// this process's.
+func fakeStepLauncher(nodes string, env ...string) *stepLauncher {
+	e := append(os.Environ(), env...)
+	o := Options{Key: "k3y", Env: e}
+	alloc := map[string]string{"SLURM_JOB_ID": "7", "SLURM_JOB_NODELIST": nodes}
+	return &stepLauncher{c: slurmcmd.Client{Runner: slurmcmd.Exec{Env: e}}, o: o, job: "7",
+		getenv: func(k string) string { return alloc[k] }, cancelling: newLimiter()}
+}
+
+// srunCalls returns the lines of the fake srun's log.
+func srunCalls(t *testing.T, log string) []string {
+	t.Helper()
+	b, err := os.ReadFile(log)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+}
+
+// TestCheckNodes: step mode's Prepare checks once on every node of the
+// allocation that it sees the experiment's storage, with a directory it
+// makes in its state directory and removes; a node that does not makes
+// a NodeStorageError naming it and the directory, a node where the check
+// cannot run another error naming it; trials start behind the check only
+// when the nodes were not all seen.
+func TestCheckNodes(t *testing.T) {
+	log := fakeSlurm(t)
+	prepare := func(t *testing.T, l *stepLauncher) (string, error) {
+		t.Helper()
+		state := filepath.Join(t.TempDir(), ".hone")
+		err := l.Prepare(state)
+		if _, rerr := os.Stat(state); !errors.Is(rerr, os.ErrNotExist) {
+			t.Errorf("the state directory is there after Prepare (%v), want it removed with the probe, as it was made for it", rerr)
+		}
+		return state, err
+	}
+
+	t.Run("every node sees it", func(t *testing.T) {
+		os.Remove(log)
+		l := fakeStepLauncher("n1,n2,n3")
+		if _, err := prepare(t, l); err != nil {
+			t.Fatal(err)
+		}
+		calls := srunCalls(t, log)
+		if len(calls) != 3 {
+			t.Fatalf("%d sruns, want one per node:\n%s", len(calls), strings.Join(calls, "\n"))
+		}
+		for _, n := range []string{"n1", "n2", "n3"} {
+			found := false
+			for _, c := range calls {
+				if strings.Contains(c, "--nodelist="+n+" ") && strings.Contains(c, "--job-name=hone-k3y-check-"+n+" ") &&
+					strings.Contains(c, "-- /bin/sh -c test -d ") {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no check on node %s:\n%s", n, strings.Join(calls, "\n"))
+			}
+		}
+		if !l.nodesSeen.Load() {
+			t.Error("the nodes were all seen, but trials would start behind the check")
+		}
+	})
+
+	t.Run("a node that does not see it", func(t *testing.T) {
+		l := fakeStepLauncher("n1,n2,n3", "FAKE_BLIND=n2 n3")
+		state, err := prepare(t, l)
+		var nse *NodeStorageError
+		if !errors.As(err, &nse) || !reflect.DeepEqual(nse.Nodes, []string{"n2", "n3"}) || filepath.Dir(nse.Path) != state ||
+			!strings.Contains(err.Error(), "not shared with nodes n2, n3 of the allocation ("+state+"/probe-") {
+			t.Fatalf("Prepare: %v, want a NodeStorageError naming n2, n3 and the probe in %s", err, state)
+		}
+		if l.nodesSeen.Load() {
+			t.Error("a node did not see the storage, yet trials would start without the check")
+		}
+	})
+
+	t.Run("a node where the check cannot run", func(t *testing.T) {
+		l := fakeStepLauncher("n1,n2", "FAKE_BROKEN=n2")
+		_, err := prepare(t, l)
+		var nse *NodeStorageError
+		if err == nil || errors.As(err, &nse) || !strings.Contains(err.Error(), "node n2: ") ||
+			!strings.Contains(err.Error(), "Unable to create step") {
+			t.Fatalf("Prepare: %v, want an error naming n2 and srun's, not a NodeStorageError", err)
+		}
+	})
+
+	t.Run("no node list", func(t *testing.T) {
+		os.Remove(log)
+		l := fakeStepLauncher("")
+		if _, err := prepare(t, l); err != nil {
+			t.Fatal(err)
+		}
+		if calls := srunCalls(t, log); len(calls) != 0 || l.nodesSeen.Load() {
+			t.Errorf("without the allocation's nodes: %d sruns, seen %v; want none, and the check at every start", len(calls), l.nodesSeen.Load())
+		}
+	})
+}
+
+// TestStepLaunchBare: once Prepare saw every node, a trial's command is
+// the step's task itself, HONE_HOST dropped so that the trial names the
+// node from SLURMD_NODENAME, and its exit status is its own, 97 too;
+// without that, it runs behind the check, which sets HONE_HOST.
+func TestStepLaunchBare(t *testing.T) {
+	log := fakeSlurm(t)
+	run := func(t *testing.T, l *stepLauncher, script string) (string, error) {
+		t.Helper()
+		dir := t.TempDir()
+		staging := filepath.Join(dir, "staging")
+		if err := os.Mkdir(staging, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		spec := process.LaunchSpec{TrialID: "0001", Argv: []string{"/bin/sh", "-c", script},
+			Env: append(os.Environ(), "HONE_HOST=from-hone", "HONE_STAGING_DIR="+staging), Dir: dir, TrialDir: dir,
+			Stdout: filepath.Join(dir, "stdout.log"), Stderr: filepath.Join(dir, "stderr.log")}
+		launched, err := l.Launch(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		werr := launched.Wait()
+		out, _ := os.ReadFile(spec.Stdout)
+		return strings.TrimSpace(string(out)), werr
+	}
+	host := `echo "${HONE_HOST:-unset} $SLURMD_NODENAME"`
+
+	l := fakeStepLauncher("n1,n2")
+	if err := l.Prepare(filepath.Join(t.TempDir(), ".hone")); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(log)
+	out, err := run(t, l, host)
+	if err != nil || out != "unset n1" {
+		t.Errorf("a bare trial: printed %q, %v; want no HONE_HOST and the node's name", out, err)
+	}
+	if calls := srunCalls(t, log); len(calls) != 1 || !strings.HasSuffix(calls[0], " -- /bin/sh -c "+host) {
+		t.Errorf("srun's arguments: %q, want the trial's command right after --", calls)
+	}
+	_, err = run(t, l, "exit 97")
+	var je *JobError
+	if !errors.As(err, &je) || errors.Is(err, hone.ErrStopExperiment) || je.Job.ExitCode != notShared {
+		t.Errorf("a bare trial that exits 97: %v, want its JobError", err)
+	}
+
+	unseen := fakeStepLauncher("")
+	if err := unseen.Prepare(filepath.Join(t.TempDir(), ".hone")); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(t, unseen, host); err != nil || out != "n1 n1" {
+		t.Errorf("a trial behind the check: printed %q, %v; want HONE_HOST set to the node's name", out, err)
+	}
+}

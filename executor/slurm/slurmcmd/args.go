@@ -65,6 +65,9 @@ type StepOptions struct {
 	JobID string
 	// Resources are the task's.
 	Resources Resources
+	// Nodelist is the node the step must run on (--nodelist), e.g. "n2";
+	// "" is any of the allocation's.
+	Nodelist string
 	// Chdir is the task's working directory (--chdir); "" is srun's.
 	Chdir string
 	// Output and Error are files the task's standard output and error go
@@ -80,8 +83,9 @@ type StepOptions struct {
 // inside an allocation:
 //
 //	--exclusive --nodes=1 --ntasks=1 [--cpus-per-task=C] [--mem=MBM]
-//	[--gres=gpu:N,...] [--job-name=NAME] [--jobid=ID] [--chdir=DIR]
-//	[--output=F] [--error=F] --kill-on-bad-exit=1 --quiet [EXTRA...] -- ARGV...
+//	[--gres=gpu:N,...] [--job-name=NAME] [--jobid=ID] [--nodelist=N]
+//	[--chdir=DIR] [--output=F] [--error=F] --kill-on-bad-exit=1 --quiet
+//	[EXTRA...] -- ARGV...
 //
 // Negative resources are left out. See the package documentation for how
 // to stop such a step: not with SIGTERM to srun.
@@ -90,6 +94,7 @@ func StepArgs(o StepOptions, argv []string) []string {
 	a = append(a, o.Resources.args()...)
 	a = appendOpt(a, "--job-name", o.Name)
 	a = appendOpt(a, "--jobid", o.JobID)
+	a = appendOpt(a, "--nodelist", o.Nodelist)
 	a = appendOpt(a, "--chdir", o.Chdir)
 	a = appendOpt(a, "--output", o.Output)
 	a = appendOpt(a, "--error", o.Error)
@@ -313,6 +318,13 @@ func StepsArgs(jobIDs ...string) []string {
 		a = append(a, "--jobs="+strings.Join(jobIDs, ","))
 	}
 	return a
+}
+
+// HostnamesArgs returns the arguments of scontrol that expand a node
+// list in Slurm's compressed form ("n[1-3],gpu07", as SLURM_JOB_NODELIST
+// has it) to one node name a line, read by ParseHostnames.
+func HostnamesArgs(nodelist string) []string {
+	return []string{"show", "hostnames", nodelist}
 }
 
 // ScontrolArgs returns the arguments of scontrol that show job id on one

@@ -89,14 +89,14 @@ func TestStepArgs(t *testing.T) {
 		{
 			name: "everything",
 			o: StepOptions{
-				Name: "hone-3f2a", JobID: "77",
+				Name: "hone-3f2a", JobID: "77", Nodelist: "n2",
 				Resources: Resources{CPUs: 4, MemMB: 8000, GPUs: 2, Gres: []string{"nvme:1"}},
 				Chdir:     "/scratch/t", Output: "/scratch/t/out", Error: "/scratch/t/err",
 				Extra: []string{"--overlap"},
 			},
 			argv: []string{"--looks-like-a-flag", "x y"},
 			want: []string{"--exclusive", "--nodes=1", "--ntasks=1", "--cpus-per-task=4", "--mem=8000M", "--gres=gpu:2,nvme:1",
-				"--job-name=hone-3f2a", "--jobid=77", "--chdir=/scratch/t", "--output=/scratch/t/out", "--error=/scratch/t/err",
+				"--job-name=hone-3f2a", "--jobid=77", "--nodelist=n2", "--chdir=/scratch/t", "--output=/scratch/t/out", "--error=/scratch/t/err",
 				"--kill-on-bad-exit=1", "--quiet", "--overlap", "--", "--looks-like-a-flag", "x y"},
 		},
 		{

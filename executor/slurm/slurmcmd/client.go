@@ -82,6 +82,21 @@ func (c Client) Steps(ctx context.Context, jobIDs ...string) ([]Step, error) {
 	return steps, nil
 }
 
+// Hostnames expands nodelist, a node list in Slurm's compressed form
+// ("n[1-3],gpu07"), to its node names, in order, with one scontrol
+// (HostnamesArgs).
+func (c Client) Hostnames(ctx context.Context, nodelist string) ([]string, error) {
+	out, err := c.run(ctx, "scontrol", HostnamesArgs(nodelist)...)
+	if err != nil {
+		return nil, fmt.Errorf("hostnames of %s: %w", nodelist, err)
+	}
+	names := ParseHostnames(out)
+	if len(names) == 0 {
+		return nil, fmt.Errorf("hostnames of %s: scontrol printed none", nodelist)
+	}
+	return names, nil
+}
+
 // Cancel cancels the jobs or steps ids with one scancel, or sends them
 // signal when it is not "" (CancelArgs says what each does). Ids that
 // Slurm no longer knows are no error.

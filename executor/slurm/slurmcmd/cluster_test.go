@@ -353,6 +353,21 @@ func waitStep(t *testing.T, ctx context.Context, c slurmcmd.Client, job, name, w
 // a signal it can catch, SIGKILL to srun alone ends the step, and SIGKILL
 // to srun's process group leaves the step running, where Steps finds it and
 // Cancel ends it.
+// TestHostnames: scontrol expands a compressed node list as
+// SLURM_JOB_NODELIST has it.
+func TestHostnames(t *testing.T) {
+	cl := slurmtest.Require(t)
+	var c slurmcmd.Client
+	got, err := c.Hostnames(testContext(t), "n[1-2],x07")
+	if want := []string{"n1", "n2", "x07"}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("Hostnames = %q, %v; want %q", got, err, want)
+	}
+	got, err = c.Hostnames(testContext(t), strings.Join(cl.Nodes, ","))
+	if err != nil || !reflect.DeepEqual(got, cl.Nodes) {
+		t.Errorf("Hostnames of the cluster's nodes = %q, %v; want %q", got, err, cl.Nodes)
+	}
+}
+
 func TestSteps(t *testing.T) {
 	cl := slurmtest.Require(t)
 	ctx := testContext(t)

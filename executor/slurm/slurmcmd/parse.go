@@ -109,6 +109,16 @@ func ParseSteps(out []byte) ([]Step, error) {
 	return steps, nil
 }
 
+// ParseHostnames reads the output of scontrol run with HostnamesArgs: one
+// node name a line.
+func ParseHostnames(out []byte) []string {
+	var names []string
+	for _, l := range lines(out) {
+		names = append(names, strings.TrimSpace(l))
+	}
+	return names
+}
+
 // ParseScontrol reads the output of scontrol --oneliner show job ID into
 // its KEY=VALUE pairs, e.g. "JobState" → "FAILED", "ExitCode" → "3:0".
 // It reads the first job of the output.

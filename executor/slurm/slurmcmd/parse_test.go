@@ -127,6 +127,16 @@ func TestParseSteps(t *testing.T) {
 	}
 }
 
+func TestParseHostnames(t *testing.T) {
+	got := ParseHostnames([]byte("n1\nn2\r\n\ngpu07\n"))
+	if want := []string{"n1", "n2", "gpu07"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := ParseHostnames(nil); len(got) != 0 {
+		t.Errorf("of nothing: %q", got)
+	}
+}
+
 func TestParseScontrol(t *testing.T) {
 	for _, tc := range []struct {
 		file    string
