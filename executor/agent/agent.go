@@ -255,7 +255,7 @@ func (a *agent) host() string {
 	if h := a.env[wire.EnvHost]; h != "" {
 		return h
 	}
-	if h := a.env["SLURMD_NODENAME"]; h != "" {
+	if h := a.env[wire.EnvSlurmNode]; h != "" {
 		return h
 	}
 	h, _ := os.Hostname()
