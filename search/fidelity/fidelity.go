@@ -111,7 +111,7 @@ type Link struct {
 // Monitor records losses per trial and budget. The zero value is ready to
 // use. It is not safe for concurrent use.
 type Monitor struct {
-	budgets []float64                     // ascending
+	budgets []float64                      // ascending
 	loss    map[float64]map[string]float64 // budget -> trial -> loss
 }
 
