@@ -49,6 +49,9 @@ type Rule struct {
 	// above a misleading pair, when no budget at or above the floor has
 	// MinPoints. Default max(3, ⌈MinPoints/3⌉), at most MinPoints.
 	MinTrusted int
+	// Off turns the check off: no pair misleads, the floor is the lowest
+	// budget, and Choose is BOHB's rule.
+	Off bool
 }
 
 // DefaultRule returns the default thresholds: 6 pairs, correlation 0.2.
@@ -113,6 +116,12 @@ type Link struct {
 type Monitor struct {
 	budgets []float64                      // ascending
 	loss    map[float64]map[string]float64 // budget -> trial -> loss
+
+	// The links of the last call to Links, for cachedRule, until the next
+	// Observe.
+	cached     []Link
+	cachedRule Rule
+	valid      bool
 }
 
 // Observe records that trial had loss at budget. A NaN loss counts as +Inf
@@ -136,6 +145,7 @@ func (m *Monitor) Observe(trial string, budget, loss float64) {
 		m.budgets = slices.Insert(m.budgets, i, budget)
 	}
 	row[trial] = loss
+	m.valid = false
 }
 
 // Budgets returns the budgets observed, ascending. The slice is the
@@ -175,9 +185,13 @@ func (m *Monitor) Entries() []Entry {
 	return out
 }
 
-// Links judges every pair of consecutive budgets under rule r.
+// Links judges every pair of consecutive budgets under rule r. The slice
+// is shared: do not modify it.
 func (m *Monitor) Links(r Rule) []Link {
 	r = r.withDefaults()
+	if m.valid && m.cachedRule == r {
+		return m.cached
+	}
 	var out []Link
 	for i := 0; i+1 < len(m.budgets); i++ {
 		lo, hi := m.budgets[i], m.budgets[i+1]
@@ -187,9 +201,10 @@ func (m *Monitor) Links(r Rule) []Link {
 		if math.IsNaN(rho) {
 			rho = 0
 		}
-		l.Misleading = l.Pairs >= r.MinPairs && rho < r.Threshold
+		l.Misleading = !r.Off && l.Pairs >= r.MinPairs && rho < r.Threshold
 		out = append(out, l)
 	}
+	m.cached, m.cachedRule, m.valid = out, r, true
 	return out
 }
 
