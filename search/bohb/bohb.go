@@ -503,9 +503,7 @@ func (s *Searcher) observe(budget float64, x []float64, loss float64) {
 }
 
 // rule is the fidelity rule the searcher applies.
-func (s *Searcher) rule() fidelity.Rule {
-	return fidelity.Rule{MinPoints: s.opts.MinPointsInModel}
-}
+func (s *Searcher) rule() fidelity.Rule { return fidelity.Rule{} }
 
 // Floor implements fidelity.Advisor: with FidelityCheck, the lowest budget
 // whose ranking the searcher trusts; otherwise 0, every budget trusted.

@@ -171,7 +171,7 @@ func (s *Searcher) UnmarshalState(data []byte) error {
 	// it was set.
 	floor := math.Inf(-1)
 	if s.opts.FidelityCheck {
-		floor = mon.Floor(fidelity.Rule{MinPoints: s.opts.MinPointsInModel})
+		floor = mon.Floor(fidelity.Rule{})
 	}
 	m := bestModel(obs, floor, s.opts, s.dim)
 	*s.pcg = *pcg

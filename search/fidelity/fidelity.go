@@ -14,11 +14,10 @@
 //
 // What the users of the rule do with the floor:
 //
-//   - a model-based searcher models the highest budget at or above the
-//     floor with enough observations (Monitor.Choose), accepting fewer
-//     observations there than it would otherwise (Rule.MinTrusted), and
-//     falls back to random sampling rather than fit a model on a budget
-//     below the floor;
+//   - a model-based searcher learns only from observations at or above the
+//     floor, accepting fewer of them before it uses its model than it
+//     would otherwise (MinTrusted), and samples at random rather than fit a
+//     model on budgets below the floor;
 //   - a scheduler told of the floor by its searcher (an Advisor) stops
 //     cutting trials at rungs below it (ASHA: the grace period moves up to
 //     the floor) and opens no new bracket that starts below it (HyperBand).
@@ -30,7 +29,6 @@ package fidelity
 import (
 	"math"
 	"slices"
-	"sort"
 )
 
 // Rule holds the thresholds of the rule. Zero fields take the defaults of
@@ -42,15 +40,8 @@ type Rule struct {
 	// Threshold: a pair whose Spearman correlation is below it is
 	// misleading. Default 0.2.
 	Threshold float64
-	// MinPoints is the number of observations a budget needs to be
-	// modelled. Required by Choose (searchers set it).
-	MinPoints int
-	// MinTrusted is the number of observations that suffice at a budget
-	// above a misleading pair, when no budget at or above the floor has
-	// MinPoints. Default max(3, ⌈MinPoints/3⌉), at most MinPoints.
-	MinTrusted int
-	// Off turns the check off: no pair misleads, the floor is the lowest
-	// budget, and Choose is BOHB's rule.
+	// Off turns the check off: no pair misleads, and the floor is the
+	// lowest budget.
 	Off bool
 }
 
@@ -66,11 +57,16 @@ func (r Rule) withDefaults() Rule {
 	if r.Threshold == 0 || math.IsNaN(r.Threshold) {
 		r.Threshold = def.Threshold
 	}
-	if r.MinTrusted <= 0 {
-		r.MinTrusted = max(3, (r.MinPoints+2)/3)
-	}
-	r.MinTrusted = max(1, min(r.MinTrusted, r.MinPoints))
 	return r
+}
+
+// MinTrusted returns how many observations at or above the floor a
+// searcher that needs minPoints observations for its model accepts while
+// some pair misleads: max(3, ⌈minPoints/3⌉), at most minPoints. Fewer
+// observations of a budget that ranks configurations as the highest does
+// are worth more than many of one that misleads.
+func MinTrusted(minPoints int) int {
+	return max(1, min(max(3, (minPoints+2)/3), minPoints))
 }
 
 // Advisor is implemented by searchers that apply the rule; a scheduler
@@ -114,14 +110,23 @@ type Link struct {
 // Monitor records losses per trial and budget. The zero value is ready to
 // use. It is not safe for concurrent use.
 type Monitor struct {
-	budgets []float64                      // ascending
-	loss    map[float64]map[string]float64 // budget -> trial -> loss
+	budgets []float64 // ascending
+	rows    map[float64]*budgetRow
 
-	// The links of the last call to Links, for cachedRule, until the next
-	// Observe.
+	// The links of the last call to Links, for cachedRule; dirty[i] marks
+	// link i (budgets i and i+1) as changed since, all of them when valid
+	// is false.
 	cached     []Link
 	cachedRule Rule
 	valid      bool
+	dirty      []bool
+}
+
+// budgetRow holds one budget's losses, and the trials in the order they
+// were first observed there (so that pairs come in a fixed order).
+type budgetRow struct {
+	ids  []string
+	loss map[string]float64
 }
 
 // Observe records that trial had loss at budget. A NaN loss counts as +Inf
@@ -134,18 +139,30 @@ func (m *Monitor) Observe(trial string, budget, loss float64) {
 	if math.IsNaN(loss) {
 		loss = math.Inf(1)
 	}
-	if m.loss == nil {
-		m.loss = map[float64]map[string]float64{}
+	if m.rows == nil {
+		m.rows = map[float64]*budgetRow{}
 	}
-	row := m.loss[budget]
+	row := m.rows[budget]
+	i, _ := slices.BinarySearch(m.budgets, budget)
 	if row == nil {
-		row = map[string]float64{}
-		m.loss[budget] = row
-		i, _ := slices.BinarySearch(m.budgets, budget)
+		row = &budgetRow{loss: map[string]float64{}}
+		m.rows[budget] = row
 		m.budgets = slices.Insert(m.budgets, i, budget)
+		m.valid = false // new links
 	}
-	row[trial] = loss
-	m.valid = false
+	if _, seen := row.loss[trial]; !seen {
+		row.ids = append(row.ids, trial)
+	}
+	row.loss[trial] = loss
+	// Only a trial also observed at a neighbouring budget changes a pair:
+	// of link i-1 (budgets i-1, i) or link i (budgets i, i+1).
+	for _, j := range []int{i - 1, i + 1} {
+		if j >= 0 && j < len(m.budgets) {
+			if _, ok := m.rows[m.budgets[j]].loss[trial]; ok && m.valid {
+				m.dirty[min(i, j)] = true
+			}
+		}
+	}
 }
 
 // Budgets returns the budgets observed, ascending. The slice is the
@@ -153,12 +170,20 @@ func (m *Monitor) Observe(trial string, budget, loss float64) {
 func (m *Monitor) Budgets() []float64 { return slices.Clone(m.budgets) }
 
 // Count returns the number of trials observed at budget.
-func (m *Monitor) Count(budget float64) int { return len(m.loss[budget]) }
+func (m *Monitor) Count(budget float64) int {
+	if r := m.rows[budget]; r != nil {
+		return len(r.ids)
+	}
+	return 0
+}
 
 // Loss returns trial's loss at budget.
 func (m *Monitor) Loss(trial string, budget float64) (float64, bool) {
-	v, ok := m.loss[budget][trial]
-	return v, ok
+	if r := m.rows[budget]; r != nil {
+		v, ok := r.loss[trial]
+		return v, ok
+	}
+	return 0, false
 }
 
 // Entry is one observation, for saving a Monitor.
@@ -168,18 +193,15 @@ type Entry struct {
 	Loss   float64
 }
 
-// Entries returns every observation, by budget then trial id.
+// Entries returns every observation, by budget, then in the order the
+// trials were first observed at that budget: observing them in this
+// order rebuilds an equal Monitor.
 func (m *Monitor) Entries() []Entry {
 	var out []Entry
 	for _, b := range m.budgets {
-		row := m.loss[b]
-		ids := make([]string, 0, len(row))
-		for id := range row {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		for _, id := range ids {
-			out = append(out, Entry{Trial: id, Budget: b, Loss: row[id]})
+		r := m.rows[b]
+		for _, id := range r.ids {
+			out = append(out, Entry{Trial: id, Budget: b, Loss: r.loss[id]})
 		}
 	}
 	return out
@@ -189,11 +211,18 @@ func (m *Monitor) Entries() []Entry {
 // is shared: do not modify it.
 func (m *Monitor) Links(r Rule) []Link {
 	r = r.withDefaults()
-	if m.valid && m.cachedRule == r {
-		return m.cached
+	if !m.valid || m.cachedRule != r {
+		m.cached = make([]Link, max(0, len(m.budgets)-1))
+		m.dirty = make([]bool, len(m.cached))
+		for i := range m.dirty {
+			m.dirty[i] = true
+		}
+		m.cachedRule, m.valid = r, true
 	}
-	var out []Link
-	for i := 0; i+1 < len(m.budgets); i++ {
+	for i, d := range m.dirty {
+		if !d {
+			continue
+		}
 		lo, hi := m.budgets[i], m.budgets[i+1]
 		a, b := m.pairs(lo, hi)
 		l := Link{Lo: lo, Hi: hi, Pairs: len(a), Rho: Spearman(a, b)}
@@ -202,26 +231,20 @@ func (m *Monitor) Links(r Rule) []Link {
 			rho = 0
 		}
 		l.Misleading = !r.Off && l.Pairs >= r.MinPairs && rho < r.Threshold
-		out = append(out, l)
+		m.cached[i], m.dirty[i] = l, false
 	}
-	m.cached, m.cachedRule, m.valid = out, r, true
-	return out
+	return m.cached
 }
 
 // pairs returns the losses at lo and at hi of the trials observed at both,
-// in trial-id order.
+// in the order they were first observed at hi.
 func (m *Monitor) pairs(lo, hi float64) (a, b []float64) {
-	rl, rh := m.loss[lo], m.loss[hi]
-	ids := make([]string, 0, min(len(rl), len(rh)))
-	for id := range rh {
-		if _, ok := rl[id]; ok {
-			ids = append(ids, id)
+	rl, rh := m.rows[lo], m.rows[hi]
+	for _, id := range rh.ids {
+		if v, ok := rl.loss[id]; ok {
+			a = append(a, v)
+			b = append(b, rh.loss[id])
 		}
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		a = append(a, rl[id])
-		b = append(b, rh[id])
 	}
 	return a, b
 }
@@ -240,30 +263,6 @@ func (m *Monitor) Floor(r Rule) float64 {
 		}
 	}
 	return floor
-}
-
-// Choose returns the budget a model-based searcher should model under rule
-// r: the highest budget at or above the floor with at least r.MinPoints
-// observations; failing that, if some pair misleads, the highest budget at
-// or above the floor with at least r.MinTrusted; ok is false if there is
-// none (the searcher then samples at random). Without a misleading pair
-// this is BOHB's rule: the highest budget with MinPoints observations.
-func (m *Monitor) Choose(r Rule) (budget float64, ok bool) {
-	r = r.withDefaults()
-	floor := m.Floor(r)
-	need := max(r.MinPoints, 1)
-	for pass := 0; pass < 2; pass++ {
-		for i := len(m.budgets) - 1; i >= 0 && m.budgets[i] >= floor; i-- {
-			if b := m.budgets[i]; m.Count(b) >= need {
-				return b, true
-			}
-		}
-		if len(m.budgets) == 0 || floor == m.budgets[0] {
-			break // nothing misleads: no second chance
-		}
-		need = r.MinTrusted
-	}
-	return 0, false
 }
 
 // Spearman returns the Spearman rank correlation of the paired samples a
@@ -304,11 +303,23 @@ func ranks(xs []float64) []float64 {
 		}
 		return x
 	}
-	sort.SliceStable(idx, func(i, j int) bool { return key(xs[idx[i]]) < key(xs[idx[j]]) })
+	keys := make([]float64, n)
+	for i, x := range xs {
+		keys[i] = key(x)
+	}
+	slices.SortFunc(idx, func(i, j int) int {
+		switch {
+		case keys[i] < keys[j]:
+			return -1
+		case keys[i] > keys[j]:
+			return 1
+		}
+		return i - j
+	})
 	r := make([]float64, n)
 	for i := 0; i < n; {
 		j := i + 1
-		for j < n && key(xs[idx[j]]) == key(xs[idx[i]]) {
+		for j < n && keys[idx[j]] == keys[idx[i]] {
 			j++
 		}
 		avg := float64(i+j+1) / 2 // ranks i+1..j

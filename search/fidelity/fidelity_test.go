@@ -104,20 +104,15 @@ func monitor(n int, f func(i int, b float64) float64, budgets ...float64) *Monit
 	return m
 }
 
-func TestFloorAndChoose(t *testing.T) {
-	r := Rule{MinPoints: 10}
-	// Consistent budgets: the floor is the lowest budget and the model
-	// takes the highest budget with 10 observations, as BOHB's does.
+func TestFloor(t *testing.T) {
+	var r Rule
+	// Consistent budgets: the floor is the lowest budget.
 	m := monitor(12, func(i int, b float64) float64 { return float64(i) + b }, 1, 3)
 	m.Observe("t0", 9, 1)
 	if f := m.Floor(r); f != 1 {
 		t.Fatalf("floor %v, want 1", f)
 	}
-	if b, ok := m.Choose(r); !ok || b != 3 {
-		t.Fatalf("Choose = %v, %v; want 3", b, ok)
-	}
-	// Budget 3 reverses budget 1's order: budget 1 is distrusted, and
-	// budget 3 is modelled.
+	// Budget 3 reverses budget 1's order: budget 1 is distrusted.
 	m = monitor(12, func(i int, b float64) float64 {
 		if b == 1 {
 			return -float64(i)
@@ -131,41 +126,44 @@ func TestFloorAndChoose(t *testing.T) {
 	if f := m.Floor(r); f != 3 {
 		t.Fatalf("floor %v, want 3", f)
 	}
-	// With few points above the misleading pair, MinTrusted (4 = ⌈10/3⌉)
-	// suffices there; with fewer, there is no model at all.
+	if f := m.Floor(Rule{Off: true}); f != 1 {
+		t.Fatalf("floor with the check off %v, want 1", f)
+	}
+	// Five pairs cannot be judged; six can.
 	m = monitor(12, func(i int, b float64) float64 { return float64(i) }, 1)
-	for i := range 6 {
-		m.Observe(fmt.Sprint("t", i), 3, -float64(i))
-	}
-	if f := m.Floor(r); f != 3 {
-		t.Fatalf("floor %v, want 3", f)
-	}
-	if b, ok := m.Choose(r); !ok || b != 3 {
-		t.Fatalf("Choose = %v, %v; want 3 with 6 points", b, ok)
-	}
-	m = monitor(12, func(i int, b float64) float64 { return float64(i) }, 1)
-	for i := range 3 {
+	for i := range 5 {
 		m.Observe(fmt.Sprint("t", i), 3, -float64(i))
 	}
 	if f := m.Floor(r); f != 1 {
-		t.Fatalf("3 pairs cannot be judged: floor %v, want 1", f)
+		t.Fatalf("5 pairs: floor %v, want 1", f)
 	}
-	if b, ok := m.Choose(r); !ok || b != 1 {
-		t.Fatalf("Choose = %v, %v; want 1", b, ok)
+	m.Observe("t5", 3, -5)
+	if f := m.Floor(r); f != 3 {
+		t.Fatalf("6 pairs: floor %v, want 3", f)
 	}
-	// The same six reversed points, but MinTrusted 8: no budget at or
-	// above the floor has enough, so there is no model.
-	m = monitor(12, func(i int, b float64) float64 { return float64(i) }, 1)
-	for i := range 6 {
-		m.Observe(fmt.Sprint("t", i), 3, -float64(i))
-	}
-	if _, ok := m.Choose(Rule{MinPoints: 10, MinTrusted: 8}); ok {
-		t.Fatal("Choose found a budget with too few trusted points")
+	// A correlation at the threshold does not mislead; one below does.
+	a := []float64{1, 2, 3, 4, 5, 6}
+	for _, tc := range []struct {
+		b    []float64
+		want float64
+	}{
+		{[]float64{6, 5, 4, 3, 2, 1}, 3},
+		{[]float64{1, 2, 3, 4, 5, 6}, 1},
+		{[]float64{3, 1, 2, 6, 5, 4}, 1}, // rho 0.6
+		{[]float64{4, 1, 6, 2, 5, 3}, 3}, // rho 0.0857
+	} {
+		m = &Monitor{}
+		for i := range a {
+			m.Observe(fmt.Sprint(i), 1, a[i])
+			m.Observe(fmt.Sprint(i), 3, tc.b[i])
+		}
+		if f := m.Floor(r); f != tc.want {
+			t.Errorf("%v: floor %v, want %v (rho %v)", tc.b, f, tc.want, m.Links(r)[0].Rho)
+		}
 	}
 	// The highest misleading pair sets the floor.
 	m = monitor(8, func(i int, b float64) float64 {
-		switch b {
-		case 3:
+		if b == 3 {
 			return -float64(i)
 		}
 		return float64(i)
@@ -177,18 +175,16 @@ func TestFloorAndChoose(t *testing.T) {
 	if f := empty.Floor(r); f != 0 {
 		t.Fatalf("empty floor %v", f)
 	}
-	if _, ok := empty.Choose(r); ok {
-		t.Fatal("empty Choose ok")
-	}
 }
 
 func TestRuleDefaults(t *testing.T) {
-	r := Rule{MinPoints: 10}.withDefaults()
-	if r.MinPairs != 6 || r.Threshold != 0.2 || r.MinTrusted != 4 {
+	if r := (Rule{}).withDefaults(); r.MinPairs != 6 || r.Threshold != 0.2 {
 		t.Fatalf("%+v", r)
 	}
-	if r := (Rule{MinPoints: 2}).withDefaults(); r.MinTrusted != 2 {
-		t.Fatalf("MinTrusted %d, want at most MinPoints", r.MinTrusted)
+	for _, tc := range [][2]int{{10, 4}, {6, 3}, {30, 10}, {2, 2}, {1, 1}} {
+		if got := MinTrusted(tc[0]); got != tc[1] {
+			t.Errorf("MinTrusted(%d) = %d, want %d", tc[0], got, tc[1])
+		}
 	}
 }
 
@@ -200,11 +196,41 @@ func TestObserveAndEntries(t *testing.T) {
 	m.Observe("a", math.Inf(1), 5)
 	m.Observe("a", 1, 4) // replaces
 	got := fmt.Sprint(m.Entries())
-	want := "[{a 1 4} {a 3 +Inf} {b 3 2}]"
+	want := "[{a 1 4} {b 3 2} {a 3 +Inf}]" // by budget, then first observed
 	if got != want {
 		t.Fatalf("entries %s, want %s", got, want)
 	}
 	if fmt.Sprint(m.Budgets()) != "[1 3]" || m.Count(3) != 2 {
 		t.Fatalf("budgets %v count %d", m.Budgets(), m.Count(3))
 	}
+}
+
+// The links of a Monitor kept up to date observation by observation, with
+// its cache, equal those of a Monitor rebuilt from its entries.
+func TestLinksCache(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var m Monitor
+		r := Rule{MinPairs: 3}
+		budgets := []float64{1, 3, 9}
+		n := rapid.IntRange(1, 80).Draw(t, "n")
+		for i := range n {
+			id := fmt.Sprint("t", rapid.IntRange(0, 12).Draw(t, fmt.Sprint("id", i)))
+			b := budgets[rapid.IntRange(0, 2).Draw(t, fmt.Sprint("b", i))]
+			m.Observe(id, b, float64(rapid.IntRange(-3, 3).Draw(t, fmt.Sprint("l", i))))
+			if rapid.Bool().Draw(t, fmt.Sprint("ask", i)) {
+				m.Links(r)
+			}
+		}
+		var fresh Monitor
+		for _, e := range m.Entries() {
+			fresh.Observe(e.Trial, e.Budget, e.Loss)
+		}
+		got, want := fmt.Sprint(m.Links(r)), fmt.Sprint(fresh.Links(r))
+		if got != want {
+			t.Fatalf("cached links %s, fresh %s", got, want)
+		}
+		if fmt.Sprint(fresh.Entries()) != fmt.Sprint(m.Entries()) {
+			t.Fatal("entries do not rebuild the monitor")
+		}
+	})
 }

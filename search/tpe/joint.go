@@ -18,12 +18,13 @@ type joint struct {
 	dims []*dim
 	cum  []float64 // cumulative normalised kernel weights, for sampling
 	logw []float64 // log normalised kernel weights
-	// Per dim d, per kernel k: numeric dims have mu, sigma and logZ (the
-	// log of the kernel's mass inside the range); categorical ones logp
-	// (log probability per category) and cumc (cumulative probabilities).
-	mu, sigma, logZ [][]float64
-	logp, cumc      [][][]float64
-	buf             []float64
+	// Per dim d, per kernel k: numeric dims have mu, sigma, logZ (the log
+	// of the kernel's mass inside the range) and logc = −log σ − logZ;
+	// categorical ones logp (log probability per category) and cumc
+	// (cumulative probabilities).
+	mu, sigma, logZ, logc [][]float64
+	logp, cumc            [][][]float64
+	buf                   []float64
 }
 
 // newJoint fits the estimator of dims (the dims at indices idx of each
@@ -54,7 +55,7 @@ func newJoint(dims []*dim, idx []int, rows []row, priorWeight float64) *joint {
 		total += v
 	}
 	j := &joint{dims: dims, cum: make([]float64, m), logw: make([]float64, m), buf: make([]float64, m),
-		mu: make([][]float64, len(dims)), sigma: make([][]float64, len(dims)), logZ: make([][]float64, len(dims)),
+		mu: make([][]float64, len(dims)), sigma: make([][]float64, len(dims)), logZ: make([][]float64, len(dims)), logc: make([][]float64, len(dims)),
 		logp: make([][][]float64, len(dims)), cumc: make([][][]float64, len(dims))}
 	acc := 0.0
 	for k, v := range w {
@@ -95,7 +96,7 @@ func newJoint(dims []*dim, idx []int, rows []row, priorWeight float64) *joint {
 		span := d.hi - d.lo
 		sigma := 0.2 * math.Pow(float64(max(n, 1)), -1/float64(len(dims)+4)) * span
 		sigma = clamp(sigma, span/math.Min(100, float64(n+2)), span)
-		mu, sg, lz := make([]float64, m), make([]float64, m), make([]float64, m)
+		mu, sg, lz, lc := make([]float64, m), make([]float64, m), make([]float64, m), make([]float64, m)
 		for k := range m {
 			if k == n {
 				mu[k], sg[k] = (d.lo+d.hi)/2, span
@@ -106,8 +107,9 @@ func newJoint(dims []*dim, idx []int, rows []row, priorWeight float64) *joint {
 				sg[k] = 1 // a one-point range: any width samples that point
 			}
 			lz[k] = logNormMass((d.lo-mu[k])/sg[k], (d.hi-mu[k])/sg[k])
+			lc[k] = -math.Log(sg[k]) - lz[k]
 		}
-		j.mu[di], j.sigma[di], j.logZ[di] = mu, sg, lz
+		j.mu[di], j.sigma[di], j.logZ[di], j.logc[di] = mu, sg, lz, lc
 	}
 	return j
 }
@@ -145,6 +147,7 @@ func pick(cum []float64, u float64) int {
 // logPDF returns the log density (with probability masses for quantized
 // and categorical dims) of a sampled x.
 func (j *joint) logPDF(x []float64) float64 {
+	cont := 0 // dims scored by their density
 	for k := range j.buf {
 		j.buf[k] = j.logw[k]
 	}
@@ -165,10 +168,13 @@ func (j *joint) logPDF(x []float64) float64 {
 				continue
 			}
 		}
-		z := clamp(d.fwd(x[di]), d.lo, d.hi)
+		cont++
+		z, lc := clamp(d.fwd(x[di]), d.lo, d.hi), j.logc[di]
 		for k := range j.buf {
-			j.buf[k] += logStdPDF((z-mu[k])/sg[k]) - math.Log(sg[k]) - lz[k]
+			u := (z - mu[k]) / sg[k]
+			j.buf[k] += lc[k] - 0.5*u*u
 		}
 	}
-	return logSumExp(j.buf)
+	// Each density factor's −log √(2π), left out of the sum above.
+	return logSumExp(j.buf) - logSqrt2Pi*float64(cont)
 }

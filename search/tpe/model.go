@@ -3,71 +3,128 @@ package tpe
 import (
 	"math"
 	"slices"
-	"sort"
+
+	"github.com/hone-tune/hone/search/fidelity"
 )
 
 // row is one observation the densities are fitted to: a trial's
 // coordinates, its suggestion number (for the recency weights) and its
 // loss (+Inf for a liar).
 type row struct {
-	seq  int
-	loss float64
-	x    []float64
+	seq   int
+	loss  float64
+	x     []float64
+	level int  // with rungs: the index of the highest budget reached
+	liar  bool // a pending trial counted as the worst
 }
 
 // training returns the good and bad rows of the model, each in suggestion
 // order, or ok = false while the model has too few observations (see the
 // package documentation).
 func (s *Searcher) training() (good, bad []row, ok bool) {
-	var obs []row
-	observed := map[int]bool{} // by seq, with rungs: pending trials observed at the budget
-	if s.budgets == nil {
-		if len(s.obs) < s.startup {
-			return nil, nil, false
-		}
-		obs = make([]row, len(s.obs))
-		for i, o := range s.obs {
-			obs[i] = row(o)
-		}
-	} else {
-		b, ok := s.mon.Choose(s.rule())
-		if !ok {
-			return nil, nil, false
-		}
-		add := func(id string, t *trial) {
-			if loss, ok := s.mon.Loss(id, b); ok {
-				obs = append(obs, row{seq: t.seq, loss: loss, x: t.x})
-				observed[t.seq] = true
-			}
-		}
-		for id, t := range s.pending {
-			add(id, t)
-		}
-		for id, t := range s.past {
-			add(id, t)
-		}
+	if s.budgets != nil {
+		return s.rungTraining()
 	}
-	sort.Slice(obs, func(i, j int) bool {
-		if obs[i].loss != obs[j].loss {
-			return obs[i].loss < obs[j].loss
-		}
-		return obs[i].seq < obs[j].seq
-	})
-	nGood := min(max(s.gamma(len(obs)), 0), len(obs))
-	good, bad = obs[:nGood:nGood], obs[nGood:]
+	if len(s.obs) < s.startup {
+		return nil, nil, false
+	}
+	rows := make([]row, 0, len(s.obs)+len(s.pending))
+	for _, o := range s.obs {
+		rows = append(rows, row{seq: o.seq, loss: o.loss, x: o.x})
+	}
 	if s.liar {
 		for _, t := range s.pending {
-			if !observed[t.seq] {
-				bad = append(bad, row{seq: t.seq, loss: math.Inf(1), x: t.x})
-			}
+			rows = append(rows, row{seq: t.seq, loss: math.Inf(1), x: t.x, liar: true})
 		}
 	}
-	bySeq := func(rs []row) {
-		slices.SortFunc(rs, func(a, b row) int { return a.seq - b.seq })
-	}
-	bySeq(good)
-	bySeq(bad)
+	slices.SortFunc(rows, func(a, b row) int { return a.seq - b.seq })
+	good, bad = split(rows, s.gamma(len(s.obs)))
 	return good, bad, true
+}
+
+// rungTraining is training with rungs: every trial observed at the floor
+// or above ranks by the highest budget it reached, then by its loss there;
+// pending trials not observed there are the liars.
+func (s *Searcher) rungTraining() (good, bad []row, ok bool) {
+	floor := s.floorIndex()
+	rows := make([]row, 0, len(s.all))
+	n := 0
+	for _, t := range s.all {
+		switch {
+		case t.top >= 0 && t.top >= floor:
+			rows = append(rows, row{seq: t.seq, loss: t.topLoss, x: t.x, level: t.top})
+			n++
+		case s.liar && !t.done:
+			rows = append(rows, row{seq: t.seq, loss: math.Inf(1), x: t.x, liar: true})
+		}
+	}
+	need := s.startup
+	if floor > 0 {
+		need = fidelity.MinTrusted(s.startup) // above a misleading budget
+	}
+	if n < need {
+		return nil, nil, false
+	}
+	good, bad = split(rows, s.gamma(n))
+	return good, bad, true
+}
+
+// split returns the k observations of rows (in suggestion order) that
+// rank first (see ranks), and the others with the liars, capped to the
+// newest maxBad; both in suggestion order. k is clamped to the number of
+// observations.
+func split(rows []row, k int) (good, bad []row) {
+	top := make([]int, 0, max(k, 0)) // indices into rows, best first
+	for i, r := range rows {
+		if r.liar || k <= 0 {
+			continue
+		}
+		if len(top) == k && !ranks(r, rows[top[k-1]]) {
+			continue
+		}
+		if len(top) < k {
+			top = append(top, i)
+		} else {
+			top[k-1] = i
+		}
+		for j := len(top) - 1; j > 0 && ranks(rows[top[j]], rows[top[j-1]]); j-- {
+			top[j], top[j-1] = top[j-1], top[j]
+		}
+	}
+	slices.Sort(top)
+	good = make([]row, 0, len(top))
+	bad = make([]row, 0, len(rows)-len(top))
+	t := 0
+	for i, r := range rows {
+		if t < len(top) && top[t] == i {
+			good = append(good, r)
+			t++
+			continue
+		}
+		bad = append(bad, r)
+	}
+	if n := len(bad) - maxBad; n > 0 && maxBad > 0 {
+		bad = bad[n:] // the newest maxBad
+	}
+	return good, bad
+}
+
+// maxBad bounds the bad observations a density is fitted to: the newest
+// ones are kept. The recency weights already give older ones less weight,
+// and the bound keeps a suggestion's cost from growing with the number of
+// trials, which under ASHA runs into thousands.
+var maxBad = 200
+
+// ranks reports whether a ranks before b: higher level first, then lower
+// loss, then earlier suggestion.
+func ranks(a, b row) bool {
+	switch {
+	case a.level != b.level:
+		return a.level > b.level
+	case a.loss != b.loss:
+		return a.loss < b.loss
+	}
+	return a.seq < b.seq
 }
 
 // propose returns a point holding a model-chosen value for every dim.

@@ -228,7 +228,7 @@ func (s *Searcher) UnmarshalState(data []byte) error {
 			if _, dup := out[p.Trial]; dup {
 				return nil, fmt.Errorf("%s trial %s listed twice", what, p.Trial)
 			}
-			q := &trial{seq: p.Seq, x: x, last: math.NaN(), top: -1, failed: p.Failed}
+			q := &trial{id: p.Trial, seq: p.Seq, x: x, last: math.NaN(), top: -1, failed: p.Failed}
 			if p.Last != nil {
 				q.last, q.seen = float64(*p.Last), true
 			}
@@ -247,11 +247,23 @@ func (s *Searcher) UnmarshalState(data []byte) error {
 		return fmt.Errorf("tpe: unmarshal state: %w", err)
 	}
 	var past map[string]*trial
+	var all []*trial
 	var mon fidelity.Monitor
 	if s.budgets != nil {
 		if past, err = trials(st.Past, "completed"); err != nil {
 			return fmt.Errorf("tpe: unmarshal state: %w", err)
 		}
+		for id, t := range past {
+			if pend[id] != nil {
+				return fmt.Errorf("tpe: unmarshal state: trial %s both pending and completed", id)
+			}
+			t.done = true
+			all = append(all, t)
+		}
+		for _, t := range pend {
+			all = append(all, t)
+		}
+		slices.SortFunc(all, func(a, b *trial) int { return a.seq - b.seq })
 		for _, l := range st.Losses {
 			if _, ok := slices.BinarySearch(s.budgets, l.Budget); !ok {
 				return fmt.Errorf("tpe: unmarshal state: loss of trial %s at budget %v: not a rung", l.Trial, l.Budget)
@@ -261,12 +273,20 @@ func (s *Searcher) UnmarshalState(data []byte) error {
 			}
 			mon.Observe(l.Trial, l.Budget, float64(l.Loss))
 		}
+		for _, t := range all {
+			if t.top >= 0 {
+				var ok bool
+				if t.topLoss, ok = mon.Loss(t.id, s.budgets[t.top]); !ok {
+					return fmt.Errorf("tpe: unmarshal state: trial %s has no loss at its rung %v", t.id, s.budgets[t.top])
+				}
+			}
+		}
 	}
 	pcg := new(rand.PCG)
 	if err := pcg.UnmarshalBinary(st.RNG); err != nil {
 		return fmt.Errorf("tpe: unmarshal state: rng: %w", err)
 	}
 	*s.pcg = *pcg
-	s.n, s.obs, s.pending, s.past, s.mon = st.Suggested, obs, pend, past, mon
+	s.n, s.obs, s.pending, s.past, s.all, s.mon = st.Suggested, obs, pend, past, all, mon
 	return nil
 }

@@ -5,8 +5,9 @@
 // (Options.Multivariate, Optuna's multivariate=True); pending trials in the
 // model as bad observations (Options.ConstantLiar, Optuna's
 // constant_liar=True); and, under a scheduler with rungs (ASHA, HyperBand),
-// observations taken at the rungs, modelling the highest rung with enough of
-// them, as BOHB does (Options.Rungs), with the rank-correlation check of
+// observations taken at the rungs and ranked by the rung reached, as
+// Optuna ranks pruned trials, so that TPE with ASHA is a model-based
+// multi-fidelity method (Options.Rungs), with the rank-correlation check of
 // package fidelity (Options.FidelityCheck). Run it under any scheduler and
 // wrap it with search.Limit to cap the number of trials in flight.
 //
@@ -18,13 +19,15 @@
 // random from the space, as the random searcher does. After that every
 // suggestion comes from the model:
 //
-//   - The observations are sorted by loss (the metric for mode "min", minus
-//     the metric for "max"; ties keep suggestion order) and split into the
-//     best Gamma(n) ("good") and the rest ("bad"). With ConstantLiar, every
-//     pending trial (suggested, not yet complete, and without an
-//     observation in the model) joins the bad ones as if it had the worst
-//     loss, so that trials suggested while others run do not pile up where
-//     those already went.
+//   - The observations are ranked by loss (the metric for mode "min",
+//     minus the metric for "max"; ties keep suggestion order; with rungs,
+//     see below) and split into the best Gamma(n) ("good") and the rest
+//     ("bad"). With ConstantLiar, every pending trial (suggested, not yet
+//     complete, and, with rungs, not yet observed) joins the bad ones as if
+//     it had the worst loss, so that trials suggested while others run do
+//     not pile up where those already went. Only the newest 200 bad ones
+//     are kept (the recency weights below already favour them), so that a
+//     suggestion's cost does not grow with the number of trials.
 //   - A density l(x) is fitted to the good observations and g(x) to the
 //     bad ones: for each parameter separately (univariate), or jointly
 //     (Multivariate). Observations whose configuration lacks a parameter,
@@ -87,22 +90,24 @@
 // higher than the highest already recorded for the trial is its
 // observation at the highest such budget, with loss as above (NaN counts as
 // +Inf), whether the result comes through OnResult or as the last result
-// of OnTrialComplete, and whether or not the trial then fails. The model is
-// fit on one budget's observations: the highest budget with at least
-// NStartupTrials of them (BOHB's rule), or the one the fidelity check
-// chooses (below); until there is one, suggestions are random. Pending
-// trials observed at that budget are observations like the others; with
-// ConstantLiar, the other pending trials are the liars.
+// of OnTrialComplete, and whether or not the trial then fails. Every trial
+// observed, complete or still running, is ranked by the highest budget it
+// reached, then by its loss there (Optuna's ranking of pruned trials; the
+// scheduler's promotions are thus part of the model): the good trials are
+// those that went furthest and did best there, the highest rung with
+// trials filling the good set first. The model is used once NStartupTrials
+// trials have been observed.
 //
 // With FidelityCheck the losses at consecutive budgets are compared (the
-// rule of package fidelity, docs/SEMANTICS.md §5): when a lower budget
-// ranks the trials seen at both otherwise than the next one (Spearman
-// correlation below 0.2 over at least 6 trials), the model ignores that
-// budget and every lower one, takes the highest budget above them with
-// NStartupTrials observations, or failing that with ⌈NStartupTrials/3⌉
-// (at least 3), and samples at random while no such budget has them. The
-// searcher is then a fidelity.Advisor: a scheduler given it (SetAdvisor)
-// stops trusting those budgets too.
+// rule of package fidelity, docs/SEMANTICS.md §5): when a budget ranks the
+// trials seen at both otherwise than the next one (Spearman correlation
+// below 0.2 over at least 6 trials), that budget and every lower one are
+// distrusted. Only trials observed at the floor (the lowest trusted
+// budget) or above are ranked, pending trials below it are liars, and
+// fidelity.MinTrusted(NStartupTrials) of them suffice for the model
+// (⌈NStartupTrials/3⌉, at least 3); until then suggestions are random. The
+// searcher is a fidelity.Advisor: ASHA and HyperBand, given it
+// (SetAdvisor), stop trusting those budgets too.
 package tpe
 
 import (
@@ -208,6 +213,7 @@ type Searcher struct {
 	obs     []observation     // without rungs: in completion order
 	pending map[string]*trial // suggested trials not yet complete
 	past    map[string]*trial // with rungs: completed trials
+	all     []*trial          // with rungs: every trial, in suggestion order
 	mon     fidelity.Monitor  // with rungs: the losses at each budget
 }
 
@@ -221,14 +227,16 @@ type observation struct {
 
 // trial is a suggested trial.
 type trial struct {
+	id   string
 	seq  int
 	x    []float64
 	last float64 // the metric of the latest result that had it
 	seen bool    // last is set
 	// With rungs: the index of the highest budget it was observed at, -1
-	// if none; and whether it failed (once complete).
-	top    int
-	failed bool
+	// if none; whether it is complete, and whether it failed.
+	top          int
+	topLoss      float64 // the loss at budget top
+	done, failed bool
 }
 
 var (
@@ -404,7 +412,11 @@ func (s *Searcher) Suggest(trialID string) (hone.Config, error) {
 			x[i] = d.encode(v)
 		}
 	}
-	s.pending[trialID] = &trial{seq: s.n, x: x, last: math.NaN(), top: -1}
+	t := &trial{id: trialID, seq: s.n, x: x, last: math.NaN(), top: -1}
+	s.pending[trialID] = t
+	if s.budgets != nil {
+		s.all = append(s.all, t)
+	}
 	s.n++
 	return hone.Config(cfg), nil
 }
@@ -434,7 +446,7 @@ func (s *Searcher) OnTrialComplete(trialID string, last *hone.Result, failed boo
 	delete(s.pending, trialID)
 	if s.budgets != nil {
 		s.feed(trialID, p, last)
-		p.failed = failed
+		p.done, p.failed = true, failed
 		s.past[trialID] = p
 		return
 	}
@@ -471,12 +483,11 @@ func (s *Searcher) feed(id string, t *trial, r *hone.Result) {
 	}
 	t.top = k
 	s.mon.Observe(id, s.budgets[k], -s.mode.Score(v))
+	t.topLoss, _ = s.mon.Loss(id, s.budgets[k]) // NaN made +Inf
 }
 
 // rule is the fidelity rule the searcher applies to its rungs.
-func (s *Searcher) rule() fidelity.Rule {
-	return fidelity.Rule{MinPoints: s.startup, Off: !s.check}
-}
+func (s *Searcher) rule() fidelity.Rule { return fidelity.Rule{Off: !s.check} }
 
 // Floor implements fidelity.Advisor: with rungs and FidelityCheck, the
 // lowest budget the searcher trusts (see package fidelity); otherwise 0,
@@ -497,11 +508,12 @@ func (s *Searcher) Links() []fidelity.Link {
 	return slices.Clone(s.mon.Links(s.rule()))
 }
 
-// ModelBudget returns the budget whose observations the model is fit on,
-// and false without rungs or while there is none.
-func (s *Searcher) ModelBudget() (float64, bool) {
-	if s.budgets == nil {
-		return 0, false
+// floorIndex returns the index of the lowest budget whose observations
+// the model uses: that of the floor with FidelityCheck, else 0.
+func (s *Searcher) floorIndex() int {
+	if !s.check {
+		return 0
 	}
-	return s.mon.Choose(s.rule())
+	i, _ := slices.BinarySearch(s.budgets, s.mon.Floor(s.rule()))
+	return i
 }
