@@ -176,8 +176,8 @@ func TestRungsFindOptimum(t *testing.T) {
 // ⌈10/3⌉ = 4 of them suffice for the model. Without it every trial ranks;
 // the good ones are still those at 9, which went furthest. Either way the
 // suggestions move to x near 0.8. (Under ASHA the check matters more: the
-// scheduler, advised, stops cutting at budgets 1 and 3; see the tests of
-// cmd/hone and the package's sim tests.)
+// scheduler, advised, stops cutting at the misleading budgets; see
+// TestSimMisleadingFidelities.)
 func TestFidelityCheck(t *testing.T) {
 	sp := space.Space{"x": space.Uniform(0, 1)}
 	f := func(x, b float64) float64 {
