@@ -179,10 +179,10 @@ func (s *Spec) autoSearcher(ch *autoChoice) {
 	}
 }
 
-// Auto returns, for a spec whose searcher or scheduler is auto, one line
+// AutoChoices returns, for a spec whose searcher or scheduler is auto, one line
 // per auto section saying what it resolves to and why, as hone validate
 // prints them; nil when neither is auto.
-func (s *Spec) Auto() []string {
+func (s *Spec) AutoChoices() []string {
 	if s.Searcher.Name != "auto" && s.Scheduler.Name != "auto" {
 		return nil
 	}

@@ -96,9 +96,9 @@ func TestAutoTable(t *testing.T) {
 			if ch.Searcher != tc.searcher || ch.schedulerText() != tc.scheduler {
 				t.Fatalf("auto chose searcher %s, scheduler %s; want %s, %s\n%s\n%s", ch.Searcher, ch.schedulerText(), tc.searcher, tc.scheduler, ch.SearcherWhy, ch.SchedulerWhy)
 			}
-			lines := s.Auto()
+			lines := s.AutoChoices()
 			if len(lines) == 0 || !strings.HasPrefix(lines[0], "searcher auto: ") && !strings.HasPrefix(lines[0], "scheduler auto: ") {
-				t.Fatalf("Auto() = %q", lines)
+				t.Fatalf("AutoChoices() = %q", lines)
 			}
 			for _, l := range lines {
 				if strings.HasSuffix(l, ": ") {

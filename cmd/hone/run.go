@@ -274,7 +274,7 @@ For searcher: auto and scheduler: auto it prints what each resolves to, and why.
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (searcher %s, scheduler %s, %s)\n",
 				args[0], s.Searcher.Name, s.Scheduler.Name, where)
-			for _, line := range s.Auto() {
+			for _, line := range s.AutoChoices() {
 				fmt.Fprintf(cmd.OutOrStdout(), "  %s\n", line)
 			}
 			return nil
