@@ -46,8 +46,11 @@ type pendingState struct {
 	Trial string   `json:"trial"`
 	Seq   int      `json:"seq"`
 	X     []number `json:"x"`
-	// Last is the latest metric value seen by OnResult; absent if none.
-	Last *number `json:"last,omitempty"`
+	// Last is the latest metric value seen by OnResult; absent if none,
+	// or if it was NaN, which LastNaN says (JSON's null would read back as
+	// no value).
+	Last    *number `json:"last,omitempty"`
+	LastNaN bool    `json:"last_nan,omitempty"`
 	// With rungs: the index of the highest budget the trial was observed
 	// at (absent: none), and whether it failed (completed trials).
 	Top    *int `json:"top,omitempty"`
@@ -135,7 +138,10 @@ func (s *Searcher) MarshalState() ([]byte, error) {
 		out := make([]pendingState, 0, len(m))
 		for id, p := range m {
 			ps := pendingState{Trial: id, Seq: p.seq, X: toNumbers(p.x), Failed: p.failed}
-			if p.seen {
+			switch {
+			case p.seen && math.IsNaN(p.last):
+				ps.LastNaN = true
+			case p.seen:
 				v := number(p.last)
 				ps.Last = &v
 			}
@@ -229,8 +235,11 @@ func (s *Searcher) UnmarshalState(data []byte) error {
 				return nil, fmt.Errorf("%s trial %s listed twice", what, p.Trial)
 			}
 			q := &trial{id: p.Trial, seq: p.Seq, x: x, last: math.NaN(), top: -1, failed: p.Failed}
-			if p.Last != nil {
+			switch {
+			case p.Last != nil:
 				q.last, q.seen = float64(*p.Last), true
+			case p.LastNaN:
+				q.seen = true
 			}
 			if p.Top != nil {
 				if *p.Top < 0 || *p.Top >= len(s.budgets) {
