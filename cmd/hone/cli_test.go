@@ -419,3 +419,51 @@ func TestLock(t *testing.T) {
 		t.Error("still locked after hone resume")
 	}
 }
+
+// TestAutoRunAndResume runs a spec with searcher: auto and scheduler:
+// auto (TPE on ASHA's rungs, the searcher advising ASHA), interrupts it,
+// and resumes it: the journal replays through the auto choices, and every
+// trial ends, some stopped early by ASHA.
+func TestAutoRunAndResume(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var reports atomic.Int32
+	c := cli{t: t, ctx: ctx, exec: goTrainer(func(s trial.Session, it int) {
+		if reports.Add(1) == 60 {
+			cancel()
+		}
+	})}
+	src := "metric: score\nmode: max\nseed: 3\nnum_samples: 30\nsearch_space: {x: {uniform: [0, 1]}, y: {choice: [a, b]}}\n" +
+		"searcher: auto\nscheduler: auto\nstop: {training_iteration: 9}\nmax_concurrent_trials: 4\ncommand: [unused]\n"
+	path, dir := writeSpec(t, "auto", src)
+	if code, out, _ := c.run("validate", path); code != exitOK || !strings.Contains(out, "searcher auto: tpe") || !strings.Contains(out, "scheduler auto: asha") {
+		t.Fatalf("validate: %d\n%s", code, out)
+	}
+	if code, _, errOut := c.run("run", path); code != exitInterrupted {
+		t.Fatalf("interrupted run: %d\n%s", code, errOut)
+	}
+	c.ctx = context.Background()
+	if code, _, errOut := c.run("resume", dir); code != exitOK {
+		t.Fatalf("resume: %d\n%s", code, errOut)
+	}
+	e, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Trials) != 30 {
+		t.Fatalf("%d trials, want 30", len(e.Trials))
+	}
+	early := 0
+	for _, tr := range e.Trials {
+		last, _ := tr.Last()
+		if tr.Status != hone.StatusTerminated || last == nil {
+			t.Fatalf("trial %s: %s, last %v", tr.ID, tr.Status, last)
+		}
+		if it, _ := last.Value(hone.FieldTrainingIteration); it < 9 {
+			early++
+		}
+	}
+	if early == 0 {
+		t.Error("ASHA stopped no trial early")
+	}
+}
