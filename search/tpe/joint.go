@@ -31,6 +31,7 @@ type joint struct {
 // row's coordinates) to the rows that have a coordinate for each of them.
 func newJoint(dims []*dim, idx []int, rows []row, priorWeight float64) *joint {
 	var xs [][]float64
+	var liar []bool
 	for _, r := range rows {
 		x := make([]float64, len(idx))
 		ok := true
@@ -42,6 +43,7 @@ func newJoint(dims []*dim, idx []int, rows []row, priorWeight float64) *joint {
 		}
 		if ok {
 			xs = append(xs, x)
+			liar = append(liar, r.liar)
 		}
 	}
 	n := len(xs)
@@ -94,14 +96,17 @@ func newJoint(dims []*dim, idx []int, rows []row, priorWeight float64) *joint {
 			continue
 		}
 		span := d.hi - d.lo
-		sigma := 0.2 * math.Pow(float64(max(n, 1)), -1/float64(len(dims)+4)) * span
-		sigma = clamp(sigma, span/math.Min(100, float64(n+2)), span)
+		minSigma := span / math.Min(100, float64(n+2))
+		sigma := clamp(0.2*math.Pow(float64(max(n, 1)), -1/float64(len(dims)+4))*span, minSigma, span)
 		mu, sg, lz, lc := make([]float64, m), make([]float64, m), make([]float64, m), make([]float64, m)
 		for k := range m {
 			if k == n {
 				mu[k], sg[k] = (d.lo+d.hi)/2, span
 			} else {
 				mu[k], sg[k] = xs[k][di], sigma
+				if liar[k] {
+					sg[k] = minSigma // a liar marks its own point only
+				}
 			}
 			if !(sg[k] > 0) {
 				sg[k] = 1 // a one-point range: any width samples that point

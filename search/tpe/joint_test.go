@@ -275,3 +275,44 @@ func TestConstantLiarSequential(t *testing.T) {
 		t.Fatal("sequential suggestions differ with the liar")
 	}
 }
+
+// In a small discrete space, sixteen suggestions made at once without the
+// liar mostly repeat the model's favourite; with it, far fewer do.
+func TestConstantLiarAvoidsDuplicates(t *testing.T) {
+	sp := space.Space{"a": space.Choice(0, 1, 2, 3), "b": space.Choice(0, 1, 2, 3), "c": space.RandInt(0, 4)}
+	f := func(c hone.Config) float64 {
+		a, b := c["a"].(int), c["b"].(int)
+		return float64((a-1)*(a-1) + (b-2)*(b-2) + c["c"].(int))
+	}
+	for _, multi := range []bool{false, true} {
+		var dups [2]int
+		for k, liar := range []bool{false, true} {
+			for seed := range uint64(4) {
+				s := mustNew(t, sp, Options{Metric: "loss", NumSamples: -1, Seed: seed, ConstantLiar: liar, Multivariate: multi})
+				for batch := range 5 {
+					seen := map[string]bool{}
+					ids, cfgs := []string{}, []hone.Config{}
+					for i := range 16 {
+						id := fmt.Sprint(batch, "-", i)
+						cfg, err := s.Suggest(id)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if seen[fmt.Sprint(cfg)] {
+							dups[k]++
+						}
+						seen[fmt.Sprint(cfg)] = true
+						ids, cfgs = append(ids, id), append(cfgs, cfg)
+					}
+					for i, id := range ids {
+						s.OnTrialComplete(id, result("loss", f(cfgs[i])), false)
+					}
+				}
+			}
+		}
+		t.Logf("multivariate %v: repeated configurations within batches of 16 (of 320): without the liar %d, with %d", multi, dups[0], dups[1])
+		if float64(dups[1]) > 0.75*float64(dups[0]) {
+			t.Errorf("multivariate %v: %d repeats with the liar, %d without: want at most three quarters", multi, dups[1], dups[0])
+		}
+	}
+}

@@ -139,26 +139,28 @@ func (s *Searcher) propose(good, bad []row) map[string]any {
 		return point
 	}
 	for i, d := range s.dims {
-		setPath(point, d.path, s.choose(d, column(good, i), column(bad, i)))
+		gx, _ := column(good, i)
+		bx, liars := column(bad, i)
+		setPath(point, d.path, s.choose(d, gx, bx, liars))
 	}
 	return point
 }
 
 // column returns dim i's coordinates of rows, skipping missing ones.
-func column(rows []row, i int) []float64 {
-	var xs []float64
+func column(rows []row, i int) (xs []float64, liar []bool) {
 	for _, r := range rows {
 		if x := r.x[i]; !math.IsNaN(x) {
 			xs = append(xs, x)
+			liar = append(liar, r.liar)
 		}
 	}
-	return xs
+	return xs, liar
 }
 
 // choose draws NEICandidates values of d from the good density and returns
 // the one with the best log ratio of good to bad density (the first one on
 // ties), as a configuration value.
-func (s *Searcher) choose(d *dim, good, bad []float64) any {
+func (s *Searcher) choose(d *dim, good, bad []float64, liars []bool) any {
 	best, bestScore := 0.0, math.Inf(-1)
 	better := func(i int, x, score float64) {
 		if math.IsNaN(score) {
@@ -177,8 +179,8 @@ func (s *Searcher) choose(d *dim, good, bad []float64) any {
 		}
 		return d.cats[int(best)]
 	}
-	l := newParzen(good, recencyWeights(len(good)), d.lo, d.hi, s.priorWeight, s.endpoints)
-	g := newParzen(bad, recencyWeights(len(bad)), d.lo, d.hi, s.priorWeight, s.endpoints)
+	l := newParzen(good, recencyWeights(len(good)), d.lo, d.hi, s.priorWeight, s.endpoints, nil)
+	g := newParzen(bad, recencyWeights(len(bad)), d.lo, d.hi, s.priorWeight, s.endpoints, liars)
 	for i := range s.nEI {
 		z := l.sample(s.rng)
 		x := d.snap(d.inv(z))

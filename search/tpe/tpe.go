@@ -25,7 +25,10 @@
 //     ("bad"). With ConstantLiar, every pending trial (suggested, not yet
 //     complete, and, with rungs, not yet observed) joins the bad ones as if
 //     it had the worst loss, so that trials suggested while others run do
-//     not pile up where those already went. Only the newest 200 bad ones
+//     not repeat them. hone: a liar's kernel in a numeric parameter has the
+//     smallest width (below), so it keeps suggestions off its own point
+//     rather than off its whole neighbourhood, which Optuna's liars do and
+//     which cost final regret on bench/searchbench. Only the newest 200 bad ones
 //     are kept (the recency weights below already favour them), so that a
 //     suggestion's cost does not grow with the number of trials.
 //   - A density l(x) is fitted to the good observations and g(x) to the
@@ -52,7 +55,7 @@
 // multivariate, every kernel of a parameter has the width 0.2 ·
 // n^(−1/(d+4)) · range, for n observations and d parameters in the group
 // (Optuna's rule). Either way widths are clipped to [range/min(100, n+2),
-// range]. Integer and quantized parameters are sampled as continuous ones
+// range], and a liar's kernel has the smallest, range/min(100, n+2). Integer and quantized parameters are sampled as continuous ones
 // over the range widened by q/2 at each end and rounded to the nearest
 // allowed value; candidates are then scored by the probability each
 // density gives to the values that round to them. Categorical parameters
@@ -158,7 +161,8 @@ type Options struct {
 	// (Optuna's multivariate=True, group=True).
 	Multivariate bool
 	// ConstantLiar counts pending trials as bad observations (Optuna's
-	// constant_liar=True), so that concurrent suggestions spread out.
+	// constant_liar=True, with narrow kernels: see the package
+	// documentation), so that concurrent suggestions do not repeat them.
 	ConstantLiar bool
 	// Rungs, when set, makes the searcher observe trials at these budgets
 	// of the time attribute (see the package documentation).
