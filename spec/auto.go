@@ -162,7 +162,7 @@ func (s *Spec) autoSearcher(ch *autoChoice) {
 			how = append(how, "a density per parameter")
 		}
 		if tpeDefaults.ConstantLiar {
-			how = append(how, "pending trials as liars, so trials suggested together spread out")
+			how = append(how, "pending trials as liars, so trials suggested together do not repeat each other")
 		}
 		switch ch.Scheduler {
 		case "asha", "hyperband":
