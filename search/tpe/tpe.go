@@ -106,7 +106,8 @@
 // trials seen at both otherwise than the next one (Spearman correlation
 // below 0.2 over at least 6 trials), that budget and every lower one are
 // distrusted. Only trials observed at the floor (the lowest trusted
-// budget) or above are ranked, pending trials below it are liars, and
+// budget) or above are ranked, pending trials below it are liars (with
+// ConstantLiar), and
 // fidelity.MinTrusted(NStartupTrials) of them suffice for the model
 // (⌈NStartupTrials/3⌉, at least 3); until then suggestions are random. The
 // searcher is a fidelity.Advisor: ASHA and HyperBand, given it
