@@ -14,6 +14,7 @@ import (
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/scheduler/hyperband"
 	"github.com/hone-tune/hone/search"
+	"github.com/hone-tune/hone/search/fidelity"
 	"github.com/hone-tune/hone/stopper"
 )
 
@@ -85,6 +86,7 @@ func Build(s *Spec, dir string, stdout io.Writer) (*Plan, error) {
 			ps.SetPauser(p)
 		}
 	}
+	wireFidelity(sr, sc)
 	if _, own := sr.(hyperband.Pauser); s.Searcher.MaxConcurrent > 0 && !own {
 		sr = search.Limit(sr, s.Searcher.MaxConcurrent)
 	}
@@ -141,6 +143,23 @@ func Build(s *Spec, dir string, stdout io.Writer) (*Plan, error) {
 		},
 		files: files,
 	}, nil
+}
+
+// wireFidelity hands a searcher that models results at rungs (TPE) the
+// rungs of a scheduler that has them (ASHA, HyperBand), and a scheduler
+// that follows a fidelity advisor the searcher, when it is one (TPE, BOHB;
+// docs/SEMANTICS.md §5).
+func wireFidelity(sr hone.Searcher, sc hone.Scheduler) {
+	if u, ok := sr.(fidelity.RungUser); ok {
+		if src, ok := sc.(fidelity.RungSource); ok {
+			u.SetRungs(src.Rungs())
+		}
+	}
+	if u, ok := sc.(fidelity.AdvisorUser); ok {
+		if a, ok := sr.(fidelity.Advisor); ok {
+			u.SetAdvisor(a)
+		}
+	}
 }
 
 // Close flushes and closes the per-trial files and returns the first error

@@ -21,7 +21,9 @@ import (
 // so that the resumed run would not continue the run it resumes: metric,
 // mode, seed, num_samples, search_space (per parameter), points_to_evaluate,
 // the searcher (name, max_concurrent and every parameter), the scheduler
-// (name and every parameter), the stop conditions (training_iteration, the
+// (name and every parameter), what searcher: auto and scheduler: auto
+// resolve to (which may depend on max_concurrent_trials), the stop
+// conditions (training_iteration, the
 // result thresholds, plateau, time_budget_s), checkpoint scoring and
 // timing (score_attribute, score_order, frequency, at_end), and trainable,
 // which names the trial directories.
@@ -129,6 +131,17 @@ func (s *Spec) settings() map[string]setting {
 	ref("scheduler.name", strconv.Quote(s.Scheduler.Name))
 	for k, v := range s.pluginParams("scheduler", s.Scheduler) {
 		ref("scheduler."+k, render(v))
+	}
+	// What auto resolves to depends on settings a resume may change
+	// (max_concurrent_trials): a resume must resolve it the same way.
+	if s.Searcher.Name == "auto" || s.Scheduler.Name == "auto" {
+		ch := s.auto()
+		if s.Searcher.Name == "auto" {
+			ref("searcher.auto", strconv.Quote(ch.Searcher))
+		}
+		if s.Scheduler.Name == "auto" {
+			ref("scheduler.auto", strconv.Quote(ch.schedulerText()))
+		}
 	}
 	st := s.Stop
 	if st.TrainingIteration > 0 {

@@ -31,7 +31,7 @@ func TestKeyElsewhere(t *testing.T) {
 	}, {
 		name: "max_t at the top level",
 		src:  "command: [x]\nmax_t: 20\n",
-		want: []string{`experiment.yaml:2: max_t: unknown key at the top level; did you mean scheduler.max_t (a parameter of scheduler asha, hyperband and hyperband_for_bohb)?`},
+		want: []string{`experiment.yaml:2: max_t: unknown key at the top level; did you mean scheduler.max_t (a parameter of scheduler asha, auto, hyperband and hyperband_for_bohb)?`},
 	}, {
 		name: "a searcher parameter at the top level",
 		src:  "command: [x]\nn_startup_trials: 5\n",
@@ -59,7 +59,7 @@ func TestKeyElsewhere(t *testing.T) {
 	}, {
 		name: "a scheduler parameter under plateau",
 		src:  "command: [x]\nmetric: loss\nstop:\n  plateau: {max_t: 3}\n",
-		want: []string{`experiment.yaml:4: stop.plateau.max_t: unknown key under stop.plateau (allowed keys: grace_period, metric, num_results, std); did you mean scheduler.max_t (a parameter of scheduler asha, hyperband and hyperband_for_bohb)?`},
+		want: []string{`experiment.yaml:4: stop.plateau.max_t: unknown key under stop.plateau (allowed keys: grace_period, metric, num_results, std); did you mean scheduler.max_t (a parameter of scheduler asha, auto, hyperband and hyperband_for_bohb)?`},
 	}, {
 		name: "a parameter of another scheduler",
 		src:  "command: [x]\nmetric: loss\nscheduler:\n  name: hyperband\n  grace_period: 3\n",

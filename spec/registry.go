@@ -55,13 +55,22 @@ var searchers = map[string]SearcherPlugin{
 		Read: readRandom,
 	},
 	"tpe": {
-		Doc:  "tree-structured Parzen estimator: independent per-parameter densities of good and bad trials (Optuna's TPE)",
+		Doc:  "tree-structured Parzen estimator: densities of good and bad trials (Optuna's TPE), pending trials as liars, fed at ASHA's or HyperBand's rungs",
 		Read: readTPE,
 	},
 	"bohb": {
 		Doc:  "BOHB's KDE model, fed at each HyperBand milestone: use with scheduler hyperband_for_bohb",
 		Read: readBOHB,
 	},
+}
+
+// The auto searcher builds another entry of the table, so it joins it at
+// init, after the table exists.
+func init() {
+	searchers["auto"] = SearcherPlugin{
+		Doc:  "chooses random, tpe or bohb from the spec (scheduler, space, num_samples, concurrency); hone validate says which and why",
+		Read: readAutoSearcher,
+	}
 }
 
 // schedulers is the scheduler table: every name a spec may give under
@@ -98,6 +107,10 @@ var schedulers = map[string]SchedulerPlugin{
 	"pb2": {
 		Doc:  "population based bandits: PBT whose clones take hyperparameters chosen by a GP bandit within hyperparam_bounds",
 		Read: readPB2,
+	},
+	"auto": {
+		Doc:  "asha when trials have a budget (max_t or stop.training_iteration), else fifo; hone validate says which and why",
+		Read: readAutoScheduler,
 	},
 }
 
@@ -380,13 +393,17 @@ func objective(s *Spec, metric string, mode hone.Mode) (string, hone.Mode, error
 }
 
 // readTPE reads TPE's parameters: n_startup_trials, n_ei_candidates,
-// prior_weight, consider_endpoints.
+// prior_weight, consider_endpoints, multivariate, constant_liar and
+// fidelity_check (see tpeDefaults for the defaults of the last three).
 func readTPE(p *Params) func(s *Spec) (hone.Searcher, error) {
 	o := tpe.Options{
 		NStartupTrials:    p.Int("n_startup_trials", 10),
 		NEICandidates:     p.Int("n_ei_candidates", 24),
 		PriorWeight:       p.Float("prior_weight", 1),
 		ConsiderEndpoints: p.Bool("consider_endpoints", false),
+		Multivariate:      p.Bool("multivariate", tpeDefaults.Multivariate),
+		ConstantLiar:      p.Bool("constant_liar", tpeDefaults.ConstantLiar),
+		FidelityCheck:     p.Bool("fidelity_check", tpeDefaults.FidelityCheck),
 	}
 	if o.NStartupTrials < 0 {
 		p.Errorf("n_startup_trials", "must be >= 0, got %d", o.NStartupTrials)
@@ -407,9 +424,16 @@ func readTPE(p *Params) func(s *Spec) (hone.Searcher, error) {
 	}
 }
 
+// tpeDefaults holds the spec's defaults of TPE's switches, which differ
+// from the Go API's zero values (Optuna's defaults): a spec is a user's
+// experiment, run in parallel and often under ASHA or HyperBand, where
+// these settings do better (docs/SEMANTICS.md §5).
+var tpeDefaults = tpe.Options{Multivariate: true, ConstantLiar: true, FidelityCheck: true}
+
 // readBOHB reads the BOHB searcher's parameters (HpBandSter's names):
 // min_points_in_model, top_n_percent, num_samples_kde, random_fraction,
-// bandwidth_factor, min_bandwidth; max_concurrent is the searcher's own.
+// bandwidth_factor, min_bandwidth, and hone's fidelity_check (default
+// true); max_concurrent is the searcher's own.
 func readBOHB(p *Params) func(s *Spec) (hone.Searcher, error) {
 	def := bohb.DefaultOptions()
 	o := bohb.Options{
@@ -419,6 +443,7 @@ func readBOHB(p *Params) func(s *Spec) (hone.Searcher, error) {
 		RandomFraction:   p.Float("random_fraction", def.RandomFraction),
 		BandwidthFactor:  p.Float("bandwidth_factor", def.BandwidthFactor),
 		MinBandwidth:     p.Float("min_bandwidth", def.MinBandwidth),
+		FidelityCheck:    p.Bool("fidelity_check", true),
 	}
 	if o.TopNPercent < 1 || o.TopNPercent > 99 {
 		p.Errorf("top_n_percent", "must be in [1, 99], got %d", o.TopNPercent)

@@ -190,11 +190,11 @@ func TestErrors(t *testing.T) {
 	}, {
 		name: "unknown scheduler",
 		src:  "command: [x]\nscheduler:\n  name: fifi\n",
-		want: []string{`experiment.yaml:3: scheduler.name: unknown scheduler "fifi" (did you mean "fifo"?); known: asha, fifo, hyperband, hyperband_for_bohb, median, pb2, pbt, pbt_replay`},
+		want: []string{`experiment.yaml:3: scheduler.name: unknown scheduler "fifi" (did you mean "fifo"?); known: asha, auto, fifo, hyperband, hyperband_for_bohb, median, pb2, pbt, pbt_replay`},
 	}, {
 		name: "unknown searcher as a bare name",
 		src:  "command: [x]\nsearcher: bayes\n",
-		want: []string{`experiment.yaml:2: searcher.name: unknown searcher "bayes"; known: bohb, grid, random, tpe`},
+		want: []string{`experiment.yaml:2: searcher.name: unknown searcher "bayes"; known: auto, bohb, grid, random, tpe`},
 	}, {
 		name: "unknown plugin parameter",
 		src:  "command: [x]\nscheduler: {name: fifo, grace_period: 3}\n",
@@ -447,7 +447,7 @@ func TestValidateGoSpec(t *testing.T) {
 	want := []string{
 		`name: must not be empty`,
 		`num_samples: must be -1 (until a stop condition ends the experiment) or >= 1, got 0`,
-		`scheduler.name: unknown scheduler "nope"; known: asha, fifo, hyperband, hyperband_for_bohb, median, pb2, pbt, pbt_replay`,
+		`scheduler.name: unknown scheduler "nope"; known: asha, auto, fifo, hyperband, hyperband_for_bohb, median, pb2, pbt, pbt_replay`,
 	}
 	if got := messages(t, s.Validate()); !reflect.DeepEqual(got, want) {
 		t.Errorf("errors:\n got %q\nwant %q", got, want)

@@ -18,12 +18,15 @@ const (
 	MethodASHA         = "asha"
 	MethodBOHB         = "bohb"
 	MethodTPE          = "tpe"
+	MethodTPEParallel  = "tpe-parallel"
+	MethodTPEASHA      = "tpe-asha"
+	MethodAuto         = "auto"
 	MethodGoptunaTPE   = "goptuna-tpe"
 	MethodGoptunaTPESH = "goptuna-tpe-sh"
 )
 
 // Methods lists every method in report order; the first is the baseline.
-var Methods = []string{MethodRandom, MethodHyperBand, MethodASHA, MethodBOHB, MethodTPE, MethodGoptunaTPE, MethodGoptunaTPESH}
+var Methods = []string{MethodRandom, MethodHyperBand, MethodASHA, MethodBOHB, MethodTPE, MethodTPEParallel, MethodTPEASHA, MethodAuto, MethodGoptunaTPE, MethodGoptunaTPESH}
 
 // Baseline is the method every other is compared with.
 const Baseline = MethodRandom

@@ -35,6 +35,12 @@
 //	asha            hone's ASHA + random search
 //	bohb            hone's HyperBand for BOHB + the BOHB searcher
 //	tpe             hone's TPE, FIFO, every trial to full fidelity
+//	tpe-parallel    hone's TPE as a spec's searcher: tpe has it (multivariate,
+//	                constant liar), FIFO, every trial to full fidelity
+//	tpe-asha        hone's TPE on ASHA's rungs (grace 1, η 3) with the fidelity
+//	                check, ASHA advised by it
+//	auto            what a spec with searcher: auto and scheduler: auto and
+//	                stop.training_iteration = steps builds (spec.Build)
 //	goptuna-tpe     Goptuna's TPE sampler, every trial to full fidelity
 //	goptuna-tpe-sh  Goptuna's TPE sampler with its successive-halving pruner
 //

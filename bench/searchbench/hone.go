@@ -3,6 +3,7 @@ package searchbench
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"github.com/hone-tune/hone/search/random"
 	"github.com/hone-tune/hone/search/tpe"
 	"github.com/hone-tune/hone/space"
+	"github.com/hone-tune/hone/spec"
 	"github.com/hone-tune/hone/store/local"
 )
 
@@ -156,6 +158,29 @@ func honeExperiment(method string, p *functions.Problem, seed uint64, workers in
 		if err == nil {
 			exp.Searcher = search.Limit(s, workers)
 		}
+	case MethodTPEParallel:
+		var s *tpe.Searcher
+		s, err = tpe.New(sp, tpe.Options{Metric: metricLoss, Mode: hone.Min, NumSamples: -1, Seed: seed,
+			Multivariate: true, ConstantLiar: true})
+		if err == nil {
+			exp.Searcher = search.Limit(s, workers)
+		}
+	case MethodTPEASHA:
+		var s *tpe.Searcher
+		s, err = tpe.New(sp, tpe.Options{Metric: metricLoss, Mode: hone.Min, NumSamples: -1, Seed: seed,
+			Multivariate: true, ConstantLiar: true, FidelityCheck: true})
+		if err == nil {
+			var sched *asha.Scheduler
+			sched, err = asha.New(asha.Config{TimeAttr: metricBudget, MaxT: float64(p.Steps), GracePeriod: 1,
+				ReductionFactor: eta, Brackets: 1, StopLastTrials: true})
+			if err == nil {
+				s.SetRungs(sched.Rungs())
+				sched.SetAdvisor(s)
+				exp.Searcher, exp.Scheduler = search.Limit(s, workers), sched
+			}
+		}
+	case MethodAuto:
+		return autoExperiment(p, seed, workers)
 	case MethodHyperBand:
 		exp.Searcher, err = randomSearch()
 		if err == nil {
@@ -186,6 +211,42 @@ func honeExperiment(method string, p *functions.Problem, seed uint64, workers in
 		return nil, fmt.Errorf("%s: %w", method, err)
 	}
 	return exp, nil
+}
+
+// autoExperiment builds the experiment a spec with searcher: auto and
+// scheduler: auto gives for p: stop.training_iteration is the number of
+// steps (training_iteration counts steps as budget does), so auto chooses
+// ASHA over it and TPE on its rungs.
+func autoExperiment(p *functions.Problem, seed uint64, workers int) (*hone.Experiment, error) {
+	sp := map[string]any{}
+	for _, d := range p.Dims {
+		if d.Binary {
+			sp[d.Name] = map[string]any{"choice": []int{0, 1}}
+		} else {
+			sp[d.Name] = map[string]any{"uniform": []float64{d.Lo, d.Hi}}
+		}
+	}
+	src, err := json.Marshal(map[string]any{
+		"name": MethodAuto, "command": []string{"unused"}, "metric": metricLoss, "mode": "min",
+		"seed": seed, "num_samples": -1, "max_concurrent_trials": workers, "search_space": sp,
+		"searcher": "auto", "scheduler": "auto", "stop": map[string]any{hone.FieldTrainingIteration: p.Steps},
+		"checkpoint": map[string]any{"num_to_keep": 1},
+	})
+	if err != nil {
+		return nil, err
+	}
+	s, err := spec.Parse(src, "auto.yaml", os.TempDir())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", MethodAuto, err)
+	}
+	plan, err := spec.Build(s, os.TempDir(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", MethodAuto, err)
+	}
+	if err := plan.Close(); err != nil {
+		return nil, err
+	}
+	return plan.Experiment, nil
 }
 
 // runHone runs a hone method on p with the given seed and budget, in a

@@ -107,6 +107,16 @@ func TestValidateCommand(t *testing.T) {
 		t.Errorf("validate bad: code %d, stdout %q, stderr:\n%s\nwant:\n%s", code, out, errOut, strings.Join(want, "\n"))
 	}
 
+	// searcher: auto and scheduler: auto say what they chose, and why.
+	auto, _ := writeSpec(t, "auto", "metric: loss\nnum_samples: 200\nsearch_space: {lr: {loguniform: [0.001, 1]}, d: {randint: [1, 9]}}\nsearcher: auto\nscheduler: auto\nstop: {training_iteration: 81}\nmax_concurrent_trials: 8\ncommand: [unused]\n")
+	code, out, errOut = c.run("validate", auto)
+	wantOut := auto + ": ok (searcher auto, scheduler auto, experiment directory " + filepath.Join(filepath.Dir(auto), "results", "auto") + ")\n" +
+		"  searcher auto: tpe: num_samples 200 leaves the model at least 182 suggestions; TPE with a joint density over the 2 parameters, pending trials as liars, so trials suggested together do not repeat each other, fed at asha's rungs, with the fidelity check\n" +
+		"  scheduler auto: asha (time_attr training_iteration, max_t 81, grace_period 3, reduction_factor 3): trials report training_iteration up to max_t 81 (from stop.training_iteration): ASHA with grace_period 3 and reduction_factor 3 stops weak trials early, without waiting for others\n"
+	if code != exitOK || out != wantOut || errOut != "" {
+		t.Errorf("validate auto: %d\n%s\nwant\n%s\nstderr %q", code, out, wantOut, errOut)
+	}
+
 	code, _, errOut = c.run("validate", filepath.Join(t.TempDir(), "missing.yaml"))
 	if code != exitUsage || !strings.Contains(errOut, "no such file") {
 		t.Errorf("validate missing: %d %q", code, errOut)
@@ -407,5 +417,53 @@ func TestLock(t *testing.T) {
 	}
 	if running, _ := runningIn(dir); running {
 		t.Error("still locked after hone resume")
+	}
+}
+
+// TestAutoRunAndResume runs a spec with searcher: auto and scheduler:
+// auto (TPE on ASHA's rungs, the searcher advising ASHA), interrupts it,
+// and resumes it: the journal replays through the auto choices, and every
+// trial ends, some stopped early by ASHA.
+func TestAutoRunAndResume(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var reports atomic.Int32
+	c := cli{t: t, ctx: ctx, exec: goTrainer(func(s trial.Session, it int) {
+		if reports.Add(1) == 60 {
+			cancel()
+		}
+	})}
+	src := "metric: score\nmode: max\nseed: 3\nnum_samples: 30\nsearch_space: {x: {uniform: [0, 1]}, y: {choice: [a, b]}}\n" +
+		"searcher: auto\nscheduler: auto\nstop: {training_iteration: 9}\nmax_concurrent_trials: 4\ncommand: [unused]\n"
+	path, dir := writeSpec(t, "auto", src)
+	if code, out, _ := c.run("validate", path); code != exitOK || !strings.Contains(out, "searcher auto: tpe") || !strings.Contains(out, "scheduler auto: asha") {
+		t.Fatalf("validate: %d\n%s", code, out)
+	}
+	if code, _, errOut := c.run("run", path); code != exitInterrupted {
+		t.Fatalf("interrupted run: %d\n%s", code, errOut)
+	}
+	c.ctx = context.Background()
+	if code, _, errOut := c.run("resume", dir); code != exitOK {
+		t.Fatalf("resume: %d\n%s", code, errOut)
+	}
+	e, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Trials) != 30 {
+		t.Fatalf("%d trials, want 30", len(e.Trials))
+	}
+	early := 0
+	for _, tr := range e.Trials {
+		last, _ := tr.Last()
+		if tr.Status != hone.StatusTerminated || last == nil {
+			t.Fatalf("trial %s: %s, last %v", tr.ID, tr.Status, last)
+		}
+		if it, _ := last.Value(hone.FieldTrainingIteration); it < 9 {
+			early++
+		}
+	}
+	if early == 0 {
+		t.Error("ASHA stopped no trial early")
 	}
 }

@@ -261,7 +261,8 @@ func (a *app) validateCmd() *cobra.Command {
 		Use:   "validate SPEC.yaml",
 		Short: "Check a spec and print every problem in it",
 		Long: `Check SPEC.yaml without running anything and print every problem at once,
-one per line as FILE:LINE: KEY: PROBLEM. The exit code is 2 if there is any.`,
+one per line as FILE:LINE: KEY: PROBLEM. The exit code is 2 if there is any.
+For searcher: auto and scheduler: auto it prints what each resolves to, and why.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := spec.Load(args[0])
@@ -274,6 +275,9 @@ one per line as FILE:LINE: KEY: PROBLEM. The exit code is 2 if there is any.`,
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (searcher %s, scheduler %s, %s)\n",
 				args[0], s.Searcher.Name, s.Scheduler.Name, where)
+			for _, line := range s.AutoChoices() {
+				fmt.Fprintf(cmd.OutOrStdout(), "  %s\n", line)
+			}
 			return nil
 		},
 	}

@@ -3,6 +3,13 @@
 // assigned a bracket at random, weighted by a softmax of each bracket's
 // number of rungs, and stopped at a rung when their score is below the
 // (1 − 1/η) percentile of the scores recorded there. It never pauses.
+//
+// hone: given a fidelity.Advisor (SetAdvisor; the spec's builder passes
+// the searcher when it is one, as TPE and BOHB are), ASHA does not stop
+// trials at rungs below the advisor's floor, the lowest budget the
+// advisor trusts to rank configurations as the highest does: the grace
+// period moves up to the floor while lower rungs mislead
+// (docs/SEMANTICS.md §5). Scores are still recorded there.
 package asha
 
 import (
@@ -14,6 +21,7 @@ import (
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/internal/pyfloat"
 	"github.com/hone-tune/hone/scheduler/fifo"
+	"github.com/hone-tune/hone/search/fidelity"
 )
 
 // Config holds ASHA's parameters. Start from DefaultConfig.
@@ -67,6 +75,37 @@ type Scheduler struct {
 	brackets []*bracket
 	trialOf  map[string]*bracket
 	warned   bool
+	advisor  fidelity.Advisor
+}
+
+var (
+	_ fidelity.RungSource  = (*Scheduler)(nil)
+	_ fidelity.AdvisorUser = (*Scheduler)(nil)
+)
+
+// SetAdvisor makes ASHA follow a's floor: no trial stops at a rung below
+// it. nil restores Ray's ASHA.
+func (s *Scheduler) SetAdvisor(a fidelity.Advisor) { s.advisor = a }
+
+// Rungs returns the time attribute and every milestone of every bracket,
+// with max_t, ascending: the budgets at which ASHA compares trials.
+func (s *Scheduler) Rungs() (string, []float64) {
+	out := []float64{s.cfg.MaxT}
+	for _, b := range s.brackets {
+		for _, g := range b.rungs {
+			out = append(out, g.milestone)
+		}
+	}
+	slices.Sort(out)
+	return s.cfg.TimeAttr, slices.Compact(out)
+}
+
+// floor returns the advisor's floor, or 0 without an advisor.
+func (s *Scheduler) floor() float64 {
+	if s.advisor == nil {
+		return 0
+	}
+	return s.advisor.Floor()
 }
 
 // bracket is one bracket's rungs, highest milestone first.
@@ -228,10 +267,13 @@ func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone
 	if b == nil {
 		return hone.Continue
 	}
-	return b.onResult(t.ID, tv, score, s.cfg.ReductionFactor, s.cfg.StopLastTrials)
+	return b.onResult(t.ID, tv, score, s.cfg.ReductionFactor, s.cfg.StopLastTrials, s.floor())
 }
 
-func (b *bracket) onResult(id string, tv, score, rf float64, stopLast bool) hone.Decision {
+// onResult records the score at the highest rung reached and not yet
+// recorded and returns STOP if it is below the rung's cutoff, unless the
+// rung is below floor.
+func (b *bracket) onResult(id string, tv, score, rf float64, stopLast bool, floor float64) hone.Decision {
 	for _, g := range b.rungs {
 		_, done := g.recorded[id]
 		if tv >= g.milestone && done && !stopLast {
@@ -241,7 +283,7 @@ func (b *bracket) onResult(id string, tv, score, rf float64, stopLast bool) hone
 			continue
 		}
 		dec := hone.Continue
-		if cut, ok := cutoff(g.sorted, rf); ok && score < cut {
+		if cut, ok := cutoff(g.sorted, rf); ok && score < cut && g.milestone >= floor {
 			dec = hone.Stop
 		}
 		g.record(id, score)
@@ -267,7 +309,7 @@ func cutoff(vals []float64, rf float64) (float64, bool) {
 func (s *Scheduler) OnTrialComplete(c hone.Control, t *hone.Trial, r *hone.Result) {
 	if b := s.trialOf[t.ID]; b != nil && r != nil {
 		if tv, score, ok := s.values(c, r); ok {
-			b.onResult(t.ID, tv, score, s.cfg.ReductionFactor, s.cfg.StopLastTrials)
+			b.onResult(t.ID, tv, score, s.cfg.ReductionFactor, s.cfg.StopLastTrials, s.floor())
 		}
 	}
 	delete(s.trialOf, t.ID)

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -162,6 +163,83 @@ func TestValidate(t *testing.T) {
 		c.mut(&cfg)
 		if _, err := New(cfg); err == nil || err.Error() != "asha: "+c.want {
 			t.Errorf("got %v, want %q", err, "asha: "+c.want)
+		}
+	}
+}
+
+// floorAdvisor is a fidelity.Advisor with a fixed floor.
+type floorAdvisor float64
+
+func (f floorAdvisor) Floor() float64 { return float64(f) }
+
+// TestAdvisorFloor: below the advisor's floor a trial below the cutoff is
+// recorded but not stopped; at or above it, ASHA cuts as Ray's does.
+func TestAdvisorFloor(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.MaxT, cfg.GracePeriod, cfg.ReductionFactor = 27, 1, 3
+	for _, tc := range []struct {
+		floor float64
+		want  [2]hone.Decision // a weak trial's decision at rung 1 and at rung 3
+	}{
+		{0, [2]hone.Decision{hone.Stop, hone.Stop}},
+		{1, [2]hone.Decision{hone.Stop, hone.Stop}},
+		{3, [2]hone.Decision{hone.Continue, hone.Stop}},
+		{9, [2]hone.Decision{hone.Continue, hone.Continue}},
+	} {
+		s, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.floor > 0 {
+			s.SetAdvisor(floorAdvisor(tc.floor))
+		}
+		b := s.brackets[0]
+		for i, score := range []float64{5, 6, 7} {
+			for _, m := range []float64{1, 3} {
+				if d := b.onResult(strconv.Itoa(i), m, score, 3, true, s.floor()); d != hone.Continue {
+					t.Fatalf("floor %v: strong trial %d at %v: %v", tc.floor, i, m, d)
+				}
+			}
+		}
+		for k, m := range []float64{1, 3} {
+			if d := b.onResult("weak", m, 0, 3, true, s.floor()); d != tc.want[k] {
+				t.Errorf("floor %v: weak trial at rung %v: %v, want %v", tc.floor, m, d, tc.want[k])
+			}
+			if _, ok := b.rungAt(m).recorded["weak"]; !ok {
+				t.Errorf("floor %v: weak trial not recorded at rung %v", tc.floor, m)
+			}
+		}
+	}
+}
+
+func (b *bracket) rungAt(m float64) *rung {
+	for _, g := range b.rungs {
+		if g.milestone == m {
+			return g
+		}
+	}
+	return nil
+}
+
+func TestRungs(t *testing.T) {
+	for _, tc := range []struct {
+		maxT, grace, rf float64
+		brackets        int
+		want            []float64
+	}{
+		{100, 1, 4, 1, []float64{1, 4, 16, 64, 100}},
+		{81, 1, 3, 3, []float64{1, 3, 9, 27, 81}},
+		{27, 1, 3, 1, []float64{1, 3, 9, 27}},
+	} {
+		cfg := DefaultConfig()
+		cfg.MaxT, cfg.GracePeriod, cfg.ReductionFactor, cfg.Brackets = tc.maxT, tc.grace, tc.rf, tc.brackets
+		s, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		attr, got := s.Rungs()
+		if attr != hone.FieldTrainingIteration || !slices.Equal(got, tc.want) {
+			t.Errorf("max_t %v grace %v rf %v brackets %d: rungs %s %v, want %v", tc.maxT, tc.grace, tc.rf, tc.brackets, attr, got, tc.want)
 		}
 	}
 }

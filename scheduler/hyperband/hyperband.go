@@ -5,15 +5,24 @@
 // the best ceil(n/η) and stops the rest; kept paused trials go to the
 // bracket's ready-to-unpause set and come back through ChooseTrialToRun.
 // The scheduler never sets a status.
+//
+// hone: given a fidelity.Advisor (SetAdvisor; the spec's builder passes
+// the searcher when it is one, as TPE and BOHB are), a new bracket whose
+// first milestone is below the advisor's floor is skipped, as one whose
+// first milestone is 0 is: while low budgets mislead, the band's budget
+// goes to the brackets that start at trusted budgets (docs/SEMANTICS.md
+// §5). Brackets already open keep their schedule.
 package hyperband
 
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/internal/pyfloat"
+	"github.com/hone-tune/hone/search/fidelity"
 )
 
 // BudgetKey is the result field HyperBand for BOHB sets when a trial
@@ -80,6 +89,33 @@ type Scheduler struct {
 	pausing map[string]bool
 	warned  bool
 	busy    bool // inside processBracket: removals only clean up
+	advisor fidelity.Advisor
+}
+
+var (
+	_ fidelity.RungSource  = (*Scheduler)(nil)
+	_ fidelity.AdvisorUser = (*Scheduler)(nil)
+)
+
+// SetAdvisor makes HyperBand skip new brackets whose first milestone is
+// below a's floor. nil restores Ray's schedule.
+func (s *Scheduler) SetAdvisor(a fidelity.Advisor) { s.advisor = a }
+
+// Rungs returns the time attribute and every milestone of every bracket
+// of a band (the last one of each is max_t, or its truncation),
+// ascending.
+func (s *Scheduler) Rungs() (string, []float64) {
+	var out []float64
+	for b := range s.sMax1 {
+		if s.r0(b) <= 0 {
+			continue
+		}
+		for _, r := range s.newBracket(b).plan {
+			out = append(out, r.R)
+		}
+	}
+	slices.Sort(out)
+	return s.cfg.TimeAttr, slices.Compact(out)
 }
 
 // bracket is one bracket: its live trials in arrival order, the current
@@ -208,7 +244,9 @@ func (s *Scheduler) OnTrialAdd(c hone.Control, t *hone.Trial) {
 				b = s.sMax1 - 1 - k // BOHB fills the most aggressive first
 			}
 			var br *bracket
-			if s.r0(b) > 0 {
+			// The bracket without halving (b = 0) is never skipped for the
+			// advisor, so a band always has a bracket.
+			if r0 := s.r0(b); r0 > 0 && (s.advisor == nil || b == 0 || r0 >= s.advisor.Floor()) {
 				br = s.newBracket(b)
 			}
 			s.bands[len(s.bands)-1] = append(band, br)
@@ -556,7 +594,7 @@ func (s *Scheduler) Brackets() [][]BracketInfo {
 
 // BracketInfo describes one bracket (see Brackets).
 type BracketInfo struct {
-	Skipped   bool // its first milestone would be 0
+	Skipped   bool // its first milestone would be 0, or is below the advisor's floor
 	S         int
 	Capacity  int     // n0, the trials it takes
 	Milestone float64 // the current milestone

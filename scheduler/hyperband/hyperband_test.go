@@ -2,6 +2,7 @@ package hyperband
 
 import (
 	"flag"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -129,5 +130,65 @@ func TestFinishedBracketTakesNoNewTrials(t *testing.T) {
 	band := s.Brackets()[0]
 	if len(band) != 2 || band[1].S != 1 || len(band[1].Live) != 1 {
 		t.Fatalf("the 10th trial did not open bracket s=1: %+v", band)
+	}
+}
+
+// floorAdvisor is a fidelity.Advisor with a fixed floor.
+type floorAdvisor float64
+
+func (f floorAdvisor) Floor() float64 { return float64(f) }
+
+// TestAdvisorSkipsBrackets: new brackets whose first milestone is below
+// the advisor's floor are skipped; the bracket without halving never is.
+func TestAdvisorSkipsBrackets(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.MaxT, cfg.ReductionFactor = 27, 3 // BOHB order: r0 = 1, 3, 9, 27
+	for _, tc := range []struct {
+		floor float64
+		want  []float64 // the first milestones of the brackets opened in band 0
+	}{
+		{0, []float64{1, 3, 9, 27}},
+		{3, []float64{3, 9, 27}},
+		{9, []float64{9, 27}},
+		{100, []float64{27}},
+	} {
+		s, err := NewForBOHB(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SetAdvisor(floorAdvisor(tc.floor))
+		for i := range 60 {
+			s.OnTrialAdd(nil, &hone.Trial{ID: strconv.Itoa(i)})
+		}
+		var got []float64
+		for _, b := range s.Brackets()[0] {
+			if !b.Skipped {
+				got = append(got, b.Rungs[0].R)
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("floor %v: first milestones %v, want %v", tc.floor, got, tc.want)
+		}
+	}
+}
+
+func TestRungs(t *testing.T) {
+	for _, tc := range []struct {
+		maxT, eta float64
+		want      []float64
+	}{
+		{81, 3, []float64{1, 3, 9, 27, 81}},
+		{1000, 3, []float64{1, 3, 4, 9, 12, 27, 36, 37, 81, 108, 111, 243, 324, 333, 729, 972, 999, 1000}},
+		{3, 4, []float64{3}},
+	} {
+		cfg := DefaultConfig()
+		cfg.MaxT, cfg.ReductionFactor = tc.maxT, tc.eta
+		s, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if attr, got := s.Rungs(); attr != hone.FieldTrainingIteration || !slices.Equal(got, tc.want) {
+			t.Errorf("max_t %v η %v: rungs %s %v, want %v", tc.maxT, tc.eta, attr, got, tc.want)
+		}
 	}
 }

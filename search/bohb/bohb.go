@@ -52,6 +52,20 @@
 // candidate minimising max(1e-32, g(x)) / max(l(x), 1e-32) is decoded with
 // space.Space.FromUnit (Func domains evaluated on the result).
 //
+// # Misleading budgets
+//
+// With FidelityCheck, the searcher also keeps every trial's loss at each
+// budget and applies the rank-correlation rule of package fidelity
+// (docs/SEMANTICS.md §5): when a budget ranks the trials seen at both it
+// and the next budget otherwise than the next one does (Spearman
+// correlation below 0.2 over at least 6 trials), that budget and every
+// lower one are distrusted. The model in use is then the one of the
+// largest budget at or above the floor whose data fits one (2·(dim+1)
+// observations at least, as without the check), and while no such budget
+// fits, suggestions are sampled at random rather than drawn from a model
+// of misleading budgets. The searcher is a fidelity.Advisor: given it,
+// HyperBand opens no new bracket below the floor.
+//
 // The searcher draws every random number from one PCG seeded with Seed, so
 // it is deterministic given its options and the sequence of calls, and
 // MarshalState saves that generator exactly along with every observation.
@@ -64,6 +78,7 @@ import (
 	"slices"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/search/fidelity"
 	"github.com/hone-tune/hone/space"
 )
 
@@ -118,6 +133,9 @@ type Options struct {
 	BandwidthFactor float64
 	// MinBandwidth is the smallest kernel bandwidth, > 0; default 1e-3.
 	MinBandwidth float64
+	// FidelityCheck applies the rank-correlation rule of package fidelity
+	// (see "Misleading budgets" in the package documentation).
+	FidelityCheck bool
 }
 
 // DefaultOptions returns HpBandSter's defaults (Metric, Mode and
@@ -202,10 +220,17 @@ type Searcher struct {
 	trials map[string]*trial // live trials this searcher suggested
 	paused int               // how many of them are paused
 	data   map[float64]*observations
-	model  *model // of the largest budget with one; nil if none
+	model  *model           // of the largest budget with one; nil if none
+	mon    fidelity.Monitor // with FidelityCheck: every trial's loss per budget
 
 	lastFromModel bool // the last suggestion came from the model
 }
+
+var (
+	_ hone.Searcher    = (*Searcher)(nil)
+	_ hone.Stateful    = (*Searcher)(nil)
+	_ fidelity.Advisor = (*Searcher)(nil)
+)
 
 // trial is what the searcher remembers of a live trial.
 type trial struct {
@@ -365,7 +390,7 @@ func (s *Searcher) decode(x []float64) []float64 {
 // searcher did not suggest, or that have completed, are ignored.
 func (s *Searcher) OnResult(trialID string, r *hone.Result) {
 	if t := s.trials[trialID]; t != nil {
-		s.feed(t, r)
+		s.feed(trialID, t, r)
 	}
 }
 
@@ -377,7 +402,7 @@ func (s *Searcher) OnTrialComplete(trialID string, last *hone.Result, failed boo
 	if t == nil {
 		return
 	}
-	s.feed(t, last)
+	s.feed(trialID, t, last)
 	if t.paused {
 		s.paused--
 	}
@@ -417,9 +442,9 @@ func budgetOf(r *hone.Result) (float64, bool) {
 	return b, true
 }
 
-// feed adds r as an observation of t, if it carries a budget t has not
-// been observed at and the metric.
-func (s *Searcher) feed(t *trial, r *hone.Result) {
+// feed adds r as an observation of trial id, if it carries a budget the
+// trial has not been observed at and the metric.
+func (s *Searcher) feed(id string, t *trial, r *hone.Result) {
 	b, ok := budgetOf(r)
 	if !ok || slices.Contains(t.fed, b) {
 		return
@@ -429,9 +454,6 @@ func (s *Searcher) feed(t *trial, r *hone.Result) {
 		return
 	}
 	t.fed = append(t.fed, b)
-	if t.x == nil {
-		return
-	}
 	loss := v
 	if s.opts.Mode == hone.Max {
 		loss = -v
@@ -439,13 +461,26 @@ func (s *Searcher) feed(t *trial, r *hone.Result) {
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		loss = math.Inf(1)
 	}
+	if s.opts.FidelityCheck {
+		s.mon.Observe(id, b, loss)
+	}
+	if t.x == nil {
+		if s.opts.FidelityCheck {
+			s.selectModel()
+		}
+		return
+	}
 	s.observe(b, t.x, loss)
 }
 
 // observe records one observation and refits the budget's model.
-// Observations of budgets smaller than the model's are dropped.
+// Observations of budgets smaller than the model's are dropped. With
+// FidelityCheck the model is chosen again (selectModel).
 func (s *Searcher) observe(budget float64, x []float64, loss float64) {
 	if s.model != nil && budget < s.model.budget {
+		if s.opts.FidelityCheck {
+			s.selectModel() // the floor may have moved
+		}
 		return
 	}
 	o := s.data[budget]
@@ -455,12 +490,69 @@ func (s *Searcher) observe(budget float64, x []float64, loss float64) {
 	}
 	o.rows = append(o.rows, x)
 	o.losses = append(o.losses, loss)
+	if s.opts.FidelityCheck {
+		s.selectModel()
+		return
+	}
 	if len(o.rows) < s.opts.MinPointsInModel {
 		return
 	}
 	if m := s.fit(budget); m != nil {
 		s.setModel(m)
 	}
+}
+
+// rule is the fidelity rule the searcher applies.
+func (s *Searcher) rule() fidelity.Rule { return fidelity.Rule{} }
+
+// Floor implements fidelity.Advisor: with FidelityCheck, the lowest budget
+// whose ranking the searcher trusts; otherwise 0, every budget trusted.
+func (s *Searcher) Floor() float64 {
+	if !s.opts.FidelityCheck {
+		return 0
+	}
+	return s.mon.Floor(s.rule())
+}
+
+// Links returns the fidelity rule's judgement of each pair of consecutive
+// budgets (nil without FidelityCheck), for reports and tests.
+func (s *Searcher) Links() []fidelity.Link {
+	if !s.opts.FidelityCheck {
+		return nil
+	}
+	return slices.Clone(s.mon.Links(s.rule()))
+}
+
+// selectModel makes the model in use the one of the largest budget at or
+// above the floor whose data fits one, or none (FidelityCheck).
+func (s *Searcher) selectModel() {
+	m := bestModel(s.data, s.mon.Floor(s.rule()), s.opts, s.dim)
+	if m == nil {
+		s.model = nil
+		return
+	}
+	s.setModel(m)
+}
+
+// bestModel fits the model of the largest budget at or above floor with
+// at least MinPointsInModel observations whose data fits one; nil if none.
+func bestModel(data map[float64]*observations, floor float64, o Options, dim int) *model {
+	budgets := make([]float64, 0, len(data))
+	for b := range data {
+		if b >= floor {
+			budgets = append(budgets, b)
+		}
+	}
+	slices.Sort(budgets)
+	for i := len(budgets) - 1; i >= 0; i-- {
+		b := budgets[i]
+		if d := data[b]; len(d.rows) >= o.MinPointsInModel {
+			if m := fit(b, d.rows, d.losses, dim, o.MinPointsInModel, o.TopNPercent, o.MinBandwidth); m != nil {
+				return m
+			}
+		}
+	}
+	return nil
 }
 
 func (s *Searcher) fit(budget float64) *model {

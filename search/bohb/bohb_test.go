@@ -487,3 +487,99 @@ func TestStateRoundTrip(t *testing.T) {
 		t.Error("failed UnmarshalState changed the searcher")
 	}
 }
+
+// feedBoth suggests a trial and feeds it at budget 1 with loss lo and, if
+// hi is not NaN, at budget 3 with loss hi, then completes it.
+func feedBoth(t *testing.T, s *Searcher, lo func(hone.Config) float64, hi func(hone.Config) float64) {
+	t.Helper()
+	id := fmt.Sprintf("t%d", s.Suggested())
+	cfg, err := s.Suggest(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.OnResult(id, result(id, lo(cfg), 1))
+	last := result(id, lo(cfg), -1)
+	if hi != nil {
+		last = result(id, hi(cfg), 3)
+		s.OnResult(id, last)
+	}
+	s.OnTrialComplete(id, last, false)
+}
+
+// Budget 1 ranks trials against budget 3. With the check, budget 1 is not
+// modelled once that is seen, and while budget 3 has too few points to
+// fit, suggestions are random; without it, the model stays on budget 1.
+func TestFidelityCheck(t *testing.T) {
+	sp := space.Space{"a": space.Uniform(0, 1), "b": space.Uniform(0, 1), "c": space.Uniform(0, 1), "d": space.Uniform(0, 1)}
+	lo := func(c hone.Config) float64 { return c["a"].(float64) }
+	hi := func(c hone.Config) float64 { return -c["a"].(float64) }
+	for _, check := range []bool{false, true} {
+		s := mustNew(t, sp, Options{Metric: "loss", Mode: hone.Min, NumSamples: -1, FidelityCheck: check})
+		for i := range 20 {
+			if i < 7 {
+				feedBoth(t, s, lo, hi)
+			} else {
+				feedBoth(t, s, lo, nil)
+			}
+		}
+		b, ok := s.ModelBudget()
+		if check {
+			if f := s.Floor(); f != 3 {
+				t.Fatalf("floor %v, want 3; links %+v", f, s.Links())
+			}
+			if ok {
+				t.Fatalf("with the check: a model at budget %v; want none (7 points at 3, 10 needed)", b)
+			}
+		} else {
+			if !ok || b != 1 || s.Floor() != 0 || s.Links() != nil {
+				t.Fatalf("without the check: model %v %v, floor %v; want the model at 1, floor 0", b, ok, s.Floor())
+			}
+			continue
+		}
+		for range 4 {
+			feedBoth(t, s, lo, hi)
+		}
+		if b, ok := s.ModelBudget(); !ok || b != 3 {
+			t.Fatalf("with the check and 11 points at 3: model %v %v, want 3", b, ok)
+		}
+		// A round trip keeps the losses and the floor.
+		data, err := s.MarshalState()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := mustNew(t, sp, Options{Metric: "loss", Mode: hone.Min, NumSamples: -1, FidelityCheck: true})
+		if err := r.UnmarshalState(data); err != nil {
+			t.Fatal(err)
+		}
+		if b, ok := r.ModelBudget(); !ok || b != 3 || r.Floor() != 3 {
+			t.Fatalf("restored: model %v %v, floor %v", b, ok, r.Floor())
+		}
+		again, _ := r.MarshalState()
+		if !bytes.Equal(again, data) {
+			t.Fatalf("state changed across a round trip:\n%s\n%s", data, again)
+		}
+	}
+}
+
+// With consistent budgets the check changes nothing: the same suggestions.
+func TestFidelityCheckConsistent(t *testing.T) {
+	f := func(c hone.Config) float64 { return c["x"].(float64) + c["y"].(float64) }
+	var out [2][]hone.Config
+	for i, check := range []bool{false, true} {
+		s := mustNew(t, xy(), Options{Metric: "loss", Mode: hone.Min, NumSamples: -1, Seed: 4, FidelityCheck: check})
+		for range 30 {
+			id := fmt.Sprintf("t%d", s.Suggested())
+			cfg, err := s.Suggest(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[i] = append(out[i], cfg)
+			s.OnResult(id, result(id, f(cfg), 1))
+			s.OnResult(id, result(id, 2*f(cfg), 3))
+			s.OnTrialComplete(id, result(id, 3*f(cfg), 9), false)
+		}
+	}
+	if fmt.Sprint(out[0]) != fmt.Sprint(out[1]) {
+		t.Fatal("the check changed the suggestions of consistent budgets")
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/hone-tune/hone/search/fidelity"
 )
 
 // state is the searcher's saved form. NumSamples, Points and Dim identify
@@ -20,6 +22,15 @@ type state struct {
 	Dim        int                   `json:"dim"`
 	Trials     map[string]trialState `json:"trials"`
 	Budgets    []budgetState         `json:"budgets"`
+	// Losses holds every trial's loss per budget, with FidelityCheck; a
+	// null loss is +Inf.
+	Losses []lossState `json:"losses,omitempty"`
+}
+
+type lossState struct {
+	Trial  string   `json:"trial"`
+	Budget float64  `json:"budget"`
+	Loss   *float64 `json:"loss"`
 }
 
 type trialState struct {
@@ -67,6 +78,13 @@ func (s *Searcher) MarshalState() ([]byte, error) {
 			}
 		}
 		st.Budgets = append(st.Budgets, bs)
+	}
+	for _, e := range s.mon.Entries() {
+		ls := lossState{Trial: e.Trial, Budget: e.Budget}
+		if !math.IsInf(e.Loss, 1) {
+			ls.Loss = &e.Loss
+		}
+		st.Losses = append(st.Losses, ls)
 	}
 	return json.Marshal(st)
 }
@@ -136,21 +154,30 @@ func (s *Searcher) UnmarshalState(data []byte) error {
 		obs[b] = o
 		budgets = append(budgets, b)
 	}
-	// The model in use is the one of the largest budget whose data fits
-	// one: every larger budget kept failed to fit, and the data of smaller
-	// budgets was dropped when it was set.
-	var m *model
-	slices.Sort(budgets)
-	for i := len(budgets) - 1; i >= 0 && m == nil; i-- {
-		b := budgets[i]
-		if o := obs[b]; len(o.rows) >= s.opts.MinPointsInModel {
-			m = fit(b, o.rows, o.losses, s.dim, s.opts.MinPointsInModel, s.opts.TopNPercent, s.opts.MinBandwidth)
+	var mon fidelity.Monitor
+	for _, l := range st.Losses {
+		if math.IsNaN(l.Budget) || math.IsInf(l.Budget, 0) {
+			return fmt.Errorf("bohb: unmarshal state: loss of trial %q at budget %v", l.Trial, l.Budget)
 		}
+		loss := math.Inf(1)
+		if l.Loss != nil {
+			loss = *l.Loss
+		}
+		mon.Observe(l.Trial, l.Budget, loss)
 	}
+	// The model in use is the one of the largest budget whose data fits
+	// one (at or above the floor, with FidelityCheck): every larger budget
+	// kept failed to fit, and the data of smaller budgets was dropped when
+	// it was set.
+	floor := math.Inf(-1)
+	if s.opts.FidelityCheck {
+		floor = mon.Floor(fidelity.Rule{})
+	}
+	m := bestModel(obs, floor, s.opts, s.dim)
 	*s.pcg = *pcg
 	s.n = st.Suggested
 	s.trials, s.paused = trials, paused
-	s.data, s.model = obs, m
+	s.data, s.model, s.mon = obs, m, mon
 	s.lastFromModel = false
 	return nil
 }

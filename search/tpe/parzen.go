@@ -110,8 +110,9 @@ type parzen struct {
 // neighbours among the sorted centres (prior centre included) and the
 // range ends; without considerEndpoints the outermost kernels use their
 // inner neighbour only. σ is then clipped to [range/min(100, n+2), range],
-// n being the number of observations.
-func newParzen(xs, ws []float64, lo, hi, priorWeight float64, considerEndpoints bool) *parzen {
+// n being the number of observations. The kernels of observations marked
+// narrow (nil: none) take the smallest width, range/min(100, n+2).
+func newParzen(xs, ws []float64, lo, hi, priorWeight float64, considerEndpoints bool, narrow []bool) *parzen {
 	n := len(xs)
 	span := hi - lo
 	prior := (lo + hi) / 2
@@ -140,6 +141,9 @@ func newParzen(xs, ws []float64, lo, hi, priorWeight float64, considerEndpoints 
 	minSigma := span / math.Min(100, float64(n+2))
 	for i := range n {
 		sigma[i] = clamp(sigma[i], minSigma, span)
+		if narrow != nil && narrow[i] {
+			sigma[i] = minSigma
+		}
 	}
 	sigma[n] = span
 

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+
+	"github.com/hone-tune/hone/search/fidelity"
 )
 
 // state is the searcher's saved form. Total, Points and Params identify the
@@ -20,6 +22,18 @@ type state struct {
 	Params       []string       `json:"params"`
 	Observations []obsState     `json:"observations"`
 	Pending      []pendingState `json:"pending"`
+	// With rungs: the budgets (which also identify the search), the
+	// completed trials, and every loss observed at a budget.
+	Budgets []float64      `json:"budgets,omitempty"`
+	Past    []pendingState `json:"past,omitempty"`
+	Losses  []lossState    `json:"losses,omitempty"`
+}
+
+// lossState is a trial's loss at a budget.
+type lossState struct {
+	Trial  string  `json:"trial"`
+	Budget float64 `json:"budget"`
+	Loss   number  `json:"loss"`
 }
 
 type obsState struct {
@@ -32,8 +46,15 @@ type pendingState struct {
 	Trial string   `json:"trial"`
 	Seq   int      `json:"seq"`
 	X     []number `json:"x"`
-	// Last is the latest metric value seen by OnResult; absent if none.
-	Last *number `json:"last,omitempty"`
+	// Last is the latest metric value seen by OnResult; absent if none,
+	// or if it was NaN, which LastNaN says (JSON's null would read back as
+	// no value).
+	Last    *number `json:"last,omitempty"`
+	LastNaN bool    `json:"last_nan,omitempty"`
+	// With rungs: the index of the highest budget the trial was observed
+	// at (absent: none), and whether it failed (completed trials).
+	Top    *int `json:"top,omitempty"`
+	Failed bool `json:"failed,omitempty"`
 }
 
 // number is a float64 that survives JSON exactly, including NaN (written
@@ -113,15 +134,34 @@ func (s *Searcher) MarshalState() ([]byte, error) {
 	for i, o := range s.obs {
 		st.Observations[i] = obsState{Seq: o.seq, Loss: number(o.loss), X: toNumbers(o.x)}
 	}
-	for id, p := range s.pending {
-		ps := pendingState{Trial: id, Seq: p.seq, X: toNumbers(p.x)}
-		if p.seen {
-			v := number(p.last)
-			ps.Last = &v
+	trials := func(m map[string]*trial) []pendingState {
+		out := make([]pendingState, 0, len(m))
+		for id, p := range m {
+			ps := pendingState{Trial: id, Seq: p.seq, X: toNumbers(p.x), Failed: p.failed}
+			switch {
+			case p.seen && math.IsNaN(p.last):
+				ps.LastNaN = true
+			case p.seen:
+				v := number(p.last)
+				ps.Last = &v
+			}
+			if p.top >= 0 {
+				top := p.top
+				ps.Top = &top
+			}
+			out = append(out, ps)
 		}
-		st.Pending = append(st.Pending, ps)
+		slices.SortFunc(out, func(a, b pendingState) int { return a.Seq - b.Seq })
+		return out
 	}
-	slices.SortFunc(st.Pending, func(a, b pendingState) int { return a.Seq - b.Seq })
+	st.Pending = trials(s.pending)
+	if s.budgets != nil {
+		st.Budgets = s.budgets
+		st.Past = trials(s.past)
+		for _, e := range s.mon.Entries() {
+			st.Losses = append(st.Losses, lossState{Trial: e.Trial, Budget: e.Budget, Loss: number(e.Loss)})
+		}
+	}
 	return json.Marshal(st)
 }
 
@@ -144,6 +184,9 @@ func (s *Searcher) UnmarshalState(data []byte) error {
 	}
 	if sig := s.signature(); !slices.Equal(st.Params, sig) {
 		return fmt.Errorf("tpe: unmarshal state: saved for parameters %v, this search has %v", st.Params, sig)
+	}
+	if !slices.Equal(st.Budgets, s.budgets) {
+		return fmt.Errorf("tpe: unmarshal state: saved for rungs %v, this search has %v", st.Budgets, s.budgets)
 	}
 	if st.Suggested < 0 {
 		return fmt.Errorf("tpe: unmarshal state: suggested = %d", st.Suggested)
@@ -178,29 +221,81 @@ func (s *Searcher) UnmarshalState(data []byte) error {
 		}
 		obs[i] = observation{seq: o.Seq, loss: float64(o.Loss), x: x}
 	}
-	pend := make(map[string]*pending, len(st.Pending))
-	for _, p := range st.Pending {
-		x, err := coords(p.X)
-		if err != nil {
-			return fmt.Errorf("tpe: unmarshal state: pending trial %s: %w", p.Trial, err)
+	trials := func(list []pendingState, what string) (map[string]*trial, error) {
+		out := make(map[string]*trial, len(list))
+		for _, p := range list {
+			x, err := coords(p.X)
+			if err != nil {
+				return nil, fmt.Errorf("%s trial %s: %w", what, p.Trial, err)
+			}
+			if !seqOK(p.Seq) {
+				return nil, fmt.Errorf("%s trial %s: bad seq %d", what, p.Trial, p.Seq)
+			}
+			if _, dup := out[p.Trial]; dup {
+				return nil, fmt.Errorf("%s trial %s listed twice", what, p.Trial)
+			}
+			q := &trial{id: p.Trial, seq: p.Seq, x: x, last: math.NaN(), top: -1, failed: p.Failed}
+			switch {
+			case p.Last != nil:
+				q.last, q.seen = float64(*p.Last), true
+			case p.LastNaN:
+				q.seen = true
+			}
+			if p.Top != nil {
+				if *p.Top < 0 || *p.Top >= len(s.budgets) {
+					return nil, fmt.Errorf("%s trial %s: rung %d out of range", what, p.Trial, *p.Top)
+				}
+				q.top = *p.Top
+			}
+			out[p.Trial] = q
 		}
-		if !seqOK(p.Seq) {
-			return fmt.Errorf("tpe: unmarshal state: pending trial %s: bad seq %d", p.Trial, p.Seq)
+		return out, nil
+	}
+	pend, err := trials(st.Pending, "pending")
+	if err != nil {
+		return fmt.Errorf("tpe: unmarshal state: %w", err)
+	}
+	var past map[string]*trial
+	var all []*trial
+	var mon fidelity.Monitor
+	if s.budgets != nil {
+		if past, err = trials(st.Past, "completed"); err != nil {
+			return fmt.Errorf("tpe: unmarshal state: %w", err)
 		}
-		if _, dup := pend[p.Trial]; dup {
-			return fmt.Errorf("tpe: unmarshal state: pending trial %s listed twice", p.Trial)
+		for id, t := range past {
+			if pend[id] != nil {
+				return fmt.Errorf("tpe: unmarshal state: trial %s both pending and completed", id)
+			}
+			t.done = true
+			all = append(all, t)
 		}
-		q := &pending{seq: p.Seq, x: x, last: math.NaN()}
-		if p.Last != nil {
-			q.last, q.seen = float64(*p.Last), true
+		for _, t := range pend {
+			all = append(all, t)
 		}
-		pend[p.Trial] = q
+		slices.SortFunc(all, func(a, b *trial) int { return a.seq - b.seq })
+		for _, l := range st.Losses {
+			if _, ok := slices.BinarySearch(s.budgets, l.Budget); !ok {
+				return fmt.Errorf("tpe: unmarshal state: loss of trial %s at budget %v: not a rung", l.Trial, l.Budget)
+			}
+			if pend[l.Trial] == nil && past[l.Trial] == nil {
+				return fmt.Errorf("tpe: unmarshal state: loss of unknown trial %s", l.Trial)
+			}
+			mon.Observe(l.Trial, l.Budget, float64(l.Loss))
+		}
+		for _, t := range all {
+			if t.top >= 0 {
+				var ok bool
+				if t.topLoss, ok = mon.Loss(t.id, s.budgets[t.top]); !ok {
+					return fmt.Errorf("tpe: unmarshal state: trial %s has no loss at its rung %v", t.id, s.budgets[t.top])
+				}
+			}
+		}
 	}
 	pcg := new(rand.PCG)
 	if err := pcg.UnmarshalBinary(st.RNG); err != nil {
 		return fmt.Errorf("tpe: unmarshal state: rng: %w", err)
 	}
 	*s.pcg = *pcg
-	s.n, s.obs, s.pending = st.Suggested, obs, pend
+	s.n, s.obs, s.pending, s.past, s.all, s.mon = st.Suggested, obs, pend, past, all, mon
 	return nil
 }

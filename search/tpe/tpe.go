@@ -1,69 +1,127 @@
 // Package tpe is a Tree-structured Parzen Estimator searcher (Bergstra et
-// al., "Algorithms for Hyper-Parameter Optimization", 2011) with one
-// independent estimator per parameter, as in Optuna's default (univariate)
-// TPESampler. It proposes configurations by itself; run it under any
-// scheduler (FIFO, ASHA, ...) and wrap it with search.Limit to cap the
-// number of trials in flight.
+// al., "Algorithms for Hyper-Parameter Optimization", 2011), with Optuna's
+// TPESampler as reference: one independent estimator per parameter
+// (Optuna's default), or one joint estimator over all parameters
+// (Options.Multivariate, Optuna's multivariate=True); pending trials in the
+// model as bad observations (Options.ConstantLiar, Optuna's
+// constant_liar=True); and, under a scheduler with rungs (ASHA, HyperBand),
+// observations taken at the rungs and ranked by the rung reached, as
+// Optuna ranks pruned trials, so that TPE with ASHA is a model-based
+// multi-fidelity method (Options.Rungs), with the rank-correlation check of
+// package fidelity (Options.FidelityCheck). Run it under any scheduler and
+// wrap it with search.Limit to cap the number of trials in flight.
 //
 // # Suggestions
 //
 // The first suggestions are Options.Points (Ray's points_to_evaluate), each
-// completed by sampling the parameters it leaves unset. Then, while fewer
-// than Options.NStartupTrials observations have arrived, configurations are
-// sampled at random from the space, as the random searcher does. After
-// that every suggestion comes from the model:
+// completed by sampling the parameters it leaves unset. Then, until the
+// model has enough observations (below), configurations are sampled at
+// random from the space, as the random searcher does. After that every
+// suggestion comes from the model:
 //
-//   - The observations are sorted by loss (the metric for mode "min", minus
-//     the metric for "max"; ties keep suggestion order) and split into the
-//     best Gamma(n) ("good") and the rest ("bad").
-//   - For each parameter separately, a density l(x) is fitted to the good
-//     observations' values and g(x) to the bad ones'. Observations whose
-//     configuration lacks the parameter, or holds a value it cannot encode,
-//     are left out of that parameter's fit.
-//   - NEICandidates values are drawn from l, and the one maximising
-//     log l(x) − log g(x) is taken. Each parameter is chosen on its own,
-//     so the configuration maximises the product of the per-parameter
-//     ratios over every combination of the candidates.
+//   - The observations are ranked by loss (the metric for mode "min",
+//     minus the metric for "max"; ties keep suggestion order; with rungs,
+//     see below) and split into the best Gamma(n) ("good") and the rest
+//     ("bad"). With ConstantLiar, every pending trial (suggested, not yet
+//     complete, and, with rungs, not yet observed) joins the bad ones as if
+//     it had the worst loss, so that trials suggested while others run do
+//     not repeat them. hone: a liar's kernel in a numeric parameter has the
+//     smallest width (below), so it keeps suggestions off its own point
+//     rather than off its whole neighbourhood, which Optuna's liars do and
+//     which cost final regret on bench/searchbench. Only the newest 200 bad ones
+//     are kept (the recency weights below already favour them), so that a
+//     suggestion's cost does not grow with the number of trials.
+//   - A density l(x) is fitted to the good observations and g(x) to the
+//     bad ones: for each parameter separately (univariate), or jointly
+//     (Multivariate). Observations whose configuration lacks a parameter,
+//     or holds a value it cannot encode, are left out of that parameter's
+//     fit (univariate), or of the fit of that parameter's group
+//     (multivariate, below).
+//   - NEICandidates candidates are drawn from l, and the one maximising
+//     log l(x) − log g(x) is taken. Univariate, each parameter is chosen on
+//     its own, so the configuration maximises the product of the
+//     per-parameter ratios over every combination of the candidates;
+//     multivariate, each candidate is a whole configuration.
 //
-// Numeric parameters are modelled by a mixture of normal kernels truncated
+// Numeric parameters are modelled by mixtures of normal kernels truncated
 // to the parameter's range, in log space for log kinds and in the space of
 // the normal CDF for normal kinds (there the prior is uniform on [0, 1]).
 // Each observation has a kernel, weighted 1 for the 25 most recent
-// observations of the group and linearly less for older ones; a prior
+// observations of the set and linearly less for older ones; a prior
 // kernel with weight PriorWeight sits in the middle of the range with the
-// whole range as its width. A kernel's width is its larger distance to the
-// neighbouring kernel centres or range ends (with ConsiderEndpoints false,
-// the outermost kernels look inwards only), clipped to [range/min(100,
-// n+2), range] for n observations. Integer and quantized parameters are
-// sampled as continuous ones over the range widened by q/2 at each end and
-// rounded to the nearest allowed value; candidates are then scored by the
-// probability each density gives to the values that round to them.
-// Categorical parameters (choice and grid domains; grid domains are not
-// enumerated) are modelled by a smoothed categorical distribution: each
-// observation adds weight to its category, and PriorWeight is spread over
-// all categories. Constants are copied and Func domains are evaluated after
-// the modelled parameters are fixed, so a conditional Func sees them.
+// whole range as its width. Univariate, a kernel's width is its larger
+// distance to the neighbouring kernel centres or range ends (with
+// ConsiderEndpoints false, the outermost kernels look inwards only);
+// multivariate, every kernel of a parameter has the width 0.2 ·
+// n^(−1/(d+4)) · range, for n observations and d parameters in the group
+// (Optuna's rule). Either way widths are clipped to [range/min(100, n+2),
+// range], and a liar's kernel has the smallest, range/min(100, n+2). Integer and quantized parameters are sampled as continuous ones
+// over the range widened by q/2 at each end and rounded to the nearest
+// allowed value; candidates are then scored by the probability each
+// density gives to the values that round to them. Categorical parameters
+// (choice and grid domains; grid domains are not enumerated) are modelled
+// by a smoothed categorical kernel per observation, which puts weight 1 on
+// the observed category and PriorWeight/(n+1) on each, and a uniform prior
+// kernel. Multivariate, a kernel is the product of one such component per
+// parameter, and the mixture weights are shared. Constants are copied and
+// Func domains are evaluated after the modelled parameters are fixed, so a
+// conditional Func sees them.
 //
-// # Observations
+// Multivariate groups: the parameters are split into the coarsest groups
+// such that every observation either has a value for all of a group's
+// parameters or for none (Optuna's group decomposition); each group gets
+// its own joint densities, fitted on the observations that have it. In a
+// hone space every suggested configuration sets every parameter, so there
+// is one group unless points set values the space cannot encode.
+//
+// # Observations without rungs
 //
 // A trial becomes an observation when OnTrialComplete reports it without
 // failure. Its value is the metric of the last result passed to
 // OnTrialComplete or, if that result does not have the metric, of the last
-// result that had it among those passed to OnResult. So under ASHA, which
-// stops trials early, a trial counts with its last reported value, whatever
-// budget it had reached. Failed trials, trials that never reported the
-// metric, and trials whose value is NaN are ignored; an infinite value is
-// kept (the worst or best possible). Trials the searcher did not suggest
-// are ignored.
+// result that had it among those passed to OnResult. Failed trials, trials
+// that never reported the metric, and trials whose value is NaN are
+// ignored; an infinite value is kept (the worst or best possible). Trials
+// the searcher did not suggest are ignored. The model is used once
+// NStartupTrials observations have arrived.
+//
+// # Observations at rungs
+//
+// With Options.Rungs (or SetRungs, which the spec's builder calls with the
+// rungs of an ASHA or HyperBand scheduler), a trial is observed at each
+// rung it reaches: a result whose time attribute is at or past a budget
+// higher than the highest already recorded for the trial is its
+// observation at the highest such budget, with loss as above (NaN counts as
+// +Inf), whether the result comes through OnResult or as the last result
+// of OnTrialComplete, and whether or not the trial then fails. Every trial
+// observed, complete or still running, is ranked by the highest budget it
+// reached, then by its loss there (Optuna's ranking of pruned trials; the
+// scheduler's promotions are thus part of the model): the good trials are
+// those that went furthest and did best there, the highest rung with
+// trials filling the good set first. The model is used once NStartupTrials
+// trials have been observed.
+//
+// With FidelityCheck the losses at consecutive budgets are compared (the
+// rule of package fidelity, docs/SEMANTICS.md §5): when a budget ranks the
+// trials seen at both otherwise than the next one (Spearman correlation
+// below 0.2 over at least 6 trials), that budget and every lower one are
+// distrusted. Only trials observed at the floor (the lowest trusted
+// budget) or above are ranked, pending trials below it are liars (with
+// ConstantLiar), and
+// fidelity.MinTrusted(NStartupTrials) of them suffice for the model
+// (⌈NStartupTrials/3⌉, at least 3); until then suggestions are random. The
+// searcher is a fidelity.Advisor: ASHA and HyperBand, given it
+// (SetAdvisor), stop trusting those budgets too.
 package tpe
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
+	"slices"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/search/fidelity"
 	"github.com/hone-tune/hone/space"
 )
 
@@ -71,7 +129,8 @@ import (
 const stream = 0x686f6e652d747065 // "hone-tpe"
 
 // Options configures a Searcher. Zero values of the optional fields select
-// the defaults given in each field's comment.
+// the defaults given in each field's comment; the zero value of each
+// switch is Optuna's default (off).
 type Options struct {
 	// Metric is the result field to optimise. Required.
 	Metric string
@@ -84,10 +143,11 @@ type Options struct {
 	// Seed seeds every random choice.
 	Seed uint64
 	// NStartupTrials is how many observations must have arrived before the
-	// model is used; until then configurations are random. Default 10.
+	// model is used (at one budget, with rungs); until then configurations
+	// are random. Default 10.
 	NStartupTrials int
-	// NEICandidates is the number of candidates drawn from l(x) for each
-	// parameter. Default 24.
+	// NEICandidates is the number of candidates drawn from l(x) (for each
+	// parameter, univariate). Default 24.
 	NEICandidates int
 	// Gamma returns the number of good observations out of n; results are
 	// clamped to [0, n]. Default: min(⌈0.1·n⌉, 25), as in Optuna.
@@ -96,8 +156,21 @@ type Options struct {
 	// (an observation weighs at most 1). Default 1.
 	PriorWeight float64
 	// ConsiderEndpoints lets the range ends bound the widths of the
-	// outermost kernels, as in Optuna.
+	// outermost kernels, as in Optuna (univariate only).
 	ConsiderEndpoints bool
+	// Multivariate models all parameters with one joint density per group
+	// (Optuna's multivariate=True, group=True).
+	Multivariate bool
+	// ConstantLiar counts pending trials as bad observations (Optuna's
+	// constant_liar=True, with narrow kernels: see the package
+	// documentation), so that concurrent suggestions do not repeat them.
+	ConstantLiar bool
+	// Rungs, when set, makes the searcher observe trials at these budgets
+	// of the time attribute (see the package documentation).
+	Rungs *Rungs
+	// FidelityCheck applies the rank-correlation rule of package fidelity
+	// to the rungs (no effect without rungs).
+	FidelityCheck bool
 	// Points are configurations to suggest first (Ray's
 	// points_to_evaluate), in order; each may set only some parameters and
 	// the rest are sampled. Values are used as given, even outside their
@@ -107,29 +180,46 @@ type Options struct {
 	Points []map[string]any
 }
 
+// Rungs are the budgets at which trials are observed: values of the
+// result field TimeAttr, such as a scheduler's milestones and max_t.
+type Rungs struct {
+	TimeAttr string
+	Budgets  []float64 // positive and finite; New sorts them and drops repeats
+}
+
 // Searcher is the TPE searcher described in the package documentation.
 // It is deterministic: the same space, options and sequence of calls give
 // the same suggestions, and a searcher restored with UnmarshalState
 // continues exactly where the saved one was. Like every hone.Searcher it is
 // called from one goroutine only.
 type Searcher struct {
-	space       space.Space
-	metric      string
-	mode        hone.Mode
-	total       int
-	startup     int
-	nEI         int
-	gamma       func(int) int
-	priorWeight float64
-	endpoints   bool
-	points      []map[string]any
-	dims        []*dim
+	space        space.Space
+	metric       string
+	mode         hone.Mode
+	total        int
+	startup      int
+	nEI          int
+	gamma        func(int) int
+	priorWeight  float64
+	endpoints    bool
+	multivariate bool
+	liar         bool
+	check        bool
+	points       []map[string]any
+	dims         []*dim
+
+	// With rungs: the time attribute and the budgets, ascending.
+	timeAttr string
+	budgets  []float64
 
 	pcg     *rand.PCG
 	rng     *rand.Rand
-	n       int                 // suggestions made
-	obs     []observation       // in completion order
-	pending map[string]*pending // suggested trials not yet complete
+	n       int               // suggestions made
+	obs     []observation     // without rungs: in completion order
+	pending map[string]*trial // suggested trials not yet complete
+	past    map[string]*trial // with rungs: completed trials
+	all     []*trial          // with rungs: every trial, in suggestion order
+	mon     fidelity.Monitor  // with rungs: the losses at each budget
 }
 
 // observation is a completed trial: its coordinates (one per dim, NaN where
@@ -140,17 +230,25 @@ type observation struct {
 	x    []float64
 }
 
-// pending is a suggested trial that has not completed.
-type pending struct {
+// trial is a suggested trial.
+type trial struct {
+	id   string
 	seq  int
 	x    []float64
 	last float64 // the metric of the latest result that had it
 	seen bool    // last is set
+	// With rungs: the index of the highest budget it was observed at, -1
+	// if none; whether it is complete, and whether it failed.
+	top          int
+	topLoss      float64 // the loss at budget top
+	done, failed bool
 }
 
 var (
-	_ hone.Searcher = (*Searcher)(nil)
-	_ hone.Stateful = (*Searcher)(nil)
+	_ hone.Searcher     = (*Searcher)(nil)
+	_ hone.Stateful     = (*Searcher)(nil)
+	_ fidelity.Advisor  = (*Searcher)(nil)
+	_ fidelity.RungUser = (*Searcher)(nil)
 )
 
 // New returns a TPE searcher over sp. It validates sp and the options; an
@@ -182,22 +280,30 @@ func New(sp space.Space, opts Options) (*Searcher, error) {
 		return nil, fmt.Errorf("tpe: prior_weight = %v: must be a finite number > 0 (0 = default 1)", pw)
 	}
 	s := &Searcher{
-		space:       sp,
-		metric:      opts.Metric,
-		mode:        mode,
-		total:       opts.NumSamples,
-		startup:     orDefault(opts.NStartupTrials, 10),
-		nEI:         orDefault(opts.NEICandidates, 24),
-		gamma:       opts.Gamma,
-		priorWeight: opts.PriorWeight,
-		endpoints:   opts.ConsiderEndpoints,
-		pending:     map[string]*pending{},
+		space:        sp,
+		metric:       opts.Metric,
+		mode:         mode,
+		total:        opts.NumSamples,
+		startup:      orDefault(opts.NStartupTrials, 10),
+		nEI:          orDefault(opts.NEICandidates, 24),
+		gamma:        opts.Gamma,
+		priorWeight:  opts.PriorWeight,
+		endpoints:    opts.ConsiderEndpoints,
+		multivariate: opts.Multivariate,
+		liar:         opts.ConstantLiar,
+		check:        opts.FidelityCheck,
+		pending:      map[string]*trial{},
 	}
 	if s.gamma == nil {
 		s.gamma = defaultGamma
 	}
 	if s.priorWeight == 0 {
 		s.priorWeight = 1
+	}
+	if r := opts.Rungs; r != nil {
+		if err := s.setRungs(r.TimeAttr, r.Budgets); err != nil {
+			return nil, err
+		}
 	}
 	for i, p := range opts.Points {
 		if err := space.Space(sp).CheckPoint(p); err != nil {
@@ -223,6 +329,43 @@ func orDefault(v, def int) int {
 	return v
 }
 
+// SetRungs makes the searcher observe trials at budgets of timeAttr (see
+// the package documentation); the spec's builder calls it with the rungs of
+// the scheduler. Call it before the first suggestion. Invalid rungs (an
+// empty attribute, no budget, a budget that is not positive and finite)
+// are ignored.
+func (s *Searcher) SetRungs(timeAttr string, budgets []float64) {
+	if s.n > 0 {
+		return
+	}
+	_ = s.setRungs(timeAttr, budgets)
+}
+
+func (s *Searcher) setRungs(timeAttr string, budgets []float64) error {
+	if timeAttr == "" {
+		return fmt.Errorf("tpe: rungs: time attribute is empty")
+	}
+	if len(budgets) == 0 {
+		return fmt.Errorf("tpe: rungs: no budget")
+	}
+	bs := slices.Clone(budgets)
+	for _, b := range bs {
+		if !(b > 0) || math.IsInf(b, 0) {
+			return fmt.Errorf("tpe: rungs: budget %v: must be positive and finite", b)
+		}
+	}
+	slices.Sort(bs)
+	s.timeAttr, s.budgets = timeAttr, slices.Compact(bs)
+	s.past = map[string]*trial{}
+	return nil
+}
+
+// Rungs returns the time attribute and budgets the searcher observes
+// trials at, or "" and nil without rungs.
+func (s *Searcher) Rungs() (timeAttr string, budgets []float64) {
+	return s.timeAttr, slices.Clone(s.budgets)
+}
+
 // Total returns the number of trials the searcher will suggest, or -1 if it
 // never stops.
 func (s *Searcher) Total() int { return s.total }
@@ -230,9 +373,26 @@ func (s *Searcher) Total() int { return s.total }
 // Suggested returns the number of configurations suggested so far.
 func (s *Searcher) Suggested() int { return s.n }
 
-// Observed returns the number of observations the model has: trials that
-// completed without failure with a non-NaN value of the metric.
-func (s *Searcher) Observed() int { return len(s.obs) }
+// Observed returns the number of observations the model may use: without
+// rungs, the trials that completed without failure with a non-NaN value of
+// the metric; with rungs, the trials observed at some budget.
+func (s *Searcher) Observed() int {
+	if s.budgets == nil {
+		return len(s.obs)
+	}
+	n := 0
+	for _, t := range s.pending {
+		if t.top >= 0 {
+			n++
+		}
+	}
+	for _, t := range s.past {
+		if t.top >= 0 {
+			n++
+		}
+	}
+	return n
+}
 
 // Suggest returns the configuration of trial trialID: the next point, a
 // random configuration, or one proposed by the model (see the package
@@ -243,13 +403,12 @@ func (s *Searcher) Suggest(trialID string) (hone.Config, error) {
 		return nil, hone.ErrSearchDone
 	}
 	var cfg map[string]any
-	switch {
-	case s.n < len(s.points):
+	if s.n < len(s.points) {
 		cfg = s.space.Resolve(s.points[s.n], s.rng)
-	case len(s.obs) < s.startup:
+	} else if good, bad, ok := s.training(); ok {
+		cfg = s.space.Resolve(s.propose(good, bad), s.rng)
+	} else {
 		cfg = s.space.Resolve(nil, s.rng)
-	default:
-		cfg = s.space.Resolve(s.propose(), s.rng)
 	}
 	x := make([]float64, len(s.dims))
 	for i, d := range s.dims {
@@ -258,13 +417,18 @@ func (s *Searcher) Suggest(trialID string) (hone.Config, error) {
 			x[i] = d.encode(v)
 		}
 	}
-	s.pending[trialID] = &pending{seq: s.n, x: x, last: math.NaN()}
+	t := &trial{id: trialID, seq: s.n, x: x, last: math.NaN(), top: -1}
+	s.pending[trialID] = t
+	if s.budgets != nil {
+		s.all = append(s.all, t)
+	}
 	s.n++
 	return hone.Config(cfg), nil
 }
 
 // OnResult remembers the trial's latest value of the metric, in case the
-// result OnTrialComplete gets lacks it.
+// result OnTrialComplete gets lacks it; with rungs, it observes the trial
+// at the rung the result reached.
 func (s *Searcher) OnResult(trialID string, r *hone.Result) {
 	p := s.pending[trialID]
 	if p == nil {
@@ -273,16 +437,24 @@ func (s *Searcher) OnResult(trialID string, r *hone.Result) {
 	if v, ok := r.Value(s.metric); ok {
 		p.last, p.seen = v, true
 	}
+	s.feed(trialID, p, r)
 }
 
 // OnTrialComplete turns the trial into an observation, unless it failed or
-// has no usable value (see the package documentation).
+// has no usable value (see the package documentation); with rungs, last is
+// observed at its rung, failed or not.
 func (s *Searcher) OnTrialComplete(trialID string, last *hone.Result, failed bool) {
 	p := s.pending[trialID]
 	if p == nil {
 		return
 	}
 	delete(s.pending, trialID)
+	if s.budgets != nil {
+		s.feed(trialID, p, last)
+		p.done, p.failed = true, failed
+		s.past[trialID] = p
+		return
+	}
 	if failed {
 		return
 	}
@@ -296,99 +468,57 @@ func (s *Searcher) OnTrialComplete(trialID string, last *hone.Result, failed boo
 	s.obs = append(s.obs, observation{seq: p.seq, loss: -s.mode.Score(v), x: p.x})
 }
 
-// propose returns a point holding a model-chosen value for every dim.
-func (s *Searcher) propose() map[string]any {
-	n := len(s.obs)
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
+// feed observes trial id at the highest budget r reached, if that is
+// higher than the budgets it was observed at (rungs only).
+func (s *Searcher) feed(id string, t *trial, r *hone.Result) {
+	if s.budgets == nil || r == nil {
+		return
 	}
-	sort.Slice(order, func(i, j int) bool {
-		a, b := s.obs[order[i]], s.obs[order[j]]
-		if a.loss != b.loss {
-			return a.loss < b.loss
-		}
-		return a.seq < b.seq
-	})
-	nGood := min(max(s.gamma(n), 0), n)
-	good, bad := order[:nGood], order[nGood:]
-	bySeq := func(idx []int) {
-		sort.Slice(idx, func(i, j int) bool { return s.obs[idx[i]].seq < s.obs[idx[j]].seq })
+	tv, ok1 := r.Value(s.timeAttr)
+	v, ok2 := r.Value(s.metric)
+	if !ok1 || !ok2 || math.IsNaN(tv) {
+		return
 	}
-	bySeq(good)
-	bySeq(bad)
-
-	point := map[string]any{}
-	for i, d := range s.dims {
-		setPath(point, d.path, s.choose(d, s.column(good, i), s.column(bad, i)))
+	k, found := slices.BinarySearch(s.budgets, tv)
+	if !found {
+		k-- // the highest budget below tv
 	}
-	return point
+	if k < 0 || k <= t.top {
+		return
+	}
+	t.top = k
+	s.mon.Observe(id, s.budgets[k], -s.mode.Score(v))
+	t.topLoss, _ = s.mon.Loss(id, s.budgets[k]) // NaN made +Inf
 }
 
-// column returns dim i's coordinates of the observations idx, skipping
-// missing ones.
-func (s *Searcher) column(idx []int, i int) []float64 {
-	var xs []float64
-	for _, j := range idx {
-		if x := s.obs[j].x[i]; !math.IsNaN(x) {
-			xs = append(xs, x)
-		}
+// rule is the fidelity rule the searcher applies to its rungs.
+func (s *Searcher) rule() fidelity.Rule { return fidelity.Rule{Off: !s.check} }
+
+// Floor implements fidelity.Advisor: with rungs and FidelityCheck, the
+// lowest budget the searcher trusts (see package fidelity); otherwise 0,
+// every budget trusted.
+func (s *Searcher) Floor() float64 {
+	if s.budgets == nil || !s.check {
+		return 0
 	}
-	return xs
+	return s.mon.Floor(s.rule())
 }
 
-// choose draws NEICandidates values of d from the good density and returns
-// the one with the best log ratio of good to bad density (the first one on
-// ties), as a configuration value.
-func (s *Searcher) choose(d *dim, good, bad []float64) any {
-	best, bestScore := 0.0, math.Inf(-1)
-	better := func(i int, x, score float64) {
-		if math.IsNaN(score) {
-			score = math.Inf(-1)
-		}
-		if i == 0 || score > bestScore {
-			best, bestScore = x, score
-		}
+// Links returns the fidelity rule's judgement of each pair of consecutive
+// budgets observed (nil without rungs), for reports and tests.
+func (s *Searcher) Links() []fidelity.Link {
+	if s.budgets == nil {
+		return nil
 	}
-	if d.categorical() {
-		l := newCategorical(good, recencyWeights(len(good)), len(d.cats), s.priorWeight)
-		g := newCategorical(bad, recencyWeights(len(bad)), len(d.cats), s.priorWeight)
-		for i := range s.nEI {
-			c := l.sample(s.rng)
-			better(i, float64(c), l.logp[c]-g.logp[c])
-		}
-		return d.cats[int(best)]
-	}
-	l := newParzen(good, recencyWeights(len(good)), d.lo, d.hi, s.priorWeight, s.endpoints)
-	g := newParzen(bad, recencyWeights(len(bad)), d.lo, d.hi, s.priorWeight, s.endpoints)
-	for i := range s.nEI {
-		z := l.sample(s.rng)
-		x := d.snap(d.inv(z))
-		var score float64
-		if d.quantized() {
-			if z1, z2 := d.cell(x); z2 > z1 {
-				score = l.logMass(z1, z2) - g.logMass(z1, z2)
-			} else {
-				zc := clamp(d.fwd(x), d.lo, d.hi)
-				score = l.logPDF(zc) - g.logPDF(zc)
-			}
-		} else {
-			score = l.logPDF(z) - g.logPDF(z)
-		}
-		better(i, x, score)
-	}
-	return d.output(best)
+	return slices.Clone(s.mon.Links(s.rule()))
 }
 
-// setPath stores v at path in m, creating intermediate maps.
-func setPath(m map[string]any, path []string, v any) {
-	for _, k := range path[:len(path)-1] {
-		next, ok := m[k].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			m[k] = next
-		}
-		m = next
+// floorIndex returns the index of the lowest budget whose observations
+// the model uses: that of the floor with FidelityCheck, else 0.
+func (s *Searcher) floorIndex() int {
+	if !s.check {
+		return 0
 	}
-	m[path[len(path)-1]] = v
+	i, _ := slices.BinarySearch(s.budgets, s.mon.Floor(s.rule()))
+	return i
 }

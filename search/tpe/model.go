@@ -1,0 +1,288 @@
+package tpe
+
+import (
+	"math"
+	"slices"
+
+	"github.com/hone-tune/hone/search/fidelity"
+)
+
+// row is one observation the densities are fitted to: a trial's
+// coordinates, its suggestion number (for the recency weights) and its
+// loss (+Inf for a liar).
+type row struct {
+	seq   int
+	loss  float64
+	x     []float64
+	level int  // with rungs: the index of the highest budget reached
+	liar  bool // a pending trial counted as the worst
+}
+
+// training returns the good and bad rows of the model, each in suggestion
+// order, or ok = false while the model has too few observations (see the
+// package documentation).
+func (s *Searcher) training() (good, bad []row, ok bool) {
+	if s.budgets != nil {
+		return s.rungTraining()
+	}
+	if len(s.obs) < s.startup {
+		return nil, nil, false
+	}
+	rows := make([]row, 0, len(s.obs)+len(s.pending))
+	for _, o := range s.obs {
+		rows = append(rows, row{seq: o.seq, loss: o.loss, x: o.x})
+	}
+	if s.liar {
+		for _, t := range s.pending {
+			rows = append(rows, row{seq: t.seq, loss: math.Inf(1), x: t.x, liar: true})
+		}
+	}
+	slices.SortFunc(rows, func(a, b row) int { return a.seq - b.seq })
+	good, bad = split(rows, s.gamma(len(s.obs)))
+	return good, bad, true
+}
+
+// rungTraining is training with rungs: every trial observed at the floor
+// or above ranks by the highest budget it reached, then by its loss there;
+// pending trials not observed there are the liars.
+func (s *Searcher) rungTraining() (good, bad []row, ok bool) {
+	floor := s.floorIndex()
+	rows := make([]row, 0, len(s.all))
+	n := 0
+	for _, t := range s.all {
+		switch {
+		case t.top >= 0 && t.top >= floor:
+			rows = append(rows, row{seq: t.seq, loss: t.topLoss, x: t.x, level: t.top})
+			n++
+		case s.liar && !t.done:
+			rows = append(rows, row{seq: t.seq, loss: math.Inf(1), x: t.x, liar: true})
+		}
+	}
+	need := s.startup
+	if floor > 0 {
+		need = fidelity.MinTrusted(s.startup) // above a misleading budget
+	}
+	if n < need {
+		return nil, nil, false
+	}
+	good, bad = split(rows, s.gamma(n))
+	return good, bad, true
+}
+
+// split returns the k observations of rows (in suggestion order) that
+// rank first (see ranks), and the others with the liars, capped to the
+// newest maxBad; both in suggestion order. k is clamped to the number of
+// observations.
+func split(rows []row, k int) (good, bad []row) {
+	top := make([]int, 0, max(k, 0)) // indices into rows, best first
+	for i, r := range rows {
+		if r.liar || k <= 0 {
+			continue
+		}
+		if len(top) == k && !ranks(r, rows[top[k-1]]) {
+			continue
+		}
+		if len(top) < k {
+			top = append(top, i)
+		} else {
+			top[k-1] = i
+		}
+		for j := len(top) - 1; j > 0 && ranks(rows[top[j]], rows[top[j-1]]); j-- {
+			top[j], top[j-1] = top[j-1], top[j]
+		}
+	}
+	slices.Sort(top)
+	good = make([]row, 0, len(top))
+	bad = make([]row, 0, len(rows)-len(top))
+	t := 0
+	for i, r := range rows {
+		if t < len(top) && top[t] == i {
+			good = append(good, r)
+			t++
+			continue
+		}
+		bad = append(bad, r)
+	}
+	if n := len(bad) - maxBad; n > 0 && maxBad > 0 {
+		bad = bad[n:] // the newest maxBad
+	}
+	return good, bad
+}
+
+// maxBad bounds the bad observations a density is fitted to: the newest
+// ones are kept. The recency weights already give older ones less weight,
+// and the bound keeps a suggestion's cost from growing with the number of
+// trials, which under ASHA runs into thousands.
+var maxBad = 200
+
+// ranks reports whether a ranks before b: higher level first, then lower
+// loss, then earlier suggestion.
+func ranks(a, b row) bool {
+	switch {
+	case a.level != b.level:
+		return a.level > b.level
+	case a.loss != b.loss:
+		return a.loss < b.loss
+	}
+	return a.seq < b.seq
+}
+
+// propose returns a point holding a model-chosen value for every dim.
+func (s *Searcher) propose(good, bad []row) map[string]any {
+	point := map[string]any{}
+	if s.multivariate {
+		for _, g := range groups(len(s.dims), good, bad) {
+			for i, v := range s.chooseJoint(g, good, bad) {
+				setPath(point, s.dims[g[i]].path, v)
+			}
+		}
+		return point
+	}
+	for i, d := range s.dims {
+		gx, _ := column(good, i)
+		bx, liars := column(bad, i)
+		setPath(point, d.path, s.choose(d, gx, bx, liars))
+	}
+	return point
+}
+
+// column returns dim i's coordinates of rows, skipping missing ones.
+func column(rows []row, i int) (xs []float64, liar []bool) {
+	for _, r := range rows {
+		if x := r.x[i]; !math.IsNaN(x) {
+			xs = append(xs, x)
+			liar = append(liar, r.liar)
+		}
+	}
+	return xs, liar
+}
+
+// choose draws NEICandidates values of d from the good density and returns
+// the one with the best log ratio of good to bad density (the first one on
+// ties), as a configuration value.
+func (s *Searcher) choose(d *dim, good, bad []float64, liars []bool) any {
+	best, bestScore := 0.0, math.Inf(-1)
+	better := func(i int, x, score float64) {
+		if math.IsNaN(score) {
+			score = math.Inf(-1)
+		}
+		if i == 0 || score > bestScore {
+			best, bestScore = x, score
+		}
+	}
+	if d.categorical() {
+		l := newCategorical(good, recencyWeights(len(good)), len(d.cats), s.priorWeight)
+		g := newCategorical(bad, recencyWeights(len(bad)), len(d.cats), s.priorWeight)
+		for i := range s.nEI {
+			c := l.sample(s.rng)
+			better(i, float64(c), l.logp[c]-g.logp[c])
+		}
+		return d.cats[int(best)]
+	}
+	l := newParzen(good, recencyWeights(len(good)), d.lo, d.hi, s.priorWeight, s.endpoints, nil)
+	g := newParzen(bad, recencyWeights(len(bad)), d.lo, d.hi, s.priorWeight, s.endpoints, liars)
+	for i := range s.nEI {
+		z := l.sample(s.rng)
+		x := d.snap(d.inv(z))
+		var score float64
+		if d.quantized() {
+			if z1, z2 := d.cell(x); z2 > z1 {
+				score = l.logMass(z1, z2) - g.logMass(z1, z2)
+			} else {
+				zc := clamp(d.fwd(x), d.lo, d.hi)
+				score = l.logPDF(zc) - g.logPDF(zc)
+			}
+		} else {
+			score = l.logPDF(z) - g.logPDF(z)
+		}
+		better(i, x, score)
+	}
+	return d.output(best)
+}
+
+// groups splits dims 0..n-1 into the coarsest groups such that each row
+// has a coordinate for every dim of a group or for none (Optuna's group
+// decomposition). Groups are ordered by their first dim, dims ascending
+// within each. Dims no row has form groups too, so every dim is chosen.
+func groups(n int, sets ...[]row) [][]int {
+	// A dim's signature is the set of rows that have it; dims with equal
+	// signatures are in one group.
+	label := make([]int, n) // group label per dim; refined row by row
+	for _, rows := range sets {
+		for _, r := range rows {
+			next := map[[2]int]int{}
+			for i := range n {
+				key := [2]int{label[i], 0}
+				if !math.IsNaN(r.x[i]) {
+					key[1] = 1
+				}
+				l, ok := next[key]
+				if !ok {
+					l = len(next)
+					next[key] = l
+				}
+				label[i] = l
+			}
+		}
+	}
+	var out [][]int
+	index := map[int]int{}
+	for i, l := range label {
+		g, ok := index[l]
+		if !ok {
+			g = len(out)
+			index[l] = g
+			out = append(out, nil)
+		}
+		out[g] = append(out[g], i)
+	}
+	return out
+}
+
+// chooseJoint draws NEICandidates configurations of the dims of group g
+// from the joint good density and returns the values of the one with the
+// best log ratio of good to bad density (the first one on ties), in the
+// order of g.
+func (s *Searcher) chooseJoint(g []int, good, bad []row) []any {
+	dims := make([]*dim, len(g))
+	for i, k := range g {
+		dims[i] = s.dims[k]
+	}
+	l := newJoint(dims, g, good, s.priorWeight)
+	b := newJoint(dims, g, bad, s.priorWeight)
+	cand := make([]float64, len(g))
+	var best []float64
+	bestScore := math.Inf(-1)
+	for i := range s.nEI {
+		l.sample(s.rng, cand)
+		score := l.logPDF(cand) - b.logPDF(cand)
+		if math.IsNaN(score) {
+			score = math.Inf(-1)
+		}
+		if i == 0 || score > bestScore {
+			best, bestScore = append(best[:0], cand...), score
+		}
+	}
+	out := make([]any, len(g))
+	for i, d := range dims {
+		if d.categorical() {
+			out[i] = d.cats[int(best[i])]
+		} else {
+			out[i] = d.output(best[i])
+		}
+	}
+	return out
+}
+
+// setPath stores v at path in m, creating intermediate maps.
+func setPath(m map[string]any, path []string, v any) {
+	for _, k := range path[:len(path)-1] {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[k] = next
+		}
+		m = next
+	}
+	m[path[len(path)-1]] = v
+}

@@ -1,0 +1,104 @@
+package tpe
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/space"
+	"pgregory.net/rapid"
+)
+
+// Any interleaving of suggestions, results at any times, completions and
+// failures, with rungs, the liar and either estimator: every suggestion
+// is a configuration of the space, the searcher's state round-trips, and a
+// searcher restored from it makes the same suggestions as the original
+// from then on.
+func TestPropertyRungs(t *testing.T) {
+	sp := space.Space{"x": space.Uniform(0, 1), "n": space.RandInt(1, 6), "c": space.Choice("a", "b", "c")}
+	rapid.Check(t, func(rt *rapid.T) {
+		o := Options{Metric: "loss", NumSamples: -1, Seed: rapid.Uint64().Draw(rt, "seed"), NStartupTrials: rapid.IntRange(1, 6).Draw(rt, "startup"),
+			Multivariate: rapid.Bool().Draw(rt, "multi"), ConstantLiar: rapid.Bool().Draw(rt, "liar"), FidelityCheck: rapid.Bool().Draw(rt, "check"),
+			Rungs: &Rungs{TimeAttr: "t", Budgets: []float64{1, 3, 9}}}
+		s, err := New(sp, o)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		var live []string
+		step := func(s *Searcher, i int, draw func(string) int) {
+			switch op := draw("op"); {
+			case op == 0 || len(live) == 0:
+				id := fmt.Sprint("t", s.Suggested())
+				cfg, err := s.Suggest(id)
+				if err != nil {
+					rt.Fatal(err)
+				}
+				if err := sp.Check(cfg); err != nil {
+					rt.Fatalf("suggestion %v: %v", cfg, err)
+				}
+				live = append(live, id)
+			case op == 1:
+				k := draw("which") % len(live)
+				tv := float64(draw("time") % 12)
+				loss := float64(draw("loss")%7) / 3
+				if draw("nan") == 0 {
+					loss = math.NaN()
+				}
+				s.OnResult(live[k], &hone.Result{Metrics: map[string]any{"t": tv, "loss": loss}})
+			default:
+				k := draw("which") % len(live)
+				var last *hone.Result
+				if draw("last") > 0 {
+					last = &hone.Result{Metrics: map[string]any{"t": float64(draw("time") % 12), "loss": float64(draw("loss") % 5)}}
+				}
+				s.OnTrialComplete(live[k], last, draw("fail") == 0)
+				live = append(live[:k], live[k+1:]...)
+			}
+		}
+		n := rapid.IntRange(1, 120).Draw(rt, "n")
+		for i := range n {
+			step(s, i, func(l string) int { return rapid.IntRange(0, 3).Draw(rt, fmt.Sprint(l, i)) })
+		}
+		data, err := s.MarshalState()
+		if err != nil {
+			rt.Fatal(err)
+		}
+		r, err := New(sp, o)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		if err := r.UnmarshalState(data); err != nil {
+			rt.Fatalf("restore: %v\n%s", err, data)
+		}
+		if again, _ := r.MarshalState(); string(again) != string(data) {
+			rt.Fatalf("state changed across a round trip:\n%s\n%s", data, again)
+		}
+		if s.Floor() != r.Floor() || s.Observed() != r.Observed() {
+			rt.Fatalf("floor %v / %v, observed %d / %d", s.Floor(), r.Floor(), s.Observed(), r.Observed())
+		}
+		// The same further calls give the same suggestions.
+		saved := append([]string(nil), live...)
+		var outs [2][]string
+		for j, x := range []*Searcher{s, r} {
+			live = append(live[:0], saved...)
+			for i := range 30 {
+				// A fixed script, the same for both.
+				script := []int{0, 1, 2, 1, 0, 3, 1, 2}
+				k := i % len(script)
+				step(x, i, func(l string) int { return (script[k] + len(l) + i) % 4 })
+				if len(live) > 0 {
+					outs[j] = append(outs[j], live[len(live)-1])
+				}
+			}
+			cfg, err := x.Suggest("last")
+			if err != nil {
+				rt.Fatal(err)
+			}
+			outs[j] = append(outs[j], fmt.Sprint(cfg))
+		}
+		if fmt.Sprint(outs[0]) != fmt.Sprint(outs[1]) {
+			rt.Fatalf("the restored searcher diverged:\n%v\n%v", outs[0], outs[1])
+		}
+	})
+}

@@ -1,0 +1,266 @@
+package spec
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/scheduler/asha"
+	"github.com/hone-tune/hone/scheduler/fifo"
+	"github.com/hone-tune/hone/scheduler/hyperband"
+	"github.com/hone-tune/hone/space"
+)
+
+// The choices of searcher: auto and scheduler: auto (docs/SEMANTICS.md §5
+// has the table). Both are functions of the spec alone, so the same spec
+// resolves the same way on every machine and in every session; a resume
+// whose spec would resolve otherwise is refused (Compare).
+
+// autoStartup is the number of results TPE waits for before its model is
+// used (its n_startup_trials default): the searcher chooses random search
+// when fewer than autoStartup suggestions would be left for the model.
+const autoStartup = 10
+
+// autoEta is the reduction factor of the ASHA that scheduler: auto
+// chooses, and autoRungs the number of rungs below max_t it aims for.
+const (
+	autoEta   = 3
+	autoRungs = 3
+)
+
+// autoChoice is what the auto entries resolve to.
+type autoChoice struct {
+	Searcher  string // the searcher in effect: auto's choice, or the one named
+	Scheduler string // likewise
+	// ASHA and MaxT are the parameters of the ASHA or HyperBand for BOHB
+	// that scheduler: auto chose.
+	ASHA asha.Config
+	MaxT float64
+	// Why say, in a sentence each, why auto chose as it did ("" for a
+	// plugin that is named, not auto).
+	SearcherWhy, SchedulerWhy string
+}
+
+// autoSchedulerParams reads scheduler: auto's parameters from the
+// section as written, without reporting errors (readAutoScheduler does).
+func (s *Spec) autoSchedulerParams() (timeAttr string, maxT float64) {
+	p := newParams(&collector{lines: map[string]pos{}}, "scheduler", s.Scheduler.Node, schedulerKeys...)
+	return readAutoParams(p)
+}
+
+// readAutoParams reads time_attr (default training_iteration) and max_t
+// (default: stop.training_iteration when time_attr is
+// training_iteration, which the caller fills in; 0 here).
+func readAutoParams(p *Params) (timeAttr string, maxT float64) {
+	return p.String("time_attr", hone.FieldTrainingIteration), p.Float("max_t", 0)
+}
+
+// auto resolves searcher: auto and scheduler: auto.
+func (s *Spec) auto() autoChoice {
+	ch := autoChoice{Searcher: s.Searcher.Name, Scheduler: s.Scheduler.Name}
+	if ch.Scheduler == "auto" {
+		s.autoScheduler(&ch)
+	}
+	if ch.Searcher == "auto" {
+		s.autoSearcher(&ch)
+	}
+	return ch
+}
+
+// autoScheduler chooses the scheduler: HyperBand for BOHB under the BOHB
+// searcher; ASHA when a budget max_t is known (scheduler.max_t, or
+// stop.training_iteration) and leaves room for rungs; FIFO otherwise.
+func (s *Spec) autoScheduler(ch *autoChoice) {
+	attr, maxT := s.autoSchedulerParams()
+	from := "scheduler.max_t"
+	if maxT <= 0 && attr == hone.FieldTrainingIteration && s.Stop.TrainingIteration > 0 {
+		maxT, from = float64(s.Stop.TrainingIteration), "stop.training_iteration"
+	}
+	if ch.Searcher == "bohb" {
+		ch.Scheduler = "hyperband_for_bohb"
+		ch.MaxT = maxT
+		if !(maxT >= 1) || math.IsInf(maxT, 0) {
+			ch.MaxT = hyperband.DefaultConfig().MaxT
+			from = "HyperBand's default"
+		}
+		ch.SchedulerWhy = fmt.Sprintf("the bohb searcher learns at HyperBand's milestones (max_t %s, from %s)", formatNum(ch.MaxT), from)
+		return
+	}
+	minT := math.Pow(autoEta, 2)
+	switch {
+	case s.Metric == "":
+		ch.Scheduler = "fifo"
+		ch.SchedulerWhy = "no metric to compare trials by"
+	case !(maxT > 0) || math.IsInf(maxT, 0):
+		ch.Scheduler = "fifo"
+		ch.SchedulerWhy = "no budget to stop trials early at: set scheduler.max_t (with time_attr) or stop.training_iteration for ASHA"
+	case maxT < minT:
+		ch.Scheduler = "fifo"
+		ch.SchedulerWhy = fmt.Sprintf("max_t %s (from %s) is below %s: too short for successive halving", formatNum(maxT), from, formatNum(minT))
+	default:
+		grace := math.Max(1, math.Floor(maxT/math.Pow(autoEta, autoRungs)))
+		ch.Scheduler = "asha"
+		ch.ASHA = asha.Config{TimeAttr: attr, MaxT: maxT, GracePeriod: grace, ReductionFactor: autoEta, Brackets: 1, StopLastTrials: true}
+		ch.SchedulerWhy = fmt.Sprintf("trials report %s up to max_t %s (from %s): ASHA with grace_period %s and reduction_factor %d stops weak trials early, without waiting for others",
+			attr, formatNum(maxT), from, formatNum(grace), autoEta)
+	}
+}
+
+// autoSearcher chooses the searcher from the scheduler in effect, the
+// space, num_samples and the concurrency.
+func (s *Spec) autoSearcher(ch *autoChoice) {
+	dims, grid := 0, false
+	if s.SearchSpace.Validate() == nil {
+		for _, p := range s.SearchSpace.Params() {
+			switch p.Kind {
+			case space.KindFunc:
+			case space.KindGrid:
+				grid = true
+				dims++
+			default:
+				dims++
+			}
+		}
+	}
+	conc := s.MaxConcurrentTrials
+	if conc <= 0 {
+		conc = s.Searcher.MaxConcurrent
+	}
+	n := s.NumSamples
+	need := 2*autoStartup + max(conc, 0)
+	switch {
+	case s.Metric == "":
+		ch.Searcher = "random"
+		ch.SearcherWhy = "no metric to learn from"
+	case ch.Scheduler == "pbt" || ch.Scheduler == "pb2" || ch.Scheduler == "pbt_replay":
+		ch.Searcher = "random"
+		ch.SearcherWhy = "scheduler " + ch.Scheduler + " explores configurations itself; its population starts from random samples"
+	case ch.Scheduler == "hyperband_for_bohb":
+		ch.Searcher = "bohb"
+		ch.SearcherWhy = "scheduler hyperband_for_bohb feeds the bohb searcher at its milestones"
+	case grid:
+		ch.Searcher = "random"
+		ch.SearcherWhy = "the search space has grid domains, which the random searcher enumerates"
+	case dims == 0:
+		ch.Searcher = "random"
+		ch.SearcherWhy = "the search space has no parameter to model"
+	case n != -1 && n < need:
+		ch.Searcher = "random"
+		concText := ""
+		if conc > 0 {
+			concText = fmt.Sprintf(" with %d trials at once", conc)
+		}
+		ch.SearcherWhy = fmt.Sprintf("num_samples %d is below %d: a model, which waits for %d results%s, would make fewer than %d suggestions",
+			n, need, autoStartup, concText, autoStartup)
+	default:
+		ch.Searcher = "tpe"
+		var how []string
+		if dims > 1 && tpeDefaults.Multivariate {
+			how = append(how, "a joint density over the "+fmt.Sprint(dims)+" parameters")
+		} else {
+			how = append(how, "a density per parameter")
+		}
+		if tpeDefaults.ConstantLiar {
+			how = append(how, "pending trials as liars, so trials suggested together do not repeat each other")
+		}
+		switch ch.Scheduler {
+		case "asha", "hyperband":
+			how = append(how, "fed at "+ch.Scheduler+"'s rungs")
+			if tpeDefaults.FidelityCheck {
+				how[len(how)-1] += ", with the fidelity check"
+			}
+		}
+		budget := "no end to num_samples"
+		if n != -1 {
+			budget = fmt.Sprintf("num_samples %d leaves the model at least %d suggestions", n, n-autoStartup-max(conc, 0))
+		}
+		ch.SearcherWhy = budget + "; TPE with " + strings.Join(how, ", ")
+	}
+}
+
+// AutoChoices returns, for a spec whose searcher or scheduler is auto, one line
+// per auto section saying what it resolves to and why, as hone validate
+// prints them; nil when neither is auto.
+func (s *Spec) AutoChoices() []string {
+	if s.Searcher.Name != "auto" && s.Scheduler.Name != "auto" {
+		return nil
+	}
+	ch := s.auto()
+	var out []string
+	if s.Searcher.Name == "auto" {
+		out = append(out, fmt.Sprintf("searcher auto: %s: %s", ch.Searcher, ch.SearcherWhy))
+	}
+	if s.Scheduler.Name == "auto" {
+		out = append(out, fmt.Sprintf("scheduler auto: %s: %s", ch.schedulerText(), ch.SchedulerWhy))
+	}
+	return out
+}
+
+// schedulerText names the scheduler in effect, with its parameters when
+// auto chose it.
+func (ch autoChoice) schedulerText() string {
+	switch {
+	case ch.Scheduler == "asha" && ch.ASHA.MaxT > 0:
+		a := ch.ASHA
+		return fmt.Sprintf("asha (time_attr %s, max_t %s, grace_period %s, reduction_factor %s)",
+			a.TimeAttr, formatNum(a.MaxT), formatNum(a.GracePeriod), formatNum(a.ReductionFactor))
+	case ch.Scheduler == "hyperband_for_bohb" && ch.MaxT > 0:
+		return fmt.Sprintf("hyperband_for_bohb (max_t %s)", formatNum(ch.MaxT))
+	}
+	return ch.Scheduler
+}
+
+// readAutoSearcher reads no parameter: searcher: auto builds the searcher
+// it resolves to, with that searcher's defaults.
+func readAutoSearcher(*Params) func(s *Spec) (hone.Searcher, error) {
+	return func(s *Spec) (hone.Searcher, error) {
+		ch := s.auto()
+		entry, ok := searchers[ch.Searcher]
+		if !ok || ch.Searcher == "auto" {
+			return nil, fmt.Errorf("auto: resolved to unknown searcher %q", ch.Searcher)
+		}
+		c := &collector{lines: map[string]pos{}}
+		build := entry.Read(newParams(c, "searcher", nil, searcherKeys...))
+		if build == nil || len(c.errs) > 0 {
+			return nil, fmt.Errorf("auto: %s's defaults: %v", ch.Searcher, c.errs)
+		}
+		return build(s)
+	}
+}
+
+// readAutoScheduler reads time_attr and max_t (see auto.go): scheduler:
+// auto builds the scheduler it resolves to.
+func readAutoScheduler(p *Params) func(s *Spec) (hone.Scheduler, error) {
+	attr, maxT := readAutoParams(p)
+	ok := true
+	if attr == "" {
+		p.Errorf("time_attr", "must not be empty")
+		ok = false
+	}
+	if p.Has("max_t") && !(maxT > 0) {
+		p.Errorf("max_t", "must be > 0, got %s", formatNum(maxT))
+		ok = false
+	}
+	if !ok {
+		return nil
+	}
+	return func(s *Spec) (hone.Scheduler, error) {
+		ch := s.auto()
+		switch ch.Scheduler {
+		case "asha":
+			if _, _, err := objective(s, "", ""); err != nil {
+				return nil, err
+			}
+			return asha.New(ch.ASHA)
+		case "hyperband_for_bohb":
+			if _, _, err := objective(s, "", ""); err != nil {
+				return nil, err
+			}
+			cfg := hyperband.DefaultConfig()
+			cfg.TimeAttr, cfg.MaxT = attr, ch.MaxT
+			return hyperband.NewForBOHB(cfg, nil)
+		}
+		return fifo.New(), nil
+	}
+}

@@ -1,0 +1,255 @@
+package spec
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hone-tune/hone/scheduler/asha"
+	"github.com/hone-tune/hone/scheduler/fifo"
+	"github.com/hone-tune/hone/scheduler/hyperband"
+	"github.com/hone-tune/hone/search"
+	"github.com/hone-tune/hone/search/bohb"
+	"github.com/hone-tune/hone/search/random"
+	"github.com/hone-tune/hone/search/tpe"
+)
+
+const autoBase = `command: [x]
+metric: loss
+num_samples: 100
+search_space:
+  lr: {loguniform: [0.0001, 0.1]}
+  width: {choice: [16, 32, 64]}
+searcher: auto
+scheduler: auto
+`
+
+// autoSpec returns autoBase with the top-level keys of extra (one line
+// each, or indented blocks) in place of its own.
+func autoSpec(extra string) string {
+	blocks := func(src string) (keys []string, body map[string]string) {
+		body = map[string]string{}
+		var cur string
+		for _, l := range strings.SplitAfter(src, "\n") {
+			if l == "" {
+				continue
+			}
+			if !strings.HasPrefix(l, " ") {
+				cur, _, _ = strings.Cut(l, ":")
+				if _, seen := body[cur]; !seen {
+					keys = append(keys, cur)
+				}
+				body[cur] = ""
+			}
+			body[cur] += l
+		}
+		return keys, body
+	}
+	keys, body := blocks(autoBase)
+	ek, eb := blocks(extra)
+	for _, k := range ek {
+		if _, ok := body[k]; !ok {
+			keys = append(keys, k)
+		}
+		body[k] = eb[k]
+	}
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(body[k])
+	}
+	return b.String()
+}
+
+// TestAutoTable pins the rows of the table in docs/SEMANTICS.md §5.
+func TestAutoTable(t *testing.T) {
+	for _, tc := range []struct {
+		name, extra         string
+		searcher, scheduler string
+	}{
+		{"no budget", "", "tpe", "fifo"},
+		{"training_iteration", "stop: {training_iteration: 100}\n", "tpe", "asha (time_attr training_iteration, max_t 100, grace_period 3, reduction_factor 3)"},
+		{"scheduler max_t", "scheduler: {name: auto, time_attr: epoch, max_t: 30}\n", "tpe", "asha (time_attr epoch, max_t 30, grace_period 1, reduction_factor 3)"},
+		{"max_t too short", "stop: {training_iteration: 8}\n", "tpe", "fifo"},
+		{"time attr without max_t", "scheduler: {name: auto, time_attr: epoch}\nstop: {training_iteration: 100}\n", "tpe", "fifo"},
+		{"few samples", "num_samples: 19\n", "random", "fifo"},
+		{"enough samples", "num_samples: 20\n", "tpe", "fifo"},
+		{"few samples for the concurrency", "num_samples: 30\nmax_concurrent_trials: 16\n", "random", "fifo"},
+		{"searcher concurrency", "num_samples: 30\nsearcher: {name: auto, max_concurrent: 16}\n", "random", "fifo"},
+		{"unbounded", "num_samples: -1\nmax_concurrent_trials: 64\n", "tpe", "fifo"},
+		{"grid", "search_space: {lr: {grid: [1, 2]}, x: {uniform: [0, 1]}}\n", "random", "fifo"},
+		{"constants only", "search_space: {lr: 1}\n", "random", "fifo"},
+		{"no metric", "metric: null\nstop: {training_iteration: 100}\n", "random", "fifo"},
+		{"pbt", "scheduler: {name: pbt, hyperparam_mutations: {lr: [0.1, 0.01]}}\n", "random", "pbt"},
+		{"hyperband for bohb", "scheduler: {name: hyperband_for_bohb, max_t: 27}\n", "bohb", "hyperband_for_bohb"},
+		{"named asha", "scheduler: {name: asha, max_t: 27}\n", "tpe", "asha"},
+		{"bohb, auto scheduler", "searcher: bohb\nstop: {training_iteration: 27}\n", "bohb", "hyperband_for_bohb (max_t 27)"},
+		{"bohb without a budget", "searcher: bohb\n", "bohb", "hyperband_for_bohb (max_t 81)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := parse(t, autoSpec(tc.extra))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ch := s.auto()
+			if ch.Searcher != tc.searcher || ch.schedulerText() != tc.scheduler {
+				t.Fatalf("auto chose searcher %s, scheduler %s; want %s, %s\n%s\n%s", ch.Searcher, ch.schedulerText(), tc.searcher, tc.scheduler, ch.SearcherWhy, ch.SchedulerWhy)
+			}
+			lines := s.AutoChoices()
+			if len(lines) == 0 || !strings.HasPrefix(lines[0], "searcher auto: ") && !strings.HasPrefix(lines[0], "scheduler auto: ") {
+				t.Fatalf("AutoChoices() = %q", lines)
+			}
+			for _, l := range lines {
+				if strings.HasSuffix(l, ": ") {
+					t.Fatalf("a choice without its reason: %q", l)
+				}
+			}
+			// What it builds is what it says.
+			sr, sc := s.check(&collector{lines: map[string]pos{}})
+			if sr == nil || sc == nil {
+				t.Fatal("the spec did not build")
+			}
+			if l, ok := sr.(*search.StatefulLimiter); ok {
+				sr = l.Inner()
+			}
+			var gotSr, gotSc string
+			switch sr.(type) {
+			case *random.Searcher:
+				gotSr = "random"
+			case *tpe.Searcher:
+				gotSr = "tpe"
+			case *bohb.Searcher:
+				gotSr = "bohb"
+			}
+			switch sc.(type) {
+			case *fifo.Scheduler:
+				gotSc = "fifo"
+			case *asha.Scheduler:
+				gotSc = "asha"
+			case *hyperband.Scheduler:
+				gotSc = "hyperband_for_bohb"
+			default:
+				gotSc = ch.Scheduler
+			}
+			if gotSr != ch.Searcher || gotSc != ch.Scheduler {
+				t.Fatalf("built %T and %T for %s and %s", sr, sc, ch.Searcher, ch.Scheduler)
+			}
+			if a, ok := sc.(*asha.Scheduler); ok && ch.ASHA.MaxT > 0 {
+				attr, rungs := a.Rungs()
+				if attr != ch.ASHA.TimeAttr || rungs[len(rungs)-1] != ch.ASHA.MaxT || len(rungs) < 3 {
+					t.Fatalf("asha rungs %s %v for %+v", attr, rungs, ch.ASHA)
+				}
+			}
+		})
+	}
+}
+
+// The plan wires the scheduler's rungs into TPE and TPE into the
+// scheduler as its advisor; with max_concurrent the searcher is limited.
+func TestBuildWiresFidelity(t *testing.T) {
+	s, err := parse(t, autoSpec("stop: {training_iteration: 81}\nsearcher: {name: tpe, max_concurrent: 4}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Build(s, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plan.Close()
+	l, ok := plan.Experiment.Searcher.(*search.StatefulLimiter)
+	if !ok {
+		t.Fatalf("searcher %T, want a limiter", plan.Experiment.Searcher)
+	}
+	tp := l.Inner().(*tpe.Searcher)
+	attr, rungs := tp.Rungs()
+	if attr != "training_iteration" || !slices.Equal(rungs, []float64{3, 9, 27, 81}) {
+		t.Fatalf("tpe rungs %s %v, want ASHA's 3, 9, 27, 81", attr, rungs)
+	}
+	sc := plan.Experiment.Scheduler.(*asha.Scheduler)
+	if _, r := sc.Rungs(); !slices.Equal(r, rungs) {
+		t.Fatalf("asha rungs %v", r)
+	}
+
+	// With fidelity_check off TPE still gets the rungs; ASHA gets an
+	// advisor whose floor is always 0.
+	s, err = parse(t, autoSpec("stop: {training_iteration: 81}\nsearcher: {name: tpe, fidelity_check: false}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan2, err := Build(s, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plan2.Close()
+	if tp := plan2.Experiment.Searcher.(*tpe.Searcher); tp.Floor() != 0 {
+		t.Fatal("floor without the check")
+	}
+}
+
+func TestTPEParams(t *testing.T) {
+	s, err := parse(t, autoSpec("searcher: {name: tpe, multivariate: false, constant_liar: false, fidelity_check: false}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Build(s, t.TempDir(), nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = parse(t, autoSpec("searcher: {name: tpe, multivariate: yes please, constant_liar: 1}\nscheduler: {name: auto, max_t: -1, time_attr: \"\"}\n"))
+	got := messages(t, err)
+	want := []string{
+		`experiment.yaml:7: searcher.multivariate: want true or false, got "yes please"`,
+		`experiment.yaml:7: searcher.constant_liar: want true or false, got 1`,
+		`experiment.yaml:8: scheduler.max_t: must be > 0, got -1`,
+		`experiment.yaml:8: scheduler.time_attr: must not be empty`,
+	}
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("missing error %q in\n%s", w, strings.Join(got, "\n"))
+		}
+	}
+	_, err = parse(t, autoSpec("searcher: {name: auto, n_startup_trials: 3}\n"))
+	if got := messages(t, err); len(got) != 1 || !strings.Contains(got[0], "searcher.n_startup_trials: unknown key for searcher auto") {
+		t.Errorf("errors %q", got)
+	}
+}
+
+// A resume whose spec makes auto choose otherwise is refused, naming the
+// choice; one that changes max_concurrent_trials without changing the
+// choice is allowed.
+func TestCompareAuto(t *testing.T) {
+	dir := t.TempDir()
+	load := func(src string) *Spec {
+		t.Helper()
+		p := filepath.Join(dir, "e.yaml")
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	base := autoSpec("num_samples: 30\n")
+	old := load(base + "max_concurrent_trials: 2\n")
+	refused, allowed := Compare(old, load(base+"max_concurrent_trials: 16\n"))
+	if !slices.Equal(refused, []string{`searcher.auto: "tpe" -> "random"`}) {
+		t.Errorf("refused %q", refused)
+	}
+	if !slices.Equal(allowed, []string{"max_concurrent_trials: 2 -> 16"}) {
+		t.Errorf("allowed %q", allowed)
+	}
+	refused, allowed = Compare(old, load(base+"max_concurrent_trials: 4\n"))
+	if len(refused) != 0 || len(allowed) != 1 {
+		t.Errorf("refused %q, allowed %q", refused, allowed)
+	}
+	refused, _ = Compare(load(base+"stop: {training_iteration: 27}\n"), load(base+"stop: {training_iteration: 81}\n"))
+	want := []string{
+		`scheduler.auto: "asha (time_attr training_iteration, max_t 27, grace_period 1, reduction_factor 3)" -> "asha (time_attr training_iteration, max_t 81, grace_period 3, reduction_factor 3)"`,
+		"stop.training_iteration: 27 -> 81",
+	}
+	if !slices.Equal(refused, want) {
+		t.Errorf("refused %q, want %q", refused, want)
+	}
+}
