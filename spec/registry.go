@@ -170,6 +170,10 @@ func readASHA(p *Params) func(s *Spec) (hone.Scheduler, error) {
 		if _, _, err := objective(s, cfg.Metric, cfg.Mode); err != nil {
 			return nil, err
 		}
+		cfg := cfg
+		// The BOHB searcher learns from the results ASHA records at its
+		// rungs: asynchronous BOHB (docs/SEMANTICS.md §4).
+		cfg.BudgetInfo = s.Searcher.Name == "bohb"
 		return asha.New(cfg)
 	}
 }

@@ -34,7 +34,21 @@ type Config struct {
 	Brackets int
 	// StopLastTrials stops trials that reach MaxT.
 	StopLastTrials bool
+	// BudgetInfo marks every result ASHA records at a rung with
+	// hyperband_info: {budget: <milestone>}, and a result that stops a
+	// trial at MaxT with budget MaxT, as HyperBand for BOHB marks its
+	// milestones: the BOHB searcher learns from such results, which makes
+	// ASHA with it asynchronous BOHB. Off by default (Ray's ASHA adds
+	// nothing to results); a spec turns it on when the searcher is bohb.
+	BudgetInfo bool
 }
+
+// InfoKey is the result field BudgetInfo sets, a map holding the budget
+// under BudgetKey (the keys HyperBand for BOHB uses).
+const (
+	InfoKey   = "hyperband_info"
+	BudgetKey = "budget"
+)
 
 // DefaultConfig returns Ray's defaults: max_t 100, grace period 1,
 // reduction factor 4, one bracket, stop_last_trials.
@@ -222,16 +236,36 @@ func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone
 		return hone.Continue
 	}
 	if tv >= s.cfg.MaxT && s.cfg.StopLastTrials {
+		s.mark(r, s.cfg.MaxT)
 		return hone.Stop
 	}
 	b := s.trialOf[t.ID]
 	if b == nil {
 		return hone.Continue
 	}
-	return b.onResult(t.ID, tv, score, s.cfg.ReductionFactor, s.cfg.StopLastTrials)
+	dec, at, ok := b.onResult(t.ID, tv, score, s.cfg.ReductionFactor, s.cfg.StopLastTrials)
+	if ok {
+		s.mark(r, at)
+	}
+	return dec
 }
 
-func (b *bracket) onResult(id string, tv, score, rf float64, stopLast bool) hone.Decision {
+// mark puts the budget a result was recorded at in its metrics, with
+// BudgetInfo.
+func (s *Scheduler) mark(r *hone.Result, budget float64) {
+	if !s.cfg.BudgetInfo {
+		return
+	}
+	if r.Metrics == nil {
+		r.Metrics = map[string]any{}
+	}
+	r.Metrics[InfoKey] = map[string]any{BudgetKey: budget}
+}
+
+// onResult records the score at the highest milestone the trial reached
+// and had not recorded, and returns the decision and that milestone (ok
+// false when nothing was recorded).
+func (b *bracket) onResult(id string, tv, score, rf float64, stopLast bool) (dec hone.Decision, at float64, ok bool) {
 	for _, g := range b.rungs {
 		_, done := g.recorded[id]
 		if tv >= g.milestone && done && !stopLast {
@@ -245,9 +279,9 @@ func (b *bracket) onResult(id string, tv, score, rf float64, stopLast bool) hone
 			dec = hone.Stop
 		}
 		g.record(id, score)
-		return dec
+		return dec, g.milestone, true
 	}
-	return hone.Continue
+	return hone.Continue, 0, false
 }
 
 // cutoff is the (1 − 1/rf) percentile, linearly interpolated, of the
@@ -262,12 +296,19 @@ func cutoff(vals []float64, rf float64) (float64, bool) {
 	return vals[lo] + (vals[hi]-vals[lo])*(pos-float64(lo)), true
 }
 
-// OnTrialComplete records the trial's last result at its rung, then
-// forgets the trial.
+// OnTrialComplete records the trial's last result at its rung (marking
+// it, with BudgetInfo, for the searcher, which hears of the trial's end
+// next), then forgets the trial.
 func (s *Scheduler) OnTrialComplete(c hone.Control, t *hone.Trial, r *hone.Result) {
 	if b := s.trialOf[t.ID]; b != nil && r != nil {
 		if tv, score, ok := s.values(c, r); ok {
-			b.onResult(t.ID, tv, score, s.cfg.ReductionFactor, s.cfg.StopLastTrials)
+			_, at, ok := b.onResult(t.ID, tv, score, s.cfg.ReductionFactor, s.cfg.StopLastTrials)
+			switch {
+			case tv >= s.cfg.MaxT && s.cfg.StopLastTrials:
+				s.mark(r, s.cfg.MaxT) // a full run, whatever rung it fills
+			case ok:
+				s.mark(r, at)
+			}
 		}
 	}
 	delete(s.trialOf, t.ID)
