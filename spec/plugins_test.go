@@ -7,6 +7,7 @@ import (
 
 	"github.com/hone-tune/hone/scheduler/hyperband"
 	"github.com/hone-tune/hone/scheduler/pbt"
+	"github.com/hone-tune/hone/search/dehb"
 )
 
 // TestPluginTable builds each registered searcher and scheduler from YAML.
@@ -16,6 +17,7 @@ func TestPluginTable(t *testing.T) {
 		{"tpe", "searcher: {name: tpe, n_startup_trials: 3}\n"},
 		{"bohb", "searcher: {name: bohb, max_concurrent: 2}\nscheduler: {name: hyperband_for_bohb, max_t: 9, reduction_factor: 3}\n"},
 		{"hyperband", "scheduler: {name: hyperband, max_t: 27}\n"},
+		{"dehb", "searcher: {name: dehb, mutation_factor: 0.8, crossover_prob: 0.3}\nscheduler: {name: dehb, max_t: 27, grace_period: 1, reduction_factor: 3}\n"},
 		{"median", "scheduler: {name: median, grace_period: 5, min_samples_required: 2}\n"},
 		{"pbt", "scheduler:\n  name: pbt\n  perturbation_interval: 2\n  perturbation_factors: [1.5, 0.5]\n  hyperparam_mutations:\n    lr: {loguniform: [0.001, 0.1]}\n    m: [0.5, 0.9]\n    nested: {beta: {uniform: [0, 1]}}\n"},
 		{"pb2", "scheduler:\n  name: pb2\n  time_attr: training_iteration\n  perturbation_interval: 2\n  quantile_fraction: 0.5\n  synch: true\n  hyperparam_bounds:\n    lr: [0.001, 0.1]\n    m: [0.5, 0.9]\n    nested: {beta: [0, 1]}\n"},
@@ -36,6 +38,18 @@ func TestPluginTable(t *testing.T) {
 			}
 			if _, ok := exp.Searcher.(hyperband.Pauser); !ok {
 				t.Fatalf("bohb: the searcher %T was wrapped, hiding its pause hooks", exp.Searcher)
+			}
+		case "dehb":
+			sc, ok := exp.Scheduler.(*dehb.Scheduler)
+			if !ok {
+				t.Fatalf("dehb: scheduler %T", exp.Scheduler)
+			}
+			if got := sc.Config(); got.MaxT != 27 || got.ReductionFactor != 3 {
+				t.Fatalf("dehb: scheduler config %+v", got)
+			}
+			sr, ok := exp.Searcher.(*dehb.Searcher)
+			if !ok || len(sr.Budgets()) != 4 {
+				t.Fatalf("dehb: searcher %T not bound to the scheduler's budgets", exp.Searcher)
 			}
 		case "pbt", "pb2":
 			if _, ok := exp.Scheduler.(*pbt.Scheduler); !ok {
@@ -114,6 +128,31 @@ func TestValidateErrorsAtTheirKey(t *testing.T) {
 		{"  name: hyperband\n  max_t: 9\n  reduction_factor: 1\n", "experiment.yaml:6: scheduler.reduction_factor: hyperband: reduction_factor = 1: must be > 1"},
 	} {
 		_, err := Parse([]byte(head+c.yaml), "experiment.yaml", t.TempDir())
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.yaml, err, c.want)
+		}
+	}
+}
+
+// TestDEHBPairAndErrors: the dehb searcher and scheduler only work as a
+// pair, and their parameters' errors name the key and what is allowed.
+func TestDEHBPairAndErrors(t *testing.T) {
+	head := "command: [x]\nmetric: loss\nsearch_space: {lr: {loguniform: [0.001, 0.1]}}\n"
+	for _, c := range []struct{ yaml, want string }{
+		{"searcher: dehb\n", "searcher: dehb: needs scheduler dehb, which runs its jobs (the scheduler is fifo)"},
+		{"searcher: random\nscheduler: dehb\n", "scheduler: dehb: needs searcher dehb, which decides its jobs (the searcher is random)"},
+		{"searcher: {name: dehb, mutation_factor: 0}\nscheduler: dehb\n", "searcher.mutation_factor: must be in (0, 2], got 0"},
+		{"searcher: {name: dehb, crossover_prob: 2}\nscheduler: dehb\n", "searcher.crossover_prob: must be in [0, 1], got 2"},
+		{"searcher: dehb\nscheduler: {name: dehb, max_t: 2, grace_period: 1}\n", "scheduler.max_t: dehb: max_t = 2: must be at least grace_period × reduction_factor (3)"},
+		{"searcher: dehb\nscheduler: {name: dehb, reduction_factor: 1}\n", "scheduler.reduction_factor: dehb: reduction_factor = 1: must be a finite number > 1"},
+		{"searcher: dehb\nscheduler: {name: dehb, min_budget: 1}\n", "scheduler.min_budget: unknown key for scheduler dehb (allowed keys: grace_period, max_t, name, reduction_factor, time_attr); hone calls it grace_period"},
+		{"searcher: dehb\nscheduler: {name: dehb, eta: 3}\n", "scheduler.eta: unknown key for scheduler dehb (allowed keys: grace_period, max_t, name, reduction_factor, time_attr); hone calls it reduction_factor"},
+		{"scheduler: {name: asha, eta: 3}\n", "scheduler.eta: unknown key; allowed keys: brackets, grace_period"},
+	} {
+		s, err := Parse([]byte(head+c.yaml), "experiment.yaml", t.TempDir())
+		if err == nil {
+			err = s.Validate()
+		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want %q", c.yaml, err, c.want)
 		}

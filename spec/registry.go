@@ -17,6 +17,7 @@ import (
 	"github.com/hone-tune/hone/scheduler/pb2"
 	"github.com/hone-tune/hone/scheduler/pbt"
 	"github.com/hone-tune/hone/search/bohb"
+	"github.com/hone-tune/hone/search/dehb"
 	"github.com/hone-tune/hone/search/random"
 	"github.com/hone-tune/hone/search/tpe"
 	"github.com/hone-tune/hone/space"
@@ -62,6 +63,10 @@ var searchers = map[string]SearcherPlugin{
 		Doc:  "BOHB's KDE model, fed at each HyperBand milestone: use with scheduler hyperband_for_bohb",
 		Read: readBOHB,
 	},
+	"dehb": {
+		Doc:  "DEHB: differential evolution on HyperBand's budgets, asynchronous (Awad et al. 2021): use with scheduler dehb",
+		Read: readDEHB,
+	},
 }
 
 // schedulers is the scheduler table: every name a spec may give under
@@ -78,6 +83,10 @@ var schedulers = map[string]SchedulerPlugin{
 	"hyperband": {
 		Doc:  "synchronous HyperBand: brackets pause trials at milestones and keep the best 1/reduction_factor",
 		Read: func(p *Params) func(*Spec) (hone.Scheduler, error) { return readHyperBand(p, false) },
+	},
+	"dehb": {
+		Doc:  "DEHB's brackets: runs each job of the dehb searcher to its budget, pausing trials a promotion may resume",
+		Read: readDEHBScheduler,
 	},
 	"hyperband_for_bohb": {
 		Doc:  "HyperBand for BOHB: the most aggressive bracket first; milestones feed the bohb searcher",
@@ -444,6 +453,67 @@ func readBOHB(p *Params) func(s *Spec) (hone.Searcher, error) {
 		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = metric, mode, s.NumSamples, s.Seed, s.PointsToEvaluate
 		o.MaxConcurrent = s.Searcher.MaxConcurrent
 		return bohb.New(s.SearchSpace, o)
+	}
+}
+
+// readDEHB reads the DEHB searcher's parameters (DEHB's names):
+// mutation_factor and crossover_prob. It needs scheduler dehb, which
+// gives it the budgets.
+func readDEHB(p *Params) func(s *Spec) (hone.Searcher, error) {
+	def := dehb.DefaultOptions()
+	o := dehb.Options{
+		MutationFactor: p.Float("mutation_factor", def.MutationFactor),
+		CrossoverProb:  p.Float("crossover_prob", def.CrossoverProb),
+	}
+	if !(o.MutationFactor > 0 && o.MutationFactor <= 2) {
+		p.Errorf("mutation_factor", "must be in (0, 2], got %s", formatNum(o.MutationFactor))
+		return nil
+	}
+	if !(o.CrossoverProb >= 0 && o.CrossoverProb <= 1) {
+		p.Errorf("crossover_prob", "must be in [0, 1], got %s", formatNum(o.CrossoverProb))
+		return nil
+	}
+	if o.CrossoverProb == 0 {
+		o.CrossoverProb = -1 // dehb: a negative probability means 0
+	}
+	return func(s *Spec) (hone.Searcher, error) {
+		if s.Scheduler.Name != "dehb" {
+			return nil, fmt.Errorf("needs scheduler dehb, which runs its jobs (the scheduler is %s)", s.Scheduler.Name)
+		}
+		metric, mode, err := objective(s, "", "")
+		if err != nil {
+			return nil, err
+		}
+		o := o
+		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = metric, mode, s.NumSamples, s.Seed, s.PointsToEvaluate
+		return dehb.New(s.SearchSpace, o)
+	}
+}
+
+// readDEHBScheduler reads the DEHB scheduler's parameters: time_attr,
+// max_t (DEHB's max_budget), grace_period (min_budget) and
+// reduction_factor (eta). It needs searcher dehb.
+func readDEHBScheduler(p *Params) func(s *Spec) (hone.Scheduler, error) {
+	def := dehb.DefaultConfig()
+	cfg := dehb.Config{
+		TimeAttr:        p.String("time_attr", def.TimeAttr),
+		MaxT:            p.Float("max_t", def.MaxT),
+		GracePeriod:     p.Float("grace_period", def.GracePeriod),
+		ReductionFactor: p.Float("reduction_factor", def.ReductionFactor),
+	}
+	if cfg.TimeAttr == "" {
+		p.Errorf("time_attr", "must not be empty")
+		return nil
+	}
+	if err := cfg.Validate(); err != nil {
+		p.Invalid(err, "max_t")
+		return nil
+	}
+	return func(s *Spec) (hone.Scheduler, error) {
+		if s.Searcher.Name != "dehb" {
+			return nil, fmt.Errorf("needs searcher dehb, which decides its jobs (the searcher is %s)", s.Searcher.Name)
+		}
+		return dehb.NewScheduler(cfg, nil)
 	}
 }
 
