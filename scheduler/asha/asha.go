@@ -153,6 +153,9 @@ func RungCount(maxT, grace, rf float64, s int) int {
 	return max(0, int(pyfloat.Int(pyfloat.Log(maxT/grace)/pyfloat.Log(rf)-float64(s)+1)))
 }
 
+// Config returns the scheduler's parameters, defaults filled in.
+func (s *Scheduler) Config() Config { return s.cfg }
+
 // Milestones returns bracket b's milestones, lowest first (for tests and
 // reports).
 func (s *Scheduler) Milestones(b int) []float64 {
