@@ -5,8 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hone-tune/hone/scheduler/asha"
 	"github.com/hone-tune/hone/scheduler/hyperband"
 	"github.com/hone-tune/hone/scheduler/pbt"
+	"github.com/hone-tune/hone/search/bohb"
 	"github.com/hone-tune/hone/search/dehb"
 )
 
@@ -17,6 +19,8 @@ func TestPluginTable(t *testing.T) {
 		{"tpe", "searcher: {name: tpe, n_startup_trials: 3}\n"},
 		{"bohb", "searcher: {name: bohb, max_concurrent: 2}\nscheduler: {name: hyperband_for_bohb, max_t: 9, reduction_factor: 3}\n"},
 		{"hyperband", "scheduler: {name: hyperband, max_t: 27}\n"},
+		{"asha_bohb", "searcher: {name: bohb, max_concurrent: 2}\nscheduler: {name: asha, max_t: 27, reduction_factor: 3}\n"},
+		{"asha_bohb_set", "searcher: {name: bohb, constant_liar: false, min_bandwidth: 0.001}\nscheduler: {name: asha, max_t: 27}\n"},
 		{"dehb", "searcher: {name: dehb, mutation_factor: 0.8, crossover_prob: 0.3}\nscheduler: {name: dehb, max_t: 27, grace_period: 1, reduction_factor: 3}\n"},
 		{"median", "scheduler: {name: median, grace_period: 5, min_samples_required: 2}\n"},
 		{"pbt", "scheduler:\n  name: pbt\n  perturbation_interval: 2\n  perturbation_factors: [1.5, 0.5]\n  hyperparam_mutations:\n    lr: {loguniform: [0.001, 0.1]}\n    m: [0.5, 0.9]\n    nested: {beta: {uniform: [0, 1]}}\n"},
@@ -36,8 +40,30 @@ func TestPluginTable(t *testing.T) {
 			if _, ok := exp.Scheduler.(*hyperband.Scheduler); !ok {
 				t.Fatalf("bohb: scheduler %T", exp.Scheduler)
 			}
-			if _, ok := exp.Searcher.(hyperband.Pauser); !ok {
+			sr, ok := exp.Searcher.(*bohb.Searcher)
+			if !ok {
 				t.Fatalf("bohb: the searcher %T was wrapped, hiding its pause hooks", exp.Searcher)
+			}
+			// HyperBand for BOHB: HpBandSter's defaults.
+			if o := sr.Options(); o.ConstantLiar || o.MinBandwidth != 1e-3 {
+				t.Fatalf("bohb: options %+v", o)
+			}
+		case "asha_bohb", "asha_bohb_set":
+			sc, ok := exp.Scheduler.(*asha.Scheduler)
+			if !ok || !sc.Config().BudgetInfo {
+				t.Fatalf("%s: scheduler %T does not mark its rungs for the searcher", c.name, exp.Scheduler)
+			}
+			sr, ok := exp.Searcher.(*bohb.Searcher)
+			if !ok {
+				t.Fatalf("%s: searcher %T", c.name, exp.Searcher)
+			}
+			o := sr.Options()
+			want := bohb.AsyncOptions()
+			if c.name == "asha_bohb_set" {
+				want.ConstantLiar, want.MinBandwidth = false, 1e-3
+			}
+			if o.ConstantLiar != want.ConstantLiar || o.MinBandwidth != want.MinBandwidth || o.MaxConcurrent != map[string]int{"asha_bohb": 2}[c.name] {
+				t.Fatalf("%s: options %+v", c.name, o)
 			}
 		case "dehb":
 			sc, ok := exp.Scheduler.(*dehb.Scheduler)
@@ -153,6 +179,39 @@ func TestDEHBPairAndErrors(t *testing.T) {
 		if err == nil {
 			err = s.Validate()
 		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.yaml, err, c.want)
+		}
+	}
+}
+
+// TestASHAMarksRungsOnlyForBOHB: ASHA marks its rungs for the bohb
+// searcher and leaves results alone with any other.
+func TestASHAMarksRungsOnlyForBOHB(t *testing.T) {
+	base := "command: [x]\nmetric: loss\nsearch_space: {lr: {loguniform: [0.001, 0.1]}}\nscheduler: asha\n"
+	for searcher, want := range map[string]bool{"bohb": true, "random": false, "tpe": false} {
+		s, err := Parse([]byte(base+"searcher: "+searcher+"\n"), "experiment.yaml", t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := Build(s, t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := plan.Experiment.Scheduler.(*asha.Scheduler).Config().BudgetInfo; got != want {
+			t.Errorf("searcher %s: BudgetInfo %v, want %v", searcher, got, want)
+		}
+	}
+}
+
+// TestBOHBParamErrors: bad BOHB parameters are errors naming the key.
+func TestBOHBParamErrors(t *testing.T) {
+	head := "command: [x]\nmetric: loss\nsearch_space: {lr: {loguniform: [0.001, 0.1]}}\nscheduler: asha\n"
+	for _, c := range []struct{ yaml, want string }{
+		{"searcher: {name: bohb, min_bandwidth: 0}\n", "searcher.min_bandwidth: must be > 0, got 0"},
+		{"searcher: {name: bohb, constant_liar: maybe}\n", "searcher.constant_liar: want true or false"},
+	} {
+		_, err := Parse([]byte(head+c.yaml), "experiment.yaml", t.TempDir())
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want %q", c.yaml, err, c.want)
 		}

@@ -60,7 +60,7 @@ var searchers = map[string]SearcherPlugin{
 		Read: readTPE,
 	},
 	"bohb": {
-		Doc:  "BOHB's KDE model, fed at each HyperBand milestone: use with scheduler hyperband_for_bohb",
+		Doc:  "BOHB's KDE model, fed at each milestone: with scheduler hyperband_for_bohb (BOHB) or asha (asynchronous BOHB)",
 		Read: readBOHB,
 	},
 	"dehb": {
@@ -422,7 +422,10 @@ func readTPE(p *Params) func(s *Spec) (hone.Searcher, error) {
 
 // readBOHB reads the BOHB searcher's parameters (HpBandSter's names):
 // min_points_in_model, top_n_percent, num_samples_kde, random_fraction,
-// bandwidth_factor, min_bandwidth; max_concurrent is the searcher's own.
+// bandwidth_factor, min_bandwidth, and hone's constant_liar;
+// max_concurrent is the searcher's own. With scheduler asha (asynchronous
+// BOHB) min_bandwidth defaults to 0.02 and constant_liar to true
+// (bohb.AsyncOptions), else to HpBandSter's 1e-3 and false.
 func readBOHB(p *Params) func(s *Spec) (hone.Searcher, error) {
 	def := bohb.DefaultOptions()
 	o := bohb.Options{
@@ -431,14 +434,20 @@ func readBOHB(p *Params) func(s *Spec) (hone.Searcher, error) {
 		NumCandidates:    p.Int("num_samples_kde", def.NumCandidates),
 		RandomFraction:   p.Float("random_fraction", def.RandomFraction),
 		BandwidthFactor:  p.Float("bandwidth_factor", def.BandwidthFactor),
-		MinBandwidth:     p.Float("min_bandwidth", def.MinBandwidth),
+		MinBandwidth:     p.Float("min_bandwidth", 0), // 0: the scheduler's default
 	}
+	liarSet := p.Has("constant_liar")
+	liar := p.Bool("constant_liar", false)
 	if o.TopNPercent < 1 || o.TopNPercent > 99 {
 		p.Errorf("top_n_percent", "must be in [1, 99], got %d", o.TopNPercent)
 		return nil
 	}
 	if o.RandomFraction < 0 || o.RandomFraction > 1 {
 		p.Errorf("random_fraction", "must be in [0, 1], got %s", formatNum(o.RandomFraction))
+		return nil
+	}
+	if p.Has("min_bandwidth") && !(o.MinBandwidth > 0) {
+		p.Errorf("min_bandwidth", "must be > 0, got %s", formatNum(o.MinBandwidth))
 		return nil
 	}
 	if o.RandomFraction == 0 {
@@ -450,6 +459,17 @@ func readBOHB(p *Params) func(s *Spec) (hone.Searcher, error) {
 			return nil, err
 		}
 		o := o
+		async := s.Scheduler.Name == "asha"
+		if o.MinBandwidth == 0 {
+			o.MinBandwidth = def.MinBandwidth
+			if async {
+				o.MinBandwidth = bohb.AsyncOptions().MinBandwidth
+			}
+		}
+		o.ConstantLiar = liar
+		if !liarSet {
+			o.ConstantLiar = async
+		}
 		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = metric, mode, s.NumSamples, s.Seed, s.PointsToEvaluate
 		o.MaxConcurrent = s.Searcher.MaxConcurrent
 		return bohb.New(s.SearchSpace, o)
