@@ -17,13 +17,15 @@ const (
 	MethodHyperBand    = "hyperband"
 	MethodASHA         = "asha"
 	MethodBOHB         = "bohb"
+	MethodASHABOHB     = "asha-bohb"
+	MethodDEHB         = "dehb"
 	MethodTPE          = "tpe"
 	MethodGoptunaTPE   = "goptuna-tpe"
 	MethodGoptunaTPESH = "goptuna-tpe-sh"
 )
 
 // Methods lists every method in report order; the first is the baseline.
-var Methods = []string{MethodRandom, MethodHyperBand, MethodASHA, MethodBOHB, MethodTPE, MethodGoptunaTPE, MethodGoptunaTPESH}
+var Methods = []string{MethodRandom, MethodHyperBand, MethodASHA, MethodBOHB, MethodASHABOHB, MethodDEHB, MethodTPE, MethodGoptunaTPE, MethodGoptunaTPESH}
 
 // Baseline is the method every other is compared with.
 const Baseline = MethodRandom

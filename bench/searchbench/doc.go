@@ -34,6 +34,8 @@
 //	hyperband       hone's synchronous HyperBand + random search
 //	asha            hone's ASHA + random search
 //	bohb            hone's HyperBand for BOHB + the BOHB searcher
+//	asha-bohb       hone's ASHA + the BOHB searcher: asynchronous BOHB
+//	dehb            hone's DEHB searcher and scheduler
 //	tpe             hone's TPE, FIFO, every trial to full fidelity
 //	goptuna-tpe     Goptuna's TPE sampler, every trial to full fidelity
 //	goptuna-tpe-sh  Goptuna's TPE sampler with its successive-halving pruner
