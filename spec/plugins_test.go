@@ -21,7 +21,7 @@ func TestPluginTable(t *testing.T) {
 		{"hyperband", "scheduler: {name: hyperband, max_t: 27}\n"},
 		{"asha_bohb", "searcher: {name: bohb, max_concurrent: 2}\nscheduler: {name: asha, max_t: 27, reduction_factor: 3}\n"},
 		{"asha_bohb_set", "searcher: {name: bohb, constant_liar: false, min_bandwidth: 0.001}\nscheduler: {name: asha, max_t: 27}\n"},
-		{"dehb", "searcher: {name: dehb, mutation_factor: 0.8, crossover_prob: 0.3}\nscheduler: {name: dehb, max_t: 27, grace_period: 1, reduction_factor: 3}\n"},
+		{"dehb", "searcher: {name: dehb, max_concurrent: 3, mutation_factor: 0.8, crossover_prob: 0.3}\nscheduler: {name: dehb, max_t: 27, grace_period: 1, reduction_factor: 3}\n"},
 		{"median", "scheduler: {name: median, grace_period: 5, min_samples_required: 2}\n"},
 		{"pbt", "scheduler:\n  name: pbt\n  perturbation_interval: 2\n  perturbation_factors: [1.5, 0.5]\n  hyperparam_mutations:\n    lr: {loguniform: [0.001, 0.1]}\n    m: [0.5, 0.9]\n    nested: {beta: {uniform: [0, 1]}}\n"},
 		{"pb2", "scheduler:\n  name: pb2\n  time_attr: training_iteration\n  perturbation_interval: 2\n  quantile_fraction: 0.5\n  synch: true\n  hyperparam_bounds:\n    lr: [0.001, 0.1]\n    m: [0.5, 0.9]\n    nested: {beta: [0, 1]}\n"},
@@ -75,7 +75,7 @@ func TestPluginTable(t *testing.T) {
 			}
 			sr, ok := exp.Searcher.(*dehb.Searcher)
 			if !ok || len(sr.Budgets()) != 4 {
-				t.Fatalf("dehb: searcher %T not bound to the scheduler's budgets", exp.Searcher)
+				t.Fatalf("dehb: searcher %T (not wrapped: it caps its own live trials) not bound to the scheduler's budgets", exp.Searcher)
 			}
 		case "pbt", "pb2":
 			if _, ok := exp.Scheduler.(*pbt.Scheduler); !ok {

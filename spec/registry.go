@@ -506,6 +506,7 @@ func readDEHB(p *Params) func(s *Spec) (hone.Searcher, error) {
 		}
 		o := o
 		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = metric, mode, s.NumSamples, s.Seed, s.PointsToEvaluate
+		o.MaxConcurrent = s.Searcher.MaxConcurrent
 		return dehb.New(s.SearchSpace, o)
 	}
 }

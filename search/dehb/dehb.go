@@ -104,6 +104,11 @@ type Options struct {
 	NumSamples int
 	// Seed seeds the searcher's random-number generator.
 	Seed uint64
+	// MaxConcurrent caps the trials with a job in flight (waiting to
+	// start, running, or promoted): at the cap Suggest decides no job and
+	// returns hone.ErrNotNow. Trials paused for a promotion, or stopping,
+	// do not count. 0 means no cap.
+	MaxConcurrent int
 	// Points are the first members of the lowest level's population, in
 	// order (Ray's points_to_evaluate): the first jobs there evaluate
 	// them as they are. Keys a point leaves out are sampled. There may be
@@ -138,6 +143,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("dehb: mode = %q: allowed values are \"min\" and \"max\"", o.Mode)
 	case o.NumSamples < -1:
 		return o, fmt.Errorf("dehb: num_samples = %d: must be -1 (until stopped) or >= 0", o.NumSamples)
+	case o.MaxConcurrent < 0:
+		return o, fmt.Errorf("dehb: max_concurrent = %d: must be >= 0 (0: no limit)", o.MaxConcurrent)
 	case !(o.MutationFactor > 0 && o.MutationFactor <= 2):
 		return o, fmt.Errorf("dehb: mutation_factor = %v: must be in (0, 2]", o.MutationFactor)
 	case !(o.CrossoverProb <= 1):
@@ -278,10 +285,10 @@ func (s *Searcher) exhausted() bool { return s.opts.NumSamples >= 0 && s.n >= s.
 
 // Suggest returns the configuration of the next job that needs a new
 // trial. It returns hone.ErrNotNow while a promoted trial waits to be
-// chosen to run, when the next job promotes a paused trial (the scheduler
-// then runs it), or while every bracket waits for answers and no more
-// trials may be created; hone.ErrSearchDone once no job can come any
-// more.
+// chosen to run, while MaxConcurrent trials have a job in flight, when
+// the next job promotes a paused trial (the scheduler then runs it), or
+// while every bracket waits for answers and no more trials may be
+// created; hone.ErrSearchDone once no job can come any more.
 func (s *Searcher) Suggest(trialID string) (hone.Config, error) {
 	if s.sc == nil {
 		return nil, errors.New("dehb: the searcher needs the dehb scheduler (scheduler: dehb) to run its jobs")
@@ -289,7 +296,7 @@ func (s *Searcher) Suggest(trialID string) (hone.Config, error) {
 	if s.levels == nil {
 		s.init()
 	}
-	if s.waitingPromotion() {
+	if s.waitingPromotion() || s.opts.MaxConcurrent > 0 && s.Live() >= s.opts.MaxConcurrent {
 		return nil, hone.ErrNotNow
 	}
 	j, promo, cfg, err := s.nextJob()
@@ -671,6 +678,18 @@ func (s *Searcher) values(r *hone.Result) (tv, loss float64, ok bool) {
 		v = -v
 	}
 	return tv, v, true
+}
+
+// Live returns the number of trials with a job in flight: the count
+// MaxConcurrent caps.
+func (s *Searcher) Live() int {
+	n := 0
+	for _, t := range s.trials {
+		if t.job != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // Suggested returns the number of trials created so far.

@@ -107,7 +107,12 @@ func simOptions(t testing.TB, e hone.Executor, workers int) runner.Options {
 type fataler interface{ Fatal(args ...any) }
 
 func oneD(t fataler, seed uint64, samples int, cfg dehb.Config) *hone.Experiment {
-	sr, err := dehb.New(space.Space{"x": space.Uniform(0, 1)}, dehb.Options{Metric: "loss", Mode: hone.Min, NumSamples: samples, Seed: seed})
+	return oneDCapped(t, seed, samples, 0, cfg)
+}
+
+// oneDCapped is oneD with the searcher's max_concurrent.
+func oneDCapped(t fataler, seed uint64, samples, maxConcurrent int, cfg dehb.Config) *hone.Experiment {
+	sr, err := dehb.New(space.Space{"x": space.Uniform(0, 1)}, dehb.Options{Metric: "loss", Mode: hone.Min, NumSamples: samples, Seed: seed, MaxConcurrent: maxConcurrent})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,9 +157,11 @@ func TestFirstBracketIsSuccessiveHalving(t *testing.T) {
 }
 
 // TestEveryTrialEnds is the no-deadlock property on the sim executor: for
-// random budgets, η, samples, concurrency and injected failures, every
-// trial ends TERMINATED or ERROR, the searcher creates every sample, and
-// no trial trains past max_t.
+// random budgets, η, samples, concurrency (of the experiment and the
+// searcher's max_concurrent) and injected failures, every trial ends
+// TERMINATED or ERROR, the searcher creates every sample, no trial trains
+// past max_t, and no more than max_concurrent of them ever have a job in
+// flight.
 func TestEveryTrialEnds(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		eta := rapid.IntRange(2, 4).Draw(t, "eta")
@@ -163,8 +170,12 @@ func TestEveryTrialEnds(t *testing.T) {
 		cfg := dehb.Config{MaxT: float64(maxT), GracePeriod: float64(grace), ReductionFactor: float64(eta)}
 		samples := rapid.IntRange(1, 80).Draw(t, "samples")
 		conc := rapid.IntRange(1, 20).Draw(t, "concurrency")
-		exp := oneD(t, rapid.Uint64().Draw(t, "seed"), samples, cfg)
+		capped := rapid.IntRange(0, 4).Draw(t, "max_concurrent")
+		exp := oneDCapped(t, rapid.Uint64().Draw(t, "seed"), samples, capped, cfg)
 		exp.MaxConcurrentTrials = conc
+		if capped > 0 {
+			exp.Callbacks = []hone.Callback{&liveCap{sr: exp.Searcher.(*dehb.Searcher), max: capped, t: t}}
+		}
 		exp.Failure = hone.FailureConfig{MaxFailures: rapid.IntRange(0, 1).Draw(t, "max_failures")}
 		fm := &sim.FailingModel{Model: sim.Curve{Noise: 0.1, CheckpointEvery: 2}.New,
 			Iteration: rapid.IntRange(1, maxT+1).Draw(t, "fail_at"), Times: rapid.IntRange(0, 2).Draw(t, "fail_times")}
@@ -191,6 +202,21 @@ func TestEveryTrialEnds(t *testing.T) {
 			}
 		}
 	})
+}
+
+// liveCap checks, at every trial start, that the searcher's live trials
+// are within its cap.
+type liveCap struct {
+	hone.NopCallback
+	sr  *dehb.Searcher
+	max int
+	t   fataler
+}
+
+func (l *liveCap) OnTrialStart(*hone.Trial) {
+	if n := l.sr.Live(); n > l.max {
+		l.t.Fatal(fmt.Sprintf("%d live trials, max_concurrent %d", n, l.max))
+	}
 }
 
 // configKey renders a configuration for comparisons.
