@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -216,4 +217,74 @@ func TestAsyncResumeDecidesAsUninterrupted(t *testing.T) {
 			t.Errorf("resumed after %d events: %d trials, uninterrupted %d; they differ", at, len(got), len(want))
 		}
 	}
+}
+
+// ctl is the Control ASHA needs here: the objective and a random source.
+type ctl struct {
+	hone.Control
+	r *rand.Rand
+}
+
+func (c ctl) Rand() *rand.Rand  { return c.r }
+func (ctl) Metric() string      { return "loss" }
+func (ctl) Mode() hone.Mode     { return hone.Min }
+func (ctl) Logf(string, ...any) {}
+
+// TestModelPerRung: fed by ASHA's rung results as they arrive, the model
+// in use is the one of the highest rung whose observations fit one (dim+1
+// points at least, and more than dim rows in the good and the bad sets:
+// here 6 with two dimensions); lower rungs' observations are dropped once
+// a higher rung has a model.
+func TestModelPerRung(t *testing.T) {
+	sp := space.Space{"x": space.Uniform(0, 1), "y": space.Uniform(0, 1)}
+	o := bohb.AsyncOptions()
+	o.Metric, o.Mode, o.NumSamples, o.Seed = "loss", hone.Min, -1, 3
+	sr, err := bohb.New(sp, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := asha.New(asha.Config{MaxT: 9, GracePeriod: 1, ReductionFactor: 3, Brackets: 1, StopLastTrials: false, BudgetInfo: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ctl{r: rand.New(rand.NewPCG(1, 1))}
+	// Every trial reports at 1, 3 and 9 (stop_last_trials off, and ASHA's
+	// decisions are not carried out here: only its marks matter).
+	report := func(id string, cfg hone.Config, it int) {
+		x, y := cfg["x"].(float64), cfg["y"].(float64)
+		r := &hone.Result{TrialID: id, TrainingIteration: it, Metrics: map[string]any{"loss": x + y/float64(it)}}
+		sc.OnResult(c, &hone.Trial{ID: id}, r)
+		sr.OnResult(id, r)
+	}
+	var cfgs []hone.Config
+	var ids []string
+	for i := range 6 {
+		id := fmt.Sprintf("t%d", i)
+		cfg, err := sr.Suggest(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc.OnTrialAdd(c, &hone.Trial{ID: id})
+		ids, cfgs = append(ids, id), append(cfgs, cfg)
+	}
+	step := func(it int, wantBudget float64, wantModel bool) {
+		t.Helper()
+		for i, id := range ids {
+			report(id, cfgs[i], it)
+		}
+		b, ok := sr.ModelBudget()
+		if ok != wantModel || ok && b != wantBudget {
+			t.Fatalf("after every trial reported at %d: model at %v (%v), want %v (%v)", it, b, ok, wantBudget, wantModel)
+		}
+	}
+	step(1, 1, true) // six observations at rung 1: a model there
+	if n := sr.Observations(1); n != 6 {
+		t.Fatalf("%d observations at rung 1, want 6", n)
+	}
+	step(2, 1, true) // between rungs: nothing new
+	step(3, 3, true) // rung 3 fits a model: rung 1's data goes
+	if sr.Observations(1) != 0 || sr.Observations(3) != 6 {
+		t.Fatalf("observations: rung 1 %d, rung 3 %d; want 0 and 6", sr.Observations(1), sr.Observations(3))
+	}
+	step(9, 9, true)
 }
