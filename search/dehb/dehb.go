@@ -8,8 +8,8 @@
 // # Budgets and brackets
 //
 // The budgets are levels of the time attribute, η apart from MaxT down:
-// MaxT/η^k for k = K … 0, K = ⌊log_η(MaxT/GracePeriod)⌋ (so the lowest
-// level is at least GracePeriod). Bracket j (0, 1, …) halves s = K − (j
+// MaxT/η^k for k = K … 0, K = ⌊log_η(MaxT/GracePeriod) + 1e-9⌋ >= 1 (so
+// the lowest level is at least GracePeriod, and an exact power keeps it). Bracket j (0, 1, …) halves s = K − (j
 // mod K+1) times from level K − s: its rung i evaluates n_i = max(⌊n_0 ·
 // η^−i⌋, 1) configurations at level K − s + i, with n_0 = ⌊(K+1)/(s+1)⌋ ·
 // η^s (DEHB's sizes). Each level has a population of the largest n any
@@ -33,9 +33,9 @@
 //     in this level's population already; the trial resumes from its
 //     checkpoint to the higher budget. Without such a member, the job is
 //     a DE offspring instead;
-//   - the target itself, if it was never evaluated nor given out (a
-//     uniform initial member: the random initialisation of the paper's
-//     first bracket);
+//   - the target itself, if it was never evaluated nor given out and its
+//     configuration was never suggested (a uniform initial member: the
+//     random initialisation of the paper's first bracket);
 //   - else a DE offspring: the rand/1 mutant r1 + F·(r2 − r3) of three
 //     distinct members drawn from the parent pool, the best n_i members of
 //     the level below (of the same level for a bracket's first rung), with
@@ -45,8 +45,9 @@
 //     coordinates outside [0, 1] redrawn uniformly. hone: an offspring
 //     whose configuration was suggested before (a crossover that changed
 //     only a categorical coordinate within its cell, say) is drawn again,
-//     up to 10 times, and then replaced by a uniform point, so no
-//     configuration is trained twice from scratch.
+//     up to 10 times, and then replaced by a uniform point, so that a
+//     configuration is not trained twice from scratch while the space
+//     has others.
 //
 // A new configuration becomes a new trial (Suggest), which runs until its
 // time attribute reaches the level's budget. Its loss there (the metric
