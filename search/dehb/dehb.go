@@ -27,12 +27,16 @@
 // none, a new bracket starts (brackets run at once; within a bracket the
 // rungs are synchronous, as in DEHB). Its configuration is:
 //
-//   - a promotion, in rungs after the first while the latest bracket
-//     started is one of the first K+1: the best evaluated member of the
-//     level below whose trial waits there (paused) and whose vector is not
-//     in this level's population already; the trial resumes from its
-//     checkpoint to the higher budget. Without such a member, the job is
-//     a DE offspring instead;
+//   - a promotion, in the rungs after the first of the first K+1
+//     brackets (DEHB's first iteration, successive halving): the best
+//     evaluated member of the level below whose trial waits there
+//     (paused) and whose vector is not in this level's population
+//     already; the trial resumes from its checkpoint to the higher
+//     budget. Without such a member, the job is a DE offspring instead.
+//     hone: the reference implementation promotes only while the latest
+//     bracket started is one of the first K+1, so with many trials at
+//     once the first brackets lose their promotions to brackets started
+//     early; hone asks of the job's own bracket, as the paper describes;
 //   - the target itself, if it was never evaluated nor given out and its
 //     configuration was never suggested (a uniform initial member: the
 //     random initialisation of the paper's first bracket);
@@ -362,7 +366,7 @@ func (s *Searcher) nextJob() (j *job, promo bool, cfg map[string]any, err error)
 			continue
 		}
 		level := b.first + r
-		if r > 0 && s.started <= s.sc.k()+1 {
+		if r > 0 && b.id <= s.sc.k() {
 			if t := s.candidate(level - 1); t != nil {
 				s.issue(b, r, t, level)
 				return nil, true, nil, nil
@@ -622,13 +626,12 @@ func (s *Searcher) holds(t *trialRec) bool {
 }
 
 // promotable reports whether a promotion from level l may still be
-// decided: the latest bracket started is one of the first K+1, and a
-// started bracket still has promotions to give into level l+1, or one of
-// the first K+1 brackets that will promote into it has yet to start (and
-// may: trials can still be created).
+// decided: one of the first K+1 brackets that has started still has
+// promotions to give into level l+1, or one that will promote into it has
+// yet to start (and may: trials can still be created).
 func (s *Searcher) promotable(l int) bool {
 	k := s.sc.k()
-	if l >= k || s.started > k+1 {
+	if l >= k {
 		return false
 	}
 	for _, b := range s.active {
