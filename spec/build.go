@@ -87,7 +87,11 @@ func Build(s *Spec, dir string, stdout io.Writer) (*Plan, error) {
 		}
 	}
 	wireFidelity(sr, sc)
-	if _, own := sr.(hyperband.Pauser); s.Searcher.MaxConcurrent > 0 && !own {
+	// A searcher that counts its own live trials (BOHB and DEHB leave out
+	// paused ones) applies max_concurrent itself.
+	_, pauser := sr.(hyperband.Pauser)
+	_, counts := sr.(interface{ Live() int })
+	if s.Searcher.MaxConcurrent > 0 && !pauser && !counts {
 		sr = search.Limit(sr, s.Searcher.MaxConcurrent)
 	}
 	files := callback.NewTrialFiles(dir)

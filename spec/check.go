@@ -118,6 +118,14 @@ func (s *Spec) check(c *collector) (hone.Searcher, hone.Scheduler) {
 	if len(c.errs) > 0 {
 		return nil, nil
 	}
+	// A scheduler that works as a pair with its searcher (dehb) is joined
+	// to it here.
+	if b, ok := sc.(interface{ Bind(hone.Searcher) error }); ok {
+		if err := b.Bind(sr); err != nil {
+			c.errorf("scheduler", "%s", pluginError(s.Scheduler.Name, err))
+			return nil, nil
+		}
+	}
 	return sr, sc
 }
 

@@ -116,6 +116,13 @@ func elsewhere(key, section string) []string {
 	return out
 }
 
+// pluginNames are the names a plugin's original library gives its
+// parameters, by "<section> <plugin>", and what hone calls them.
+var pluginNames = map[string]map[string]string{
+	"scheduler dehb": {"min_budget": "grace_period", "min_fidelity": "grace_period",
+		"max_budget": "max_t", "max_fidelity": "max_t", "eta": "reduction_factor"},
+}
+
 // unknownKeyAt renders the message for a key not allowed in section (a
 // key path, "" for the top level). If the key is a key elsewhere in a spec
 // (or Ray Tune's name for one), the message says where; otherwise it is
@@ -144,6 +151,9 @@ func unknownKeyAt(key, section, plugin string, allowed []string) string {
 		notes = append(notes, "did you mean "+orList(places)+"?")
 	}
 	if to, ok := rayNames[key]; ok && section == "" {
+		notes = append(notes, "hone calls it "+to)
+	}
+	if to, ok := pluginNames[section+" "+plugin][key]; ok {
 		notes = append(notes, "hone calls it "+to)
 	}
 	if len(notes) == 0 {

@@ -27,11 +27,11 @@ func TestKeyElsewhere(t *testing.T) {
 	}, {
 		name: "grace_period at the top level",
 		src:  "command: [x]\ngrace_period: 2\n",
-		want: []string{`experiment.yaml:2: grace_period: unknown key at the top level; did you mean scheduler.grace_period (a parameter of scheduler asha and median) or stop.plateau.grace_period?`},
+		want: []string{`experiment.yaml:2: grace_period: unknown key at the top level; did you mean scheduler.grace_period (a parameter of scheduler asha, dehb and median) or stop.plateau.grace_period?`},
 	}, {
 		name: "max_t at the top level",
 		src:  "command: [x]\nmax_t: 20\n",
-		want: []string{`experiment.yaml:2: max_t: unknown key at the top level; did you mean scheduler.max_t (a parameter of scheduler asha, auto, hyperband and hyperband_for_bohb)?`},
+		want: []string{`experiment.yaml:2: max_t: unknown key at the top level; did you mean scheduler.max_t (a parameter of scheduler asha, auto, dehb, hyperband and hyperband_for_bohb)?`},
 	}, {
 		name: "a searcher parameter at the top level",
 		src:  "command: [x]\nn_startup_trials: 5\n",
@@ -59,15 +59,15 @@ func TestKeyElsewhere(t *testing.T) {
 	}, {
 		name: "a scheduler parameter under plateau",
 		src:  "command: [x]\nmetric: loss\nstop:\n  plateau: {max_t: 3}\n",
-		want: []string{`experiment.yaml:4: stop.plateau.max_t: unknown key under stop.plateau (allowed keys: grace_period, metric, num_results, std); did you mean scheduler.max_t (a parameter of scheduler asha, auto, hyperband and hyperband_for_bohb)?`},
+		want: []string{`experiment.yaml:4: stop.plateau.max_t: unknown key under stop.plateau (allowed keys: grace_period, metric, num_results, std); did you mean scheduler.max_t (a parameter of scheduler asha, auto, dehb, hyperband and hyperband_for_bohb)?`},
 	}, {
 		name: "a parameter of another scheduler",
 		src:  "command: [x]\nmetric: loss\nscheduler:\n  name: hyperband\n  grace_period: 3\n",
-		want: []string{`experiment.yaml:5: scheduler.grace_period: unknown key for scheduler hyperband (allowed keys: max_t, metric, mode, name, reduction_factor, stop_last_trials, time_attr); it is a parameter of scheduler asha and median; did you mean stop.plateau.grace_period?`},
+		want: []string{`experiment.yaml:5: scheduler.grace_period: unknown key for scheduler hyperband (allowed keys: max_t, metric, mode, name, reduction_factor, stop_last_trials, time_attr); it is a parameter of scheduler asha, dehb and median; did you mean stop.plateau.grace_period?`},
 	}, {
 		name: "a scheduler parameter under searcher",
 		src:  "command: [x]\nsearcher:\n  name: random\n  reduction_factor: 3\n",
-		want: []string{`experiment.yaml:4: searcher.reduction_factor: unknown key for searcher random (allowed keys: max_concurrent, name); did you mean scheduler.reduction_factor (a parameter of scheduler asha, hyperband and hyperband_for_bohb)?`},
+		want: []string{`experiment.yaml:4: searcher.reduction_factor: unknown key for searcher random (allowed keys: max_concurrent, name); did you mean scheduler.reduction_factor (a parameter of scheduler asha, dehb, hyperband and hyperband_for_bohb)?`},
 	}, {
 		name: "Ray Tune's names",
 		src:  "command: [x]\nconfig: {}\nkeep_checkpoints_num: 2\nsearch_alg: tpe\n",

@@ -5,8 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hone-tune/hone/scheduler/asha"
 	"github.com/hone-tune/hone/scheduler/hyperband"
 	"github.com/hone-tune/hone/scheduler/pbt"
+	"github.com/hone-tune/hone/search/bohb"
+	"github.com/hone-tune/hone/search/dehb"
 )
 
 // TestPluginTable builds each registered searcher and scheduler from YAML.
@@ -16,6 +19,9 @@ func TestPluginTable(t *testing.T) {
 		{"tpe", "searcher: {name: tpe, n_startup_trials: 3}\n"},
 		{"bohb", "searcher: {name: bohb, max_concurrent: 2}\nscheduler: {name: hyperband_for_bohb, max_t: 9, reduction_factor: 3}\n"},
 		{"hyperband", "scheduler: {name: hyperband, max_t: 27}\n"},
+		{"asha_bohb", "searcher: {name: bohb, max_concurrent: 2}\nscheduler: {name: asha, max_t: 27, reduction_factor: 3}\n"},
+		{"asha_bohb_set", "searcher: {name: bohb, constant_liar: false, min_bandwidth: 0.001}\nscheduler: {name: asha, max_t: 27}\n"},
+		{"dehb", "searcher: {name: dehb, max_concurrent: 3, mutation_factor: 0.8, crossover_prob: 0.3}\nscheduler: {name: dehb, max_t: 27, grace_period: 1, reduction_factor: 3}\n"},
 		{"median", "scheduler: {name: median, grace_period: 5, min_samples_required: 2}\n"},
 		{"pbt", "scheduler:\n  name: pbt\n  perturbation_interval: 2\n  perturbation_factors: [1.5, 0.5]\n  hyperparam_mutations:\n    lr: {loguniform: [0.001, 0.1]}\n    m: [0.5, 0.9]\n    nested: {beta: {uniform: [0, 1]}}\n"},
 		{"pb2", "scheduler:\n  name: pb2\n  time_attr: training_iteration\n  perturbation_interval: 2\n  quantile_fraction: 0.5\n  synch: true\n  hyperparam_bounds:\n    lr: [0.001, 0.1]\n    m: [0.5, 0.9]\n    nested: {beta: [0, 1]}\n"},
@@ -34,8 +40,42 @@ func TestPluginTable(t *testing.T) {
 			if _, ok := exp.Scheduler.(*hyperband.Scheduler); !ok {
 				t.Fatalf("bohb: scheduler %T", exp.Scheduler)
 			}
-			if _, ok := exp.Searcher.(hyperband.Pauser); !ok {
+			sr, ok := exp.Searcher.(*bohb.Searcher)
+			if !ok {
 				t.Fatalf("bohb: the searcher %T was wrapped, hiding its pause hooks", exp.Searcher)
+			}
+			// HyperBand for BOHB: HpBandSter's defaults.
+			if o := sr.Options(); o.ConstantLiar || o.MinBandwidth != 1e-3 {
+				t.Fatalf("bohb: options %+v", o)
+			}
+		case "asha_bohb", "asha_bohb_set":
+			sc, ok := exp.Scheduler.(*asha.Scheduler)
+			if !ok || !sc.Config().BudgetInfo {
+				t.Fatalf("%s: scheduler %T does not mark its rungs for the searcher", c.name, exp.Scheduler)
+			}
+			sr, ok := exp.Searcher.(*bohb.Searcher)
+			if !ok {
+				t.Fatalf("%s: searcher %T", c.name, exp.Searcher)
+			}
+			o := sr.Options()
+			want := bohb.AsyncOptions()
+			if c.name == "asha_bohb_set" {
+				want.ConstantLiar, want.MinBandwidth = false, 1e-3
+			}
+			if o.ConstantLiar != want.ConstantLiar || o.MinBandwidth != want.MinBandwidth || o.MaxConcurrent != map[string]int{"asha_bohb": 2}[c.name] {
+				t.Fatalf("%s: options %+v", c.name, o)
+			}
+		case "dehb":
+			sc, ok := exp.Scheduler.(*dehb.Scheduler)
+			if !ok {
+				t.Fatalf("dehb: scheduler %T", exp.Scheduler)
+			}
+			if got := sc.Config(); got.MaxT != 27 || got.ReductionFactor != 3 {
+				t.Fatalf("dehb: scheduler config %+v", got)
+			}
+			sr, ok := exp.Searcher.(*dehb.Searcher)
+			if !ok || len(sr.Budgets()) != 4 {
+				t.Fatalf("dehb: searcher %T (not wrapped: it caps its own live trials) not bound to the scheduler's budgets", exp.Searcher)
 			}
 		case "pbt", "pb2":
 			if _, ok := exp.Scheduler.(*pbt.Scheduler); !ok {
@@ -112,6 +152,64 @@ func TestValidateErrorsAtTheirKey(t *testing.T) {
 		{"  name: median\n  grace_period: 5\n  min_samples_required: 0\n", "experiment.yaml:6: scheduler.min_samples_required: median: min_samples_required = 0: must be >= 1"},
 		{"  name: median\n  min_time_slice: -1\n", "experiment.yaml:5: scheduler.min_time_slice: median: min_time_slice = -1: must be >= 0"},
 		{"  name: hyperband\n  max_t: 9\n  reduction_factor: 1\n", "experiment.yaml:6: scheduler.reduction_factor: hyperband: reduction_factor = 1: must be > 1"},
+	} {
+		_, err := Parse([]byte(head+c.yaml), "experiment.yaml", t.TempDir())
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.yaml, err, c.want)
+		}
+	}
+}
+
+// TestDEHBPairAndErrors: the dehb searcher and scheduler only work as a
+// pair, and their parameters' errors name the key and what is allowed.
+func TestDEHBPairAndErrors(t *testing.T) {
+	head := "command: [x]\nmetric: loss\nsearch_space: {lr: {loguniform: [0.001, 0.1]}}\n"
+	for _, c := range []struct{ yaml, want string }{
+		{"searcher: dehb\n", "searcher: dehb: needs scheduler dehb, which runs its jobs (the scheduler is fifo)"},
+		{"searcher: random\nscheduler: dehb\n", "scheduler: dehb: needs searcher dehb, which decides its jobs (the searcher is random)"},
+		{"searcher: {name: dehb, mutation_factor: 0}\nscheduler: dehb\n", "searcher.mutation_factor: must be in (0, 2], got 0"},
+		{"searcher: {name: dehb, crossover_prob: 2}\nscheduler: dehb\n", "searcher.crossover_prob: must be in [0, 1], got 2"},
+		{"searcher: dehb\nscheduler: {name: dehb, max_t: 2, grace_period: 1}\n", "scheduler.max_t: dehb: max_t = 2: must be at least grace_period × reduction_factor (3)"},
+		{"searcher: dehb\nscheduler: {name: dehb, reduction_factor: 1}\n", "scheduler.reduction_factor: dehb: reduction_factor = 1: must be a finite number > 1"},
+		{"searcher: dehb\nscheduler: {name: dehb, min_budget: 1}\n", "scheduler.min_budget: unknown key for scheduler dehb (allowed keys: grace_period, max_t, name, reduction_factor, time_attr); hone calls it grace_period"},
+		{"searcher: dehb\nscheduler: {name: dehb, eta: 3}\n", "scheduler.eta: unknown key for scheduler dehb (allowed keys: grace_period, max_t, name, reduction_factor, time_attr); hone calls it reduction_factor"},
+		{"scheduler: {name: asha, eta: 3}\n", "scheduler.eta: unknown key; allowed keys: brackets, grace_period"},
+	} {
+		s, err := Parse([]byte(head+c.yaml), "experiment.yaml", t.TempDir())
+		if err == nil {
+			err = s.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.yaml, err, c.want)
+		}
+	}
+}
+
+// TestASHAMarksRungsOnlyForBOHB: ASHA marks its rungs for the bohb
+// searcher and leaves results alone with any other.
+func TestASHAMarksRungsOnlyForBOHB(t *testing.T) {
+	base := "command: [x]\nmetric: loss\nsearch_space: {lr: {loguniform: [0.001, 0.1]}}\nscheduler: asha\n"
+	for searcher, want := range map[string]bool{"bohb": true, "random": false, "tpe": false} {
+		s, err := Parse([]byte(base+"searcher: "+searcher+"\n"), "experiment.yaml", t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := Build(s, t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := plan.Experiment.Scheduler.(*asha.Scheduler).Config().BudgetInfo; got != want {
+			t.Errorf("searcher %s: BudgetInfo %v, want %v", searcher, got, want)
+		}
+	}
+}
+
+// TestBOHBParamErrors: bad BOHB parameters are errors naming the key.
+func TestBOHBParamErrors(t *testing.T) {
+	head := "command: [x]\nmetric: loss\nsearch_space: {lr: {loguniform: [0.001, 0.1]}}\nscheduler: asha\n"
+	for _, c := range []struct{ yaml, want string }{
+		{"searcher: {name: bohb, min_bandwidth: 0}\n", "searcher.min_bandwidth: must be > 0, got 0"},
+		{"searcher: {name: bohb, constant_liar: maybe}\n", "searcher.constant_liar: want true or false"},
 	} {
 		_, err := Parse([]byte(head+c.yaml), "experiment.yaml", t.TempDir())
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -17,6 +17,7 @@ import (
 	"github.com/hone-tune/hone/scheduler/pb2"
 	"github.com/hone-tune/hone/scheduler/pbt"
 	"github.com/hone-tune/hone/search/bohb"
+	"github.com/hone-tune/hone/search/dehb"
 	"github.com/hone-tune/hone/search/random"
 	"github.com/hone-tune/hone/search/tpe"
 	"github.com/hone-tune/hone/space"
@@ -59,8 +60,12 @@ var searchers = map[string]SearcherPlugin{
 		Read: readTPE,
 	},
 	"bohb": {
-		Doc:  "BOHB's KDE model, fed at each HyperBand milestone: use with scheduler hyperband_for_bohb",
+		Doc:  "BOHB's KDE model, fed at each milestone: with scheduler hyperband_for_bohb (BOHB) or asha (asynchronous BOHB)",
 		Read: readBOHB,
+	},
+	"dehb": {
+		Doc:  "DEHB: differential evolution on HyperBand's budgets, asynchronous (Awad et al. 2021): use with scheduler dehb",
+		Read: readDEHB,
 	},
 }
 
@@ -87,6 +92,10 @@ var schedulers = map[string]SchedulerPlugin{
 	"hyperband": {
 		Doc:  "synchronous HyperBand: brackets pause trials at milestones and keep the best 1/reduction_factor",
 		Read: func(p *Params) func(*Spec) (hone.Scheduler, error) { return readHyperBand(p, false) },
+	},
+	"dehb": {
+		Doc:  "DEHB's brackets: runs each job of the dehb searcher to its budget, pausing trials a promotion may resume",
+		Read: readDEHBScheduler,
 	},
 	"hyperband_for_bohb": {
 		Doc:  "HyperBand for BOHB: the most aggressive bracket first; milestones feed the bohb searcher",
@@ -183,6 +192,10 @@ func readASHA(p *Params) func(s *Spec) (hone.Scheduler, error) {
 		if _, _, err := objective(s, cfg.Metric, cfg.Mode); err != nil {
 			return nil, err
 		}
+		cfg := cfg
+		// The BOHB searcher learns from the results ASHA records at its
+		// rungs: asynchronous BOHB (docs/SEMANTICS.md §4).
+		cfg.BudgetInfo = s.Searcher.Name == "bohb"
 		return asha.New(cfg)
 	}
 }
@@ -432,8 +445,11 @@ var tpeDefaults = tpe.Options{Multivariate: true, ConstantLiar: true, FidelityCh
 
 // readBOHB reads the BOHB searcher's parameters (HpBandSter's names):
 // min_points_in_model, top_n_percent, num_samples_kde, random_fraction,
-// bandwidth_factor, min_bandwidth, and hone's fidelity_check (default
-// true); max_concurrent is the searcher's own.
+// bandwidth_factor, min_bandwidth, and hone's constant_liar and
+// fidelity_check (default true); max_concurrent is the searcher's own.
+// With scheduler asha (asynchronous BOHB) min_bandwidth defaults to 0.02
+// and constant_liar to true (bohb.AsyncOptions), else to HpBandSter's 1e-3
+// and false.
 func readBOHB(p *Params) func(s *Spec) (hone.Searcher, error) {
 	def := bohb.DefaultOptions()
 	o := bohb.Options{
@@ -442,15 +458,21 @@ func readBOHB(p *Params) func(s *Spec) (hone.Searcher, error) {
 		NumCandidates:    p.Int("num_samples_kde", def.NumCandidates),
 		RandomFraction:   p.Float("random_fraction", def.RandomFraction),
 		BandwidthFactor:  p.Float("bandwidth_factor", def.BandwidthFactor),
-		MinBandwidth:     p.Float("min_bandwidth", def.MinBandwidth),
+		MinBandwidth:     p.Float("min_bandwidth", 0), // 0: the scheduler's default
 		FidelityCheck:    p.Bool("fidelity_check", true),
 	}
+	liarSet := p.Has("constant_liar")
+	liar := p.Bool("constant_liar", false)
 	if o.TopNPercent < 1 || o.TopNPercent > 99 {
 		p.Errorf("top_n_percent", "must be in [1, 99], got %d", o.TopNPercent)
 		return nil
 	}
 	if o.RandomFraction < 0 || o.RandomFraction > 1 {
 		p.Errorf("random_fraction", "must be in [0, 1], got %s", formatNum(o.RandomFraction))
+		return nil
+	}
+	if p.Has("min_bandwidth") && !(o.MinBandwidth > 0) {
+		p.Errorf("min_bandwidth", "must be > 0, got %s", formatNum(o.MinBandwidth))
 		return nil
 	}
 	if o.RandomFraction == 0 {
@@ -462,9 +484,82 @@ func readBOHB(p *Params) func(s *Spec) (hone.Searcher, error) {
 			return nil, err
 		}
 		o := o
+		async := s.Scheduler.Name == "asha"
+		if o.MinBandwidth == 0 {
+			o.MinBandwidth = def.MinBandwidth
+			if async {
+				o.MinBandwidth = bohb.AsyncOptions().MinBandwidth
+			}
+		}
+		o.ConstantLiar = liar
+		if !liarSet {
+			o.ConstantLiar = async
+		}
 		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = metric, mode, s.NumSamples, s.Seed, s.PointsToEvaluate
 		o.MaxConcurrent = s.Searcher.MaxConcurrent
 		return bohb.New(s.SearchSpace, o)
+	}
+}
+
+// readDEHB reads the DEHB searcher's parameters (DEHB's names):
+// mutation_factor and crossover_prob. It needs scheduler dehb, which
+// gives it the budgets.
+func readDEHB(p *Params) func(s *Spec) (hone.Searcher, error) {
+	def := dehb.DefaultOptions()
+	o := dehb.Options{
+		MutationFactor: p.Float("mutation_factor", def.MutationFactor),
+		CrossoverProb:  p.Float("crossover_prob", def.CrossoverProb),
+	}
+	if !(o.MutationFactor > 0 && o.MutationFactor <= 2) {
+		p.Errorf("mutation_factor", "must be in (0, 2], got %s", formatNum(o.MutationFactor))
+		return nil
+	}
+	if !(o.CrossoverProb >= 0 && o.CrossoverProb <= 1) {
+		p.Errorf("crossover_prob", "must be in [0, 1], got %s", formatNum(o.CrossoverProb))
+		return nil
+	}
+	if o.CrossoverProb == 0 {
+		o.CrossoverProb = -1 // dehb: a negative probability means 0
+	}
+	return func(s *Spec) (hone.Searcher, error) {
+		if s.Scheduler.Name != "dehb" {
+			return nil, fmt.Errorf("needs scheduler dehb, which runs its jobs (the scheduler is %s)", s.Scheduler.Name)
+		}
+		metric, mode, err := objective(s, "", "")
+		if err != nil {
+			return nil, err
+		}
+		o := o
+		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = metric, mode, s.NumSamples, s.Seed, s.PointsToEvaluate
+		o.MaxConcurrent = s.Searcher.MaxConcurrent
+		return dehb.New(s.SearchSpace, o)
+	}
+}
+
+// readDEHBScheduler reads the DEHB scheduler's parameters: time_attr,
+// max_t (DEHB's max_budget), grace_period (min_budget) and
+// reduction_factor (eta). It needs searcher dehb.
+func readDEHBScheduler(p *Params) func(s *Spec) (hone.Scheduler, error) {
+	def := dehb.DefaultConfig()
+	cfg := dehb.Config{
+		TimeAttr:        p.String("time_attr", def.TimeAttr),
+		MaxT:            p.Float("max_t", def.MaxT),
+		GracePeriod:     p.Float("grace_period", def.GracePeriod),
+		ReductionFactor: p.Float("reduction_factor", def.ReductionFactor),
+	}
+	if cfg.TimeAttr == "" {
+		p.Errorf("time_attr", "must not be empty")
+		return nil
+	}
+	if err := cfg.Validate(); err != nil {
+		p.Invalid(err, "max_t")
+		return nil
+	}
+	return func(s *Spec) (hone.Scheduler, error) {
+		if s.Searcher.Name != "dehb" {
+			return nil, fmt.Errorf("needs searcher dehb, which decides its jobs (the searcher is %s)", s.Searcher.Name)
+		}
+		return dehb.NewScheduler(cfg, nil)
 	}
 }
 

@@ -190,15 +190,15 @@ func TestErrors(t *testing.T) {
 	}, {
 		name: "unknown scheduler",
 		src:  "command: [x]\nscheduler:\n  name: fifi\n",
-		want: []string{`experiment.yaml:3: scheduler.name: unknown scheduler "fifi" (did you mean "fifo"?); known: asha, auto, fifo, hyperband, hyperband_for_bohb, median, pb2, pbt, pbt_replay`},
+		want: []string{`experiment.yaml:3: scheduler.name: unknown scheduler "fifi" (did you mean "fifo"?); known: asha, auto, dehb, fifo, hyperband, hyperband_for_bohb, median, pb2, pbt, pbt_replay`},
 	}, {
 		name: "unknown searcher as a bare name",
 		src:  "command: [x]\nsearcher: bayes\n",
-		want: []string{`experiment.yaml:2: searcher.name: unknown searcher "bayes"; known: auto, bohb, grid, random, tpe`},
+		want: []string{`experiment.yaml:2: searcher.name: unknown searcher "bayes"; known: auto, bohb, dehb, grid, random, tpe`},
 	}, {
 		name: "unknown plugin parameter",
 		src:  "command: [x]\nscheduler: {name: fifo, grace_period: 3}\n",
-		want: []string{`experiment.yaml:2: scheduler.grace_period: unknown key for scheduler fifo (allowed keys: name); it is a parameter of scheduler asha and median; did you mean stop.plateau.grace_period?`},
+		want: []string{`experiment.yaml:2: scheduler.grace_period: unknown key for scheduler fifo (allowed keys: name); it is a parameter of scheduler asha, dehb and median; did you mean stop.plateau.grace_period?`},
 	}, {
 		name: "search space error at its line",
 		src:  "command: [x]\nsearch_space:\n  bs: {grid: [1, 2]}\n  lr: {loguniform: [0, 1]}\n",
@@ -301,7 +301,7 @@ gpus: many
 		`experiment.yaml:1: command: required: the program each trial runs and its arguments, as a list, e.g. [python3, train.py]`,
 		`experiment.yaml:2: mode: allowed values are min and max, got "up"`,
 		`experiment.yaml:3: num_samples: must be -1 (until a stop condition ends the experiment) or >= 1, got -3`,
-		`experiment.yaml:8: scheduler.reduction_factor: unknown key for scheduler fifo (allowed keys: name); it is a parameter of scheduler asha, hyperband and hyperband_for_bohb`,
+		`experiment.yaml:8: scheduler.reduction_factor: unknown key for scheduler fifo (allowed keys: name); it is a parameter of scheduler asha, dehb, hyperband and hyperband_for_bohb`,
 		`experiment.yaml:10: stop.training_iteration: must be >= 1, got 0`,
 		`experiment.yaml:11: checkpoint.num_to_keep: must be >= 1, or 0 to keep all, got -1`,
 		`experiment.yaml:11: checkpoint.score_order: allowed values are max and min, got "best"`,
@@ -447,7 +447,7 @@ func TestValidateGoSpec(t *testing.T) {
 	want := []string{
 		`name: must not be empty`,
 		`num_samples: must be -1 (until a stop condition ends the experiment) or >= 1, got 0`,
-		`scheduler.name: unknown scheduler "nope"; known: asha, auto, fifo, hyperband, hyperband_for_bohb, median, pb2, pbt, pbt_replay`,
+		`scheduler.name: unknown scheduler "nope"; known: asha, auto, dehb, fifo, hyperband, hyperband_for_bohb, median, pb2, pbt, pbt_replay`,
 	}
 	if got := messages(t, s.Validate()); !reflect.DeepEqual(got, want) {
 		t.Errorf("errors:\n got %q\nwant %q", got, want)

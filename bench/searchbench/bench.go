@@ -17,6 +17,8 @@ const (
 	MethodHyperBand    = "hyperband"
 	MethodASHA         = "asha"
 	MethodBOHB         = "bohb"
+	MethodASHABOHB     = "asha-bohb"
+	MethodDEHB         = "dehb"
 	MethodTPE          = "tpe"
 	MethodTPEParallel  = "tpe-parallel"
 	MethodTPEASHA      = "tpe-asha"
@@ -26,7 +28,7 @@ const (
 )
 
 // Methods lists every method in report order; the first is the baseline.
-var Methods = []string{MethodRandom, MethodHyperBand, MethodASHA, MethodBOHB, MethodTPE, MethodTPEParallel, MethodTPEASHA, MethodAuto, MethodGoptunaTPE, MethodGoptunaTPESH}
+var Methods = []string{MethodRandom, MethodHyperBand, MethodASHA, MethodBOHB, MethodASHABOHB, MethodDEHB, MethodTPE, MethodTPEParallel, MethodTPEASHA, MethodAuto, MethodGoptunaTPE, MethodGoptunaTPESH}
 
 // Baseline is the method every other is compared with.
 const Baseline = MethodRandom

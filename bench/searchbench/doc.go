@@ -34,6 +34,8 @@
 //	hyperband       hone's synchronous HyperBand + random search
 //	asha            hone's ASHA + random search
 //	bohb            hone's HyperBand for BOHB + the BOHB searcher
+//	asha-bohb       hone's ASHA + the BOHB searcher: asynchronous BOHB
+//	dehb            hone's DEHB searcher and scheduler
 //	tpe             hone's TPE, FIFO, every trial to full fidelity
 //	tpe-parallel    hone's TPE as a spec's searcher: tpe has it (multivariate,
 //	                constant liar), FIFO, every trial to full fidelity

@@ -18,6 +18,7 @@ import (
 	"github.com/hone-tune/hone/scheduler/hyperband"
 	"github.com/hone-tune/hone/search"
 	"github.com/hone-tune/hone/search/bohb"
+	"github.com/hone-tune/hone/search/dehb"
 	"github.com/hone-tune/hone/search/random"
 	"github.com/hone-tune/hone/search/tpe"
 	"github.com/hone-tune/hone/space"
@@ -203,6 +204,23 @@ func honeExperiment(method string, p *functions.Problem, seed uint64, workers in
 		if err == nil {
 			exp.Searcher = s
 			exp.Scheduler, err = hyperband.NewForBOHB(hyperband.Config{TimeAttr: metricBudget, MaxT: float64(p.Steps), ReductionFactor: eta, StopLastTrials: true}, s)
+		}
+	case MethodASHABOHB:
+		var s *bohb.Searcher
+		o := bohb.AsyncOptions()
+		o.Metric, o.Mode, o.NumSamples, o.Seed = metricLoss, hone.Min, -1, seed
+		s, err = bohb.New(sp, o)
+		if err == nil {
+			exp.Searcher = s
+			exp.Scheduler, err = asha.New(asha.Config{TimeAttr: metricBudget, MaxT: float64(p.Steps), GracePeriod: 1,
+				ReductionFactor: eta, Brackets: 1, StopLastTrials: true, BudgetInfo: true})
+		}
+	case MethodDEHB:
+		var s *dehb.Searcher
+		s, err = dehb.New(sp, dehb.Options{Metric: metricLoss, Mode: hone.Min, NumSamples: -1, Seed: seed})
+		if err == nil {
+			exp.Searcher = s
+			exp.Scheduler, err = dehb.NewScheduler(dehb.Config{TimeAttr: metricBudget, MaxT: float64(p.Steps), GracePeriod: 1, ReductionFactor: eta}, s)
 		}
 	default:
 		return nil, fmt.Errorf("unknown hone method %q", method)

@@ -42,7 +42,21 @@ type Config struct {
 	Brackets int
 	// StopLastTrials stops trials that reach MaxT.
 	StopLastTrials bool
+	// BudgetInfo marks every result ASHA records at a rung with
+	// hyperband_info: {budget: <milestone>}, and a result that stops a
+	// trial at MaxT with budget MaxT, as HyperBand for BOHB marks its
+	// milestones: the BOHB searcher learns from such results, which makes
+	// ASHA with it asynchronous BOHB. Off by default (Ray's ASHA adds
+	// nothing to results); a spec turns it on when the searcher is bohb.
+	BudgetInfo bool
 }
+
+// InfoKey is the result field BudgetInfo sets, a map holding the budget
+// under BudgetKey (the keys HyperBand for BOHB uses).
+const (
+	InfoKey   = "hyperband_info"
+	BudgetKey = "budget"
+)
 
 // DefaultConfig returns Ray's defaults: max_t 100, grace period 1,
 // reduction factor 4, one bracket, stop_last_trials.
@@ -178,6 +192,9 @@ func RungCount(maxT, grace, rf float64, s int) int {
 	return max(0, int(pyfloat.Int(pyfloat.Log(maxT/grace)/pyfloat.Log(rf)-float64(s)+1)))
 }
 
+// Config returns the scheduler's parameters, defaults filled in.
+func (s *Scheduler) Config() Config { return s.cfg }
+
 // Milestones returns bracket b's milestones, lowest first (for tests and
 // reports).
 func (s *Scheduler) Milestones(b int) []float64 {
@@ -261,19 +278,37 @@ func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone
 		return hone.Continue
 	}
 	if tv >= s.cfg.MaxT && s.cfg.StopLastTrials {
+		s.mark(r, s.cfg.MaxT)
 		return hone.Stop
 	}
 	b := s.trialOf[t.ID]
 	if b == nil {
 		return hone.Continue
 	}
-	return b.onResult(t.ID, tv, score, s.cfg.ReductionFactor, s.cfg.StopLastTrials, s.floor())
+	dec, at, ok := b.onResult(t.ID, tv, score, s.cfg.ReductionFactor, s.cfg.StopLastTrials, s.floor())
+	if ok {
+		s.mark(r, at)
+	}
+	return dec
 }
 
-// onResult records the score at the highest rung reached and not yet
-// recorded and returns STOP if it is below the rung's cutoff, unless the
-// rung is below floor.
-func (b *bracket) onResult(id string, tv, score, rf float64, stopLast bool, floor float64) hone.Decision {
+// mark puts the budget a result was recorded at in its metrics, with
+// BudgetInfo.
+func (s *Scheduler) mark(r *hone.Result, budget float64) {
+	if !s.cfg.BudgetInfo {
+		return
+	}
+	if r.Metrics == nil {
+		r.Metrics = map[string]any{}
+	}
+	r.Metrics[InfoKey] = map[string]any{BudgetKey: budget}
+}
+
+// onResult records the score at the highest milestone the trial reached
+// and had not recorded, and returns the decision and that milestone (ok
+// false when nothing was recorded). A trial below the cutoff is not
+// stopped at a rung below floor.
+func (b *bracket) onResult(id string, tv, score, rf float64, stopLast bool, floor float64) (dec hone.Decision, at float64, ok bool) {
 	for _, g := range b.rungs {
 		_, done := g.recorded[id]
 		if tv >= g.milestone && done && !stopLast {
@@ -287,9 +322,9 @@ func (b *bracket) onResult(id string, tv, score, rf float64, stopLast bool, floo
 			dec = hone.Stop
 		}
 		g.record(id, score)
-		return dec
+		return dec, g.milestone, true
 	}
-	return hone.Continue
+	return hone.Continue, 0, false
 }
 
 // cutoff is the (1 − 1/rf) percentile, linearly interpolated, of the
@@ -304,12 +339,19 @@ func cutoff(vals []float64, rf float64) (float64, bool) {
 	return vals[lo] + (vals[hi]-vals[lo])*(pos-float64(lo)), true
 }
 
-// OnTrialComplete records the trial's last result at its rung, then
-// forgets the trial.
+// OnTrialComplete records the trial's last result at its rung (marking
+// it, with BudgetInfo, for the searcher, which hears of the trial's end
+// next), then forgets the trial.
 func (s *Scheduler) OnTrialComplete(c hone.Control, t *hone.Trial, r *hone.Result) {
 	if b := s.trialOf[t.ID]; b != nil && r != nil {
 		if tv, score, ok := s.values(c, r); ok {
-			b.onResult(t.ID, tv, score, s.cfg.ReductionFactor, s.cfg.StopLastTrials, s.floor())
+			_, at, ok := b.onResult(t.ID, tv, score, s.cfg.ReductionFactor, s.cfg.StopLastTrials, s.floor())
+			switch {
+			case tv >= s.cfg.MaxT && s.cfg.StopLastTrials:
+				s.mark(r, s.cfg.MaxT) // a full run, whatever rung it fills
+			case ok:
+				s.mark(r, at)
+			}
 		}
 	}
 	delete(s.trialOf, t.ID)

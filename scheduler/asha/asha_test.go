@@ -196,13 +196,13 @@ func TestAdvisorFloor(t *testing.T) {
 		b := s.brackets[0]
 		for i, score := range []float64{5, 6, 7} {
 			for _, m := range []float64{1, 3} {
-				if d := b.onResult(strconv.Itoa(i), m, score, 3, true, s.floor()); d != hone.Continue {
+				if d, _, _ := b.onResult(strconv.Itoa(i), m, score, 3, true, s.floor()); d != hone.Continue {
 					t.Fatalf("floor %v: strong trial %d at %v: %v", tc.floor, i, m, d)
 				}
 			}
 		}
 		for k, m := range []float64{1, 3} {
-			if d := b.onResult("weak", m, 0, 3, true, s.floor()); d != tc.want[k] {
+			if d, _, _ := b.onResult("weak", m, 0, 3, true, s.floor()); d != tc.want[k] {
 				t.Errorf("floor %v: weak trial at rung %v: %v, want %v", tc.floor, m, d, tc.want[k])
 			}
 			if _, ok := b.rungAt(m).recorded["weak"]; !ok {
@@ -241,5 +241,72 @@ func TestRungs(t *testing.T) {
 		if attr != hone.FieldTrainingIteration || !slices.Equal(got, tc.want) {
 			t.Errorf("max_t %v grace %v rf %v brackets %d: rungs %s %v, want %v", tc.maxT, tc.grace, tc.rf, tc.brackets, attr, got, tc.want)
 		}
+	}
+}
+
+// control is the Control the budget-info test needs: the objective and a
+// random source.
+type control struct{ fixedRand }
+
+func (control) Metric() string  { return "loss" }
+func (control) Mode() hone.Mode { return hone.Min }
+
+// TestBudgetInfo: with BudgetInfo, a result recorded at a rung carries
+// hyperband_info.budget = the milestone, one between rungs nothing, the
+// result that stops a trial at max_t carries max_t, and a finished
+// trial's last result the rung it is recorded at; without it, results are
+// left alone.
+func TestBudgetInfo(t *testing.T) {
+	budget := func(r *hone.Result) any {
+		info, ok := r.Metrics[InfoKey].(map[string]any)
+		if !ok {
+			return nil
+		}
+		return info[BudgetKey]
+	}
+	res := func(iter int, loss float64) *hone.Result {
+		return &hone.Result{TrialID: "a", TrainingIteration: iter, Metrics: map[string]any{"loss": loss}}
+	}
+	for _, on := range []bool{true, false} {
+		cfg := DefaultConfig()
+		cfg.MaxT, cfg.GracePeriod, cfg.ReductionFactor, cfg.BudgetInfo = 9, 1, 3, on
+		s, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &control{fixedRand{r: rand.New(rand.NewPCG(1, 2))}}
+		a, b := &hone.Trial{ID: "a"}, &hone.Trial{ID: "b"}
+		s.OnTrialAdd(c, a)
+		s.OnTrialAdd(c, b)
+		want := func(r *hone.Result, w any) {
+			t.Helper()
+			if !on {
+				w = nil
+			}
+			if got := budget(r); got != w {
+				t.Errorf("BudgetInfo %v: iteration %d: budget %v, want %v", on, r.TrainingIteration, got, w)
+			}
+		}
+		r1 := res(1, 0.5)
+		s.OnResult(c, a, r1)
+		want(r1, 1.0)
+		r2 := res(2, 0.4)
+		s.OnResult(c, a, r2)
+		want(r2, nil)
+		r3 := res(3, 0.3)
+		s.OnResult(c, a, r3)
+		want(r3, 3.0)
+		r9 := res(9, 0.1)
+		if d := s.OnResult(c, a, r9); d != hone.Stop {
+			t.Errorf("at max_t: %v", d)
+		}
+		want(r9, 9.0)
+		s.OnTrialComplete(c, a, r9)
+		want(r9, 9.0)
+		// b ends by itself between rungs 3 and 9 without reporting at 3.
+		rb := res(5, 0.2)
+		rb.TrialID = "b"
+		s.OnTrialComplete(c, b, rb)
+		want(rb, 3.0)
 	}
 }

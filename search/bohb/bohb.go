@@ -2,7 +2,11 @@
 // kernel-density model of HpBandSter's BOHB config generator, with Ray
 // Tune's TuneBOHB interface. It is meant to run with the HyperBandForBOHB
 // scheduler (docs/SEMANTICS.md §4), which pauses trials at milestones and marks the
-// milestone result with hyperband_info.budget.
+// milestone result with hyperband_info.budget. With the ASHA scheduler
+// marking its rungs the same way (asha.Config.BudgetInfo), it is
+// asynchronous BOHB, as Syne Tune's BOHB: ASHA promotes trials as soon as
+// a rung allows, and the model learns from every rung result as it
+// arrives; AsyncOptions gives its defaults.
 //
 // # Observations
 //
@@ -65,6 +69,22 @@
 // fits, suggestions are sampled at random rather than drawn from a model
 // of misleading budgets. The searcher is a fidelity.Advisor: given it,
 // HyperBand opens no new bracket below the floor.
+// # Pending trials
+//
+// With ConstantLiar (hone's rule for trials running at once, after
+// Optuna's constant_liar), the trials this searcher suggested that are
+// live, not paused, and not yet observed at the model's budget or above
+// are pending, and a suggestion from the model takes them into account
+// twice. Each counts as one more bad observation when candidates are
+// scored, g(x) becoming (n_bad·g(x) + Σ_p K(x, p)) / (n_bad + n_p), where
+// the kernel K of a pending configuration p has the good density's
+// bandwidths. And a candidate that decodes to the configuration of a
+// pending trial is passed over for the next best; if every candidate
+// does, the suggestion is a sample of the space (drawn again, up to 10
+// times, while it repeats a pending trial too). So trials running at once
+// are never the same configuration, as long as the space has others.
+// Without it (HpBandSter's behaviour), every suggestion from one model
+// draws from the same distribution.
 //
 // The searcher draws every random number from one PCG seeded with Seed, so
 // it is deterministic given its options and the sequence of calls, and
@@ -72,10 +92,12 @@
 package bohb
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/search/fidelity"
@@ -136,6 +158,12 @@ type Options struct {
 	// FidelityCheck applies the rank-correlation rule of package fidelity
 	// (see "Misleading budgets" in the package documentation).
 	FidelityCheck bool
+	// ConstantLiar makes the pending trials (live, not paused, and not yet
+	// observed at the model's budget or above) count as bad observations
+	// at the model's budget when candidates are scored, with the good
+	// density's bandwidths, so that trials running at once are not drawn
+	// from the same spot. AsyncOptions sets it.
+	ConstantLiar bool
 }
 
 // DefaultOptions returns HpBandSter's defaults (Metric, Mode and
@@ -144,6 +172,18 @@ type Options struct {
 // MinPointsInModel 0, meaning dim+1.
 func DefaultOptions() Options {
 	return Options{TopNPercent: 15, NumCandidates: 64, RandomFraction: 1.0 / 3, BandwidthFactor: 3, MinBandwidth: 1e-3}
+}
+
+// AsyncOptions returns the defaults for asynchronous BOHB, the searcher
+// fed by ASHA's rungs: DefaultOptions with the constant liar and a
+// minimum bandwidth of 0.02. Under ASHA the model's own suggestions pass
+// the rungs and fill the good set, and with HpBandSter's 1e-3 its
+// kernels shrink onto one spot that later suggestions never leave.
+func AsyncOptions() Options {
+	o := DefaultOptions()
+	o.ConstantLiar = true
+	o.MinBandwidth = 0.02
+	return o
 }
 
 // withDefaults fills zero fields and validates the rest.
@@ -234,6 +274,7 @@ var (
 
 // trial is what the searcher remembers of a live trial.
 type trial struct {
+	seq    int       // its suggestion's number, 0 for the first
 	x      []float64 // model encoding of its configuration; nil if it has none
 	paused bool
 	fed    []float64 // budgets already observed
@@ -315,7 +356,7 @@ func (s *Searcher) Suggest(trialID string) (hone.Config, error) {
 	if old := s.trials[trialID]; old != nil && old.paused {
 		s.paused--
 	}
-	s.trials[trialID] = &trial{x: s.encode(cfg)}
+	s.trials[trialID] = &trial{seq: s.n, x: s.encode(cfg)}
 	s.n++
 	s.lastFromModel = fromModel
 	return hone.Config(cfg), nil
@@ -324,9 +365,25 @@ func (s *Searcher) Suggest(trialID string) (hone.Config, error) {
 // propose draws the candidates from the model and decodes the best one. If
 // no candidate has a finite score (possible only if the densities
 // overflow), it samples from the space instead, as HpBandSter does when its
-// optimisation fails; fromModel says which happened.
+// optimisation fails; fromModel says which happened. With ConstantLiar,
+// pending trials join the bad density, a candidate that decodes to a
+// pending trial's configuration is passed over for the next best, and if
+// all do, the space is sampled (up to 10 times, for one that does not).
 func (s *Searcher) propose() (cfg map[string]any, fromModel bool, err error) {
 	m := s.model
+	var lies *kde
+	var pending [][]float64
+	if s.opts.ConstantLiar {
+		if pending = s.pending(m.budget); len(pending) > 0 {
+			lies = &kde{rows: pending, bw: m.good.bw}
+		}
+	}
+	nb, nl := float64(len(m.bad.rows)), float64(len(pending))
+	type scored struct {
+		x   []float64
+		val float64
+	}
+	var cands []scored
 	x := make([]float64, s.dim)
 	var best []float64
 	bestVal := math.Inf(1)
@@ -342,7 +399,14 @@ func (s *Searcher) propose() (cfg map[string]any, fromModel bool, err error) {
 				x[j] = float64(s.rng.IntN(c))
 			}
 		}
-		val := max(1e-32, m.bad.pdf(x, s.cats)) / max(m.good.pdf(x, s.cats), 1e-32)
+		g := m.bad.pdf(x, s.cats)
+		if lies != nil {
+			g = (nb*g + nl*lies.pdf(x, s.cats)) / (nb + nl)
+		}
+		val := max(1e-32, g) / max(m.good.pdf(x, s.cats), 1e-32)
+		if lies != nil && val < math.Inf(1) {
+			cands = append(cands, scored{slices.Clone(x), val})
+		}
 		if val < bestVal {
 			bestVal = val
 			best = append(best[:0], x...)
@@ -351,11 +415,66 @@ func (s *Searcher) propose() (cfg map[string]any, fromModel bool, err error) {
 	if best == nil {
 		return s.space.Sample(s.rng), false, nil
 	}
+	if lies != nil {
+		// Best first; ties in the order drawn, as the plain argmin.
+		slices.SortStableFunc(cands, func(a, b scored) int { return cmp.Compare(a.val, b.val) })
+		repeats := func(cfg map[string]any) bool {
+			e := s.encode(cfg)
+			return e != nil && slices.ContainsFunc(pending, func(p []float64) bool { return slices.Equal(p, e) })
+		}
+		for _, c := range cands {
+			cfg, err := s.space.FromUnit(s.decode(c.x), s.rng)
+			if err != nil {
+				return nil, false, fmt.Errorf("bohb: decode candidate: %w", err)
+			}
+			if !repeats(cfg) {
+				return cfg, true, nil
+			}
+		}
+		// Every candidate repeats a pending trial (a small discrete
+		// space, or a model sure of itself): sample the space instead,
+		// up to 10 times for a configuration that does not.
+		cfg := s.space.Sample(s.rng)
+		for i := 1; i < 10 && repeats(cfg); i++ {
+			cfg = s.space.Sample(s.rng)
+		}
+		return cfg, false, nil
+	}
 	cfg, err = s.space.FromUnit(s.decode(best), s.rng)
 	if err != nil {
 		return nil, false, fmt.Errorf("bohb: decode candidate: %w", err)
 	}
 	return cfg, true, nil
+}
+
+// pending returns the encodings of the live trials that are not paused and
+// have no observation at budget or above, in the order they were
+// suggested: the constant liar's bad observations.
+func (s *Searcher) pending(budget float64) [][]float64 {
+	type entry struct {
+		id string
+		t  *trial
+	}
+	var es []entry
+	for id, t := range s.trials {
+		if t.x == nil || t.paused || slices.ContainsFunc(t.fed, func(b float64) bool { return b >= budget }) {
+			continue
+		}
+		es = append(es, entry{id, t})
+	}
+	// By suggestion, then id (a state saved before suggestions were
+	// numbered has them all 0).
+	slices.SortFunc(es, func(a, b entry) int {
+		if c := cmp.Compare(a.t.seq, b.t.seq); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	rows := make([][]float64, len(es))
+	for i, e := range es {
+		rows[i] = e.t.x
+	}
+	return rows
 }
 
 // encode returns cfg's model encoding, or nil if the space cannot encode
@@ -573,6 +692,10 @@ func (s *Searcher) setModel(m *model) {
 // Live returns the number of trials this searcher suggested that have not
 // completed and are not paused: the count MaxConcurrent caps.
 func (s *Searcher) Live() int { return len(s.trials) - s.paused }
+
+// Options returns the searcher's options, defaults filled in (Points
+// left out).
+func (s *Searcher) Options() Options { return s.opts }
 
 // Suggested returns the number of configurations suggested so far.
 func (s *Searcher) Suggested() int { return s.n }

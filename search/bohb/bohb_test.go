@@ -410,7 +410,7 @@ func TestStateRoundTrip(t *testing.T) {
 		}
 		return l
 	}
-	o := Options{Metric: "loss", Mode: hone.Min, NumSamples: 200, Seed: 5, MaxConcurrent: 4,
+	o := Options{Metric: "loss", Mode: hone.Min, NumSamples: 200, Seed: 5, MaxConcurrent: 4, ConstantLiar: true,
 		Points: []map[string]any{{"x": 0.5}, {"c": "zz"}}}
 	a := mustNew(t, sp, o)
 	run(t, a, 30, 1, f)
@@ -581,5 +581,74 @@ func TestFidelityCheckConsistent(t *testing.T) {
 	}
 	if fmt.Sprint(out[0]) != fmt.Sprint(out[1]) {
 		t.Fatal("the check changed the suggestions of consistent budgets")
+	}
+}
+
+// TestPendingTrials: the constant liar's pending trials are the live ones
+// not paused and not observed at the model's budget or above, in the
+// order they were suggested.
+func TestPendingTrials(t *testing.T) {
+	s := mustNew(t, xy(), Options{Metric: "loss", Mode: hone.Min, NumSamples: -1, Seed: 1, ConstantLiar: true})
+	for _, id := range []string{"a", "b", "c", "d", "e"} {
+		if _, err := s.Suggest(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.OnResult("b", result("b", 1, 9)) // observed at the budget: not pending
+	s.OnResult("c", result("c", 1, 3)) // below it: pending
+	s.OnPause("d")
+	s.OnTrialComplete("e", nil, false)
+	got := s.pending(9)
+	want := [][]float64{s.trials["a"].x, s.trials["c"].x}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("pending = %v, want the encodings of a and c %v", got, want)
+	}
+	if got := s.pending(27); len(got) != 3 {
+		t.Fatalf("%d pending at budget 27, want 3 (a, b, c)", len(got))
+	}
+}
+
+// TestConstantLiarNoRepeats: sixteen suggestions from one model over a
+// grid of 36 choices, none answered: without the constant liar many repeat
+// a configuration already pending; with it none does.
+func TestConstantLiarNoRepeats(t *testing.T) {
+	vals := []any{0, 1, 2, 3, 4, 5}
+	sp := space.Space{"a": space.Choice(vals...), "b": space.Choice(vals...)}
+	f := func(c hone.Config) float64 {
+		a, b := float64(c["a"].(int)), float64(c["b"].(int))
+		return (a-2)*(a-2) + (b-3)*(b-3)
+	}
+	distinct := func(liar bool, seed uint64) int {
+		o := AsyncOptions()
+		o.Metric, o.Mode, o.NumSamples, o.Seed, o.RandomFraction, o.ConstantLiar = "loss", hone.Min, -1, seed, -1, liar
+		s := mustNew(t, sp, o)
+		run(t, s, 30, 1, f)
+		seen := map[string]bool{}
+		for range 16 {
+			cfg, err := s.Suggest(fmt.Sprintf("p%d", s.Suggested()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen[fmt.Sprint(cfg["a"], cfg["b"])] = true
+		}
+		return len(seen)
+	}
+	for seed := range uint64(5) {
+		with, without := distinct(true, seed), distinct(false, seed)
+		if with != 16 {
+			t.Errorf("seed %d: %d distinct of 16 pending suggestions with the liar, want 16", seed, with)
+		}
+		if without > 12 {
+			t.Errorf("seed %d: %d distinct of 16 without the liar; the test needs repeats there", seed, without)
+		}
+	}
+}
+
+func TestAsyncOptions(t *testing.T) {
+	o := AsyncOptions()
+	def := DefaultOptions()
+	if !o.ConstantLiar || o.MinBandwidth != 0.02 || o.TopNPercent != def.TopNPercent || o.RandomFraction != def.RandomFraction ||
+		o.BandwidthFactor != def.BandwidthFactor || o.NumCandidates != def.NumCandidates {
+		t.Fatalf("AsyncOptions = %+v", o)
 	}
 }

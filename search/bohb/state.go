@@ -34,6 +34,7 @@ type lossState struct {
 }
 
 type trialState struct {
+	Seq    int       `json:"seq,omitempty"`
 	X      []float64 `json:"x"` // null: no encoding
 	Paused bool      `json:"paused,omitempty"`
 	Fed    []float64 `json:"fed,omitempty"`
@@ -62,7 +63,7 @@ func (s *Searcher) MarshalState() ([]byte, error) {
 		Trials: make(map[string]trialState, len(s.trials)),
 	}
 	for id, t := range s.trials {
-		st.Trials[id] = trialState{X: t.x, Paused: t.paused, Fed: t.fed}
+		st.Trials[id] = trialState{Seq: t.seq, X: t.x, Paused: t.paused, Fed: t.fed}
 	}
 	budgets := make([]float64, 0, len(s.data))
 	for b := range s.data {
@@ -126,7 +127,10 @@ func (s *Searcher) UnmarshalState(data []byte) error {
 				return fmt.Errorf("bohb: unmarshal state: trial %q: budget %v", id, b)
 			}
 		}
-		trials[id] = &trial{x: ts.X, paused: ts.Paused, fed: ts.Fed}
+		if ts.Seq < 0 || ts.Seq >= st.Suggested {
+			return fmt.Errorf("bohb: unmarshal state: trial %q: suggestion number %d of %d", id, ts.Seq, st.Suggested)
+		}
+		trials[id] = &trial{seq: ts.Seq, x: ts.X, paused: ts.Paused, fed: ts.Fed}
 		if ts.Paused {
 			paused++
 		}
