@@ -136,4 +136,3 @@ func (r *Run) Restart(u int) *Run {
 	}
 	return n
 }
-
