@@ -91,10 +91,8 @@ func cellPlot(c *Cell, legend bool) (*plot.Plot, error) {
 		p.Title.Text += ": nothing evaluated at full fidelity"
 		return p, nil
 	}
-	lo = math.Max(lo, c.Budget*1e-4)
-	if lo >= c.Budget {
-		lo = c.Budget / 2
-	}
+	// At least a factor 4 of budget, so that the log axis has ticks.
+	lo = math.Min(math.Max(lo, c.Budget*1e-4), c.Budget/4)
 	const n = 300
 	grid := make([]float64, n)
 	for i := range grid {
@@ -231,8 +229,10 @@ func PlotParallel(dir string, cells []*Cell) (string, error) {
 	p.Y.Tick.Marker = benchutil.LogTicks{}
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
+	// A ratio above top, or a concurrency that never reaches the target,
+	// is drawn at top.
 	const top = 20.0
-	ymax := 1.5
+	ymin, ymax := 0.5, 1.5
 	for _, m := range methodsOf(cells) {
 		var pts plotter.XYs
 		for _, c := range cs {
@@ -246,9 +246,9 @@ func PlotParallel(dir string, cells []*Cell) (string, error) {
 				continue
 			}
 			sort.Float64s(rs)
-			r := math.Min(benchutil.Quantile(rs, 0.5), top)
-			ymax = math.Max(ymax, r)
-			pts = append(pts, plotter.XY{X: float64(c), Y: math.Max(r, 0.05)})
+			r := math.Max(math.Min(benchutil.Quantile(rs, 0.5), top), 0.05)
+			ymin, ymax = math.Min(ymin, r), math.Max(ymax, r)
+			pts = append(pts, plotter.XY{X: float64(c), Y: r})
 		}
 		if len(pts) == 0 {
 			continue
@@ -273,8 +273,11 @@ func PlotParallel(dir string, cells []*Cell) (string, error) {
 	target.Color = color.RGBA{0xaa, 0xaa, 0xaa, 0xff}
 	target.Dashes = []vg.Length{vg.Points(1), vg.Points(2)}
 	p.Add(target)
+	if ymax >= top {
+		p.Title.Text += fmt.Sprintf("\nat %g: %g× or more, or never reached", top, top)
+	}
 	p.X.Min, p.X.Max = float64(cs[0])*0.8, float64(cs[len(cs)-1])*1.25
-	p.Y.Min, p.Y.Max = 0.1, ymax*1.2
+	p.Y.Min, p.Y.Max = ymin/1.2, ymax*1.2
 	name := "parallel.png"
 	if err := savePNG(filepath.Join(dir, name), []*plot.Plot{p}, 8*vg.Inch, 5*vg.Inch); err != nil {
 		return "", err
