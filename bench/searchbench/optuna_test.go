@@ -7,7 +7,9 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hone-tune/hone/bench/functions"
@@ -117,5 +119,20 @@ func TestOptunaPortMatchesGo(t *testing.T) {
 		if bad > 10 {
 			t.Fatal("too many differences")
 		}
+	}
+}
+
+// TestEnsureOptunaWithoutPython: with no interpreter there, Optuna is
+// reported unavailable, with the reason, and nothing is installed.
+func TestEnsureOptunaWithoutPython(t *testing.T) {
+	saved := Python
+	Python = filepath.Join(t.TempDir(), "no-python3")
+	defer func() { Python = saved }()
+	var log bytes.Buffer
+	if v, err := ensureOptuna(&log); err == nil || !strings.Contains(err.Error(), Python) {
+		t.Errorf("ensureOptuna = %q, %v; want an error naming %s", v, err, Python)
+	}
+	if log.Len() != 0 {
+		t.Errorf("it tried to install: %s", log.String())
 	}
 }
