@@ -170,6 +170,9 @@ type RunInfo struct {
 	Elapsed       time.Duration
 	CPUs          int
 	Parallel      int
+	// CPUTime is the CPU time the run used, its Python workers' included
+	// (0 if unknown).
+	CPUTime time.Duration
 	// Load is the machine's load average at the start and at the end
 	// ("" if unknown).
 	Load string
@@ -311,6 +314,9 @@ func WriteReport(w io.Writer, res *Results, info RunInfo) {
 		"it is summarised below.\n\n")
 	fmt.Fprintf(w, "**This run** (%s mode): %s, %s/%d CPUs, %d runs at a time, %s wall",
 		info.Mode, info.Start.UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS+"/"+runtime.GOARCH, info.CPUs, info.Parallel, info.Elapsed.Round(time.Second))
+	if info.CPUTime > 0 {
+		fmt.Fprintf(w, ", %s of CPU time (the Python workers' included)", info.CPUTime.Round(time.Second))
+	}
 	if info.Load != "" {
 		fmt.Fprintf(w, " (load average %s: the machine was shared)", info.Load)
 	}

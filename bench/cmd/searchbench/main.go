@@ -92,6 +92,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		plots    = fs.Bool("plots", true, "draw the plots")
 		quiet    = fs.Bool("q", false, "no progress lines on stderr")
 		tmpRoot  = fs.String("tmp", "", "directory for the hone experiment directories while they run (default /dev/shm if usable, else the system temporary directory)")
+		save     = fs.String("save", "", "file to save the runs' results in, to write the report again with -from (default: bench/out/searchbench-runs.json, or runs.json in -out)")
+		from     = fs.String("from", "", "write the report (and plots) from the results saved by an earlier run instead of running")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: searchbench [flags]\n\n")
@@ -173,30 +175,67 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				t.CPU.Round(time.Millisecond), t.Wall.Round(time.Millisecond))
 		}
 	}
-	tmp, err := benchutil.TempDir(*tmpRoot, "searchbench-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	cfg.TempDir = tmp
-
 	reportPath := filepath.Join(dir, "QUALITY.md")
 	notes := keptNotes(reportPath)
-	load0 := loadAverage()
-	start := time.Now()
-	res, err := searchbench.Run(ctx, cfg)
-	if err != nil {
-		return err
+	var (
+		res  *searchbench.Results
+		info searchbench.RunInfo
+	)
+	if *from != "" {
+		f, err := os.Open(*from)
+		if err != nil {
+			return err
+		}
+		res, info, err = searchbench.Load(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", *from, err)
+		}
+	} else {
+		tmp, err := benchutil.TempDir(*tmpRoot, "searchbench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		cfg.TempDir = tmp
+		load0 := loadAverage()
+		cpu0 := cpuUsed()
+		start := time.Now()
+		res, err = searchbench.Run(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		info = searchbench.RunInfo{
+			Command: commandLine(args), Mode: md.name, Start: start, Elapsed: time.Since(start), CPUs: runtime.NumCPU(),
+			Parallel: cfg.Parallel, CPUTime: cpuUsed() - cpu0,
+		}
+		if l0, l1 := load0, loadAverage(); l0 != "" && l1 != "" {
+			info.Load = l0 + " at the start, " + l1 + " at the end"
+		}
+		savePath := *save
+		if savePath == "" {
+			savePath = filepath.Join(dir, "runs.json")
+			if *out == "" {
+				root, _ := repoRoot()
+				savePath = filepath.Join(root, "bench", "out", "searchbench-runs.json")
+			}
+		}
+		if err := os.MkdirAll(filepath.Dir(savePath), 0o755); err != nil {
+			return err
+		}
+		f, err := os.Create(savePath)
+		if err != nil {
+			return err
+		}
+		if err := searchbench.Save(f, res, info); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
 	}
-	elapsed := time.Since(start)
-
-	info := searchbench.RunInfo{
-		Command: commandLine(args), Mode: md.name, Start: start, Elapsed: elapsed, CPUs: runtime.NumCPU(), Parallel: cfg.Parallel,
-		Plots: map[string]string{}, Notes: notes,
-	}
-	if l0, l1 := load0, loadAverage(); l0 != "" && l1 != "" {
-		info.Load = l0 + " at the start, " + l1 + " at the end"
-	}
+	info.Plots, info.Notes = map[string]string{}, notes
 	if *plots {
 		seen := map[string]bool{}
 		for _, c := range res.Cells {
@@ -237,11 +276,16 @@ func commandLine(args []string) string {
 		if a == "-q" || a == "--q" {
 			continue
 		}
-		if a == "-out" || a == "--out" || a == "-tmp" || a == "--tmp" {
-			i++
-			continue
+		skip := false
+		for _, f := range []string{"out", "tmp", "save", "from"} {
+			if a == "-"+f || a == "--"+f {
+				i++
+				skip = true
+			} else if strings.HasPrefix(a, "-"+f+"=") || strings.HasPrefix(a, "--"+f+"=") {
+				skip = true
+			}
 		}
-		if strings.HasPrefix(a, "-out=") || strings.HasPrefix(a, "-tmp=") {
+		if skip {
 			continue
 		}
 		kept = append(kept, a)

@@ -93,6 +93,32 @@ func TestNotesKept(t *testing.T) {
 	}
 }
 
+// TestFrom: a report written again from a run's saved results is the
+// report of the run.
+func TestFrom(t *testing.T) {
+	out := t.TempDir()
+	args := []string{"-q", "-out", out, "-functions", "currin-mislead", "-methods", "random,asha,tpe,bohb", "-seeds", "2",
+		"-budget", "4", "-concurrency", "1,4"}
+	if err := run(context.Background(), args, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	first, err := os.ReadFile(filepath.Join(out, "QUALITY.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := t.TempDir()
+	if err := run(context.Background(), []string{"-q", "-out", again, "-from", filepath.Join(out, "runs.json")}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	second, err := os.ReadFile(filepath.Join(again, "QUALITY.md"))
+	if err != nil || !bytes.Equal(first, second) {
+		t.Errorf("the report from the saved run differs (err %v):\n%s\n----\n%s", err, first, second)
+	}
+	if st, err := os.Stat(filepath.Join(again, "quality", "currin-mislead.png")); err != nil || st.Size() == 0 {
+		t.Errorf("no plot from the saved run: %v", err)
+	}
+}
+
 // lineWith returns the first line of s containing sub, or "".
 func lineWith(s, sub string) string {
 	for _, l := range strings.Split(s, "\n") {
