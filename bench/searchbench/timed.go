@@ -11,7 +11,10 @@ import (
 // timed call runs with its goroutine locked to its OS thread, so the
 // thread's CPU clock read before and after the call counts the call's own
 // work (and the clock reads), not that of other goroutines.
-type cpuMeter struct{ total time.Duration }
+type cpuMeter struct {
+	total time.Duration
+	calls int
+}
 
 // time runs f and adds its CPU time.
 func (m *cpuMeter) time(f func()) {
@@ -19,7 +22,19 @@ func (m *cpuMeter) time(f func()) {
 	t0 := threadCPU()
 	f()
 	m.total += threadCPU() - t0
+	m.calls++
 	runtime.UnlockOSThread()
+}
+
+// TimerOverhead returns the CPU time cpuMeter measures for a call that
+// does nothing: what every timed call adds to a run's searcher CPU.
+func TimerOverhead() time.Duration {
+	const n = 20000
+	m := &cpuMeter{}
+	for range n {
+		m.time(func() {})
+	}
+	return m.total / n
 }
 
 // timedSearcher measures the CPU time of every call into a searcher. The
