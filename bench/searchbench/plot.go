@@ -273,6 +273,7 @@ func PlotParallel(dir string, cells []*Cell) (string, error) {
 	target.Color = color.RGBA{0xaa, 0xaa, 0xaa, 0xff}
 	target.Dashes = []vg.Length{vg.Points(1), vg.Points(2)}
 	p.Add(target)
+	p.Legend.Add("target for hone, 1.5×", target)
 	if ymax >= top {
 		p.Title.Text += fmt.Sprintf("\nat %g: %g× or more, or never reached", top, top)
 	}

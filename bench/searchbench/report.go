@@ -321,7 +321,7 @@ func WriteReport(w io.Writer, res *Results, info RunInfo) {
 		fmt.Fprintf(w, ", %s of CPU time (the Python workers' included)", info.CPUTime.Round(time.Second))
 	}
 	if info.Load != "" {
-		fmt.Fprintf(w, " (load average %s: the machine was shared)", info.Load)
+		fmt.Fprintf(w, "; load average %s (the machine was shared)", info.Load)
 	}
 	fmt.Fprintf(w, "; %d problem settings × concurrency %s × %d methods × %d seeds = %d runs. "+
 		"Baselines: %s. hone's methods: %s. %s.\n\n",
@@ -338,8 +338,41 @@ func WriteReport(w io.Writer, res *Results, info RunInfo) {
 	}
 	if len(vs) > 0 {
 		fmt.Fprintf(w, "- **hone's best method is at or below the best baseline's median final regret in %d of %d cells (%.0f%%)** "+
-			"(problem setting × concurrency; per cell the best of hone's methods against the best of the baselines; target ≥ 80%%).\n",
+			"(problem setting × concurrency; per cell the best of hone's methods against the best of the baselines; target ≥ 80%%)",
 			won, len(vs), 100*float64(won)/float64(len(vs)))
+		var mw, mn, fw, fn int
+		for _, v := range vs {
+			if v.Cell.Problem.Misleading {
+				mn++
+				if v.Won {
+					mw++
+				}
+			} else {
+				fn++
+				if v.Won {
+					fw++
+				}
+			}
+		}
+		fmt.Fprintf(w, ": %d of %d in the faithful settings, %d of %d in the misleading ones.\n", fw, fn, mw, mn)
+	}
+	for _, m := range honeMs {
+		if m != "auto" {
+			continue
+		}
+		near, n := 0, 0
+		for _, c := range cells {
+			ss := c.Summaries()
+			s, b := summaryOf(ss, m), best(ss, IsBaseline)
+			if s == nil || b == nil {
+				continue
+			}
+			n++
+			if s.FinalMedian <= 1.25*b.FinalMedian {
+				near++
+			}
+		}
+		fmt.Fprintf(w, "- **`auto` is within 1.25× of the best baseline's median final regret in %d of %d cells** (target ≥ 80%%).\n", near, n)
 	}
 	fmt.Fprintf(w, "- Per method, the cells where it alone is at or below the best baseline (≤ 1×), and within 1.25× of it:\n\n")
 	writeMethodRecord(w, cells, honeMs, cs)
