@@ -312,7 +312,8 @@ func WriteReport(w io.Writer, res *Results, info RunInfo) {
 	fmt.Fprintf(w, "# Search quality\n\n")
 	fmt.Fprintf(w, "This file is written by\n\n```\n%s\n```\n\n", info.Command)
 	fmt.Fprintf(w, "(from the bench module; it also draws the plots in `docs/quality/`). "+
-		"`-long` runs a larger benchmark, `-smoke` a tiny one that `scripts/test.sh` runs and that writes nowhere in the repository; "+
+		"`-long` runs a larger benchmark, `-smoke` a tiny one that `scripts/test.sh` runs (into a temporary directory; run by hand "+
+		"it writes to `bench/out/`, which git ignores); "+
 		"`-help` lists the flags. What is measured, and how, is explained in the package documentation of `bench/searchbench`; "+
 		"it is summarised below.\n\n")
 	fmt.Fprintf(w, "**This run** (%s mode): %s, %s/%d CPUs, %d runs at a time, %s wall",
