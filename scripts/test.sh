@@ -2,7 +2,9 @@
 # Runs every check hone has: formatting, vet, the Go tests under the race
 # detector, and short fuzzing of the parsers. It installs nothing that the
 # Go toolchain does not fetch by itself (module downloads), but Slurm and
-# munge from the Debian packages (apt-get, once per machine, as root); the
+# munge from the Debian packages (apt-get, once per machine, as root), and
+# python3-optuna the same way for the Optuna baselines of the search-quality
+# benchmark, whose smoke run installs it (skipped loudly where it cannot); the
 # S3 server the object-store tests use is built with `go install` into a
 # per-machine cache (scripts/s3server.sh), and the Slurm cluster the Slurm
 # tests use is started over a temporary directory (scripts/slurm.sh); both
@@ -38,7 +40,7 @@ hone_slurm_start
 echo "== go test -race"
 go test -race -count=1 -timeout 20m ./...
 
-echo "== benchmarks (smoke mode; their own module)"
+echo "== benchmarks (smoke mode; their own module; the search-quality smoke run, docs/QUALITY.md, takes about a minute)"
 (cd bench && go vet ./... && go test -race -count=1 -timeout 20m ./...)
 
 echo "== examples with plots (their own module)"

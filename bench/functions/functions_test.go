@@ -209,8 +209,8 @@ func TestRunsAreReproducible(t *testing.T) {
 		r := rand.New(rand.NewPCG(11, 12))
 		x := make([]float64, len(p.Dims))
 		for i, d := range p.Dims {
-			if d.Binary {
-				x[i] = float64(r.IntN(2))
+			if d.Categorical() || d.Int {
+				x[i] = d.Lo + float64(r.IntN(int(d.Hi-d.Lo)+1))
 			} else {
 				x[i] = d.Lo + r.Float64()*(d.Hi-d.Lo)
 			}

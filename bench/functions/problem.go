@@ -6,12 +6,22 @@ import (
 )
 
 // Dim is one dimension of a Problem's search space: a float in [Lo, Hi],
-// or, when Binary, a choice between 0 and 1.
+// an integer in [Lo, Hi] (both included) when Int, or, when Cats > 0, a
+// categorical parameter whose values are the category indices 0..Cats−1
+// (Lo and Hi are then 0 and Cats−1). A configuration holds every value as
+// a float64.
 type Dim struct {
 	Name   string
 	Lo, Hi float64
-	Binary bool
+	Int    bool
+	Cats   int
 }
+
+// Categorical reports whether d is a categorical dimension.
+func (d Dim) Categorical() bool { return d.Cats > 0 }
+
+// cat returns a categorical dimension of n categories.
+func cat(name string, n int) Dim { return Dim{Name: name, Lo: 0, Hi: float64(n - 1), Cats: n} }
 
 // Problem is a test function prepared for a benchmark: a box search space,
 // a budget scale of whole steps 1..Steps (step u evaluates the function at
@@ -19,8 +29,21 @@ type Dim struct {
 // optimum. A Problem is immutable and safe for concurrent use; its Runs
 // are not.
 type Problem struct {
-	// Name identifies the problem in reports, e.g. "hartmann6".
+	// Name identifies the problem in reports, e.g. "hartmann6" or
+	// "currin-mislead": its family, and its setting if any.
 	Name string
+	// Family is the function the problem is a setting of, e.g. "currin";
+	// Setting names the fidelity setting ("" for the family's first).
+	Family, Setting string
+	// Misleading marks settings whose lowest fidelity ranks configurations
+	// badly: Spearman's ρ between the value at step 1 and the
+	// full-fidelity objective is below 0.5 on RankSample's sample (the
+	// tests check it).
+	Misleading bool
+	// About says in a sentence or two what the problem is (function,
+	// fidelity, setting), and Source where it comes from; both are for
+	// the report.
+	About, Source string
 	// Dims is the search space; configurations are []float64 in this order.
 	Dims []Dim
 	// Steps is the largest budget, in steps; a step is one unit of the
@@ -40,7 +63,7 @@ type Problem struct {
 type evaluator interface{ next(u int) float64 }
 
 // Fidelity returns the native fidelity at step u (1 ≤ u ≤ Steps): z for
-// Hartmann-6, s for Branin, b for counting ones.
+// Hartmann-6 and -3, b for counting ones, s for the others.
 func (p *Problem) Fidelity(u int) float64 { return p.fidelity(u) }
 
 // Cost returns the cost of evaluating a configuration at step u from
@@ -69,7 +92,7 @@ func (p *Problem) Check(x []float64) error {
 	}
 	for i, d := range p.Dims {
 		v := x[i]
-		if d.Binary && v != 0 && v != 1 || !d.Binary && !(v >= d.Lo && v <= d.Hi) {
+		if !(v >= d.Lo && v <= d.Hi) || (d.Int || d.Categorical()) && v != math.Trunc(v) {
 			return fmt.Errorf("%s: %s = %v is outside its domain", p.Name, d.Name, v)
 		}
 	}
@@ -112,129 +135,4 @@ func (r *Run) Restart(u int) *Run {
 		n.Step()
 	}
 	return n
-}
-
-// Hartmann6Steps is the budget scale of the Hartmann-6 problem: step u is
-// z = 100·u/27, so HyperBand's budgets with η = 3 are z = 3.7, 11.1, 33.3
-// and 100, the budgets HpBandSter derives from z ∈ [3, 100].
-const Hartmann6Steps = 27
-
-// Hartmann6Problem is Hartmann-6 on [0, 1]^6 with fidelity z = 100·u/27.
-func Hartmann6Problem(h Hartmann6) *Problem {
-	p := &Problem{Name: "hartmann6", Steps: Hartmann6Steps, Optimum: Hartmann6Min}
-	for i := range 6 {
-		p.Dims = append(p.Dims, Dim{Name: fmt.Sprintf("x%d", i), Lo: 0, Hi: 1})
-	}
-	p.fidelity = func(u int) float64 { return Hartmann6ZMax * float64(u) / Hartmann6Steps }
-	p.cost = h.Cost
-	p.newEval = func(x []float64, key uint64) evaluator {
-		return evalFunc(func(u int) float64 {
-			s := stream(key, uint64(u))
-			return h.Value([6]float64(x), p.fidelity(u), normal(&s))
-		})
-	}
-	p.trueVal = func(x []float64) float64 { return h.Value([6]float64(x), Hartmann6ZMax, 0) }
-	return p
-}
-
-// BraninSteps is the budget scale of the Branin problem: step u is
-// s = u/27.
-const BraninSteps = 27
-
-// BraninProblem is multi-fidelity Branin with fidelity s = u/27.
-func BraninProblem() *Problem {
-	p := &Problem{Name: "branin", Steps: BraninSteps, Optimum: BraninMin,
-		Dims: []Dim{{Name: "x1", Lo: BraninX1Min, Hi: BraninX1Max}, {Name: "x2", Lo: BraninX2Min, Hi: BraninX2Max}}}
-	p.fidelity = func(u int) float64 { return float64(u) / BraninSteps }
-	p.cost = BraninCost
-	p.newEval = func(x []float64, _ uint64) evaluator {
-		return evalFunc(func(u int) float64 { return Branin(x[0], x[1], p.fidelity(u)) })
-	}
-	p.trueVal = func(x []float64) float64 { return Branin(x[0], x[1], 1) }
-	return p
-}
-
-// CountingOnesSteps is the budget scale of the counting-ones problems:
-// step u is b = 9·u draws, so HyperBand's budgets with η = 3 are the BOHB
-// paper's 9, 27, 81, 243 and 729.
-const CountingOnesSteps = CountingOnesBMax / CountingOnesBMin
-
-// CountingOnesProblem is counting ones with c.Cat binary parameters
-// followed by c.Cont continuous ones; step u is b = 9·u. A run continues
-// its draws: the value at step u is the mean of the same first 9·(u−1)
-// draws as at step u−1 plus 9 new ones.
-func CountingOnesProblem(c CountingOnes) *Problem {
-	p := &Problem{Name: fmt.Sprintf("countingones-%d+%d", c.Cat, c.Cont), Steps: CountingOnesSteps, Optimum: c.Min()}
-	for i := range c.Cat {
-		p.Dims = append(p.Dims, Dim{Name: fmt.Sprintf("c%d", i), Lo: 0, Hi: 1, Binary: true})
-	}
-	for i := range c.Cont {
-		p.Dims = append(p.Dims, Dim{Name: fmt.Sprintf("r%d", i), Lo: 0, Hi: 1})
-	}
-	p.fidelity = func(u int) float64 { return float64(CountingOnesBMin * u) }
-	p.cost = c.Cost
-	split := func(x []float64) ([]int, []float64) {
-		cat := make([]int, c.Cat)
-		for i := range cat {
-			cat[i] = int(math.Round(x[i]))
-		}
-		return cat, x[c.Cat:]
-	}
-	p.newEval = func(x []float64, key uint64) evaluator {
-		cat, cont := split(x)
-		return &countingEval{c: c, key: key, cat: cat, cont: cont, successes: make([]int, c.Cont)}
-	}
-	p.trueVal = func(x []float64) float64 { return c.Expected(split(x)) }
-	return p
-}
-
-// countingEval keeps the successes of a counting-ones run's draws.
-type countingEval struct {
-	c         CountingOnes
-	key       uint64
-	cat       []int
-	cont      []float64
-	successes []int
-	drawn     int // steps whose draws are in successes
-}
-
-func (e *countingEval) next(u int) float64 {
-	for e.drawn < u {
-		e.drawn++
-		for j, pj := range e.cont {
-			s := stream(e.key, uint64(e.drawn), uint64(j))
-			for range CountingOnesBMin {
-				if uniform(&s) < pj {
-					e.successes[j]++
-				}
-			}
-		}
-	}
-	return e.c.Value(e.cat, e.successes, CountingOnesBMin*e.drawn)
-}
-
-// evalFunc is an evaluator without state.
-type evalFunc func(u int) float64
-
-func (f evalFunc) next(u int) float64 { return f(u) }
-
-// Problems returns the benchmark's four problems, in report order:
-// hartmann6, branin, countingones-4+4, countingones-16+16.
-func Problems() []*Problem {
-	return []*Problem{
-		Hartmann6Problem(DefaultHartmann6()),
-		BraninProblem(),
-		CountingOnesProblem(CountingOnes{Cat: 4, Cont: 4}),
-		CountingOnesProblem(CountingOnes{Cat: 16, Cont: 16}),
-	}
-}
-
-// ByName returns the problem of Problems with the given name, or nil.
-func ByName(name string) *Problem {
-	for _, p := range Problems() {
-		if p.Name == name {
-			return p
-		}
-	}
-	return nil
 }

@@ -3,7 +3,6 @@ package searchbench
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -14,15 +13,8 @@ import (
 	"github.com/hone-tune/hone/bench/functions"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/runner"
-	"github.com/hone-tune/hone/scheduler/asha"
-	"github.com/hone-tune/hone/scheduler/hyperband"
-	"github.com/hone-tune/hone/search"
-	"github.com/hone-tune/hone/search/bohb"
-	"github.com/hone-tune/hone/search/dehb"
-	"github.com/hone-tune/hone/search/random"
-	"github.com/hone-tune/hone/search/tpe"
+	"github.com/hone-tune/hone/scheduler/fifo"
 	"github.com/hone-tune/hone/space"
-	"github.com/hone-tune/hone/spec"
 	"github.com/hone-tune/hone/store/local"
 )
 
@@ -40,14 +32,22 @@ const costUnit = time.Hour
 // eta is the reduction factor of every multi-fidelity method.
 const eta = 3
 
-// spaceOf returns the hone search space of p: a uniform float per
-// continuous dimension and a choice of 0 or 1 per binary one.
+// spaceOf returns the hone search space of p: a uniform float per float
+// dimension, an integer uniform in [Lo, Hi] per integer one, and a choice
+// of the category indices per categorical one.
 func spaceOf(p *functions.Problem) space.Space {
 	sp := space.Space{}
 	for _, d := range p.Dims {
-		if d.Binary {
-			sp[d.Name] = space.Choice(0, 1)
-		} else {
+		switch {
+		case d.Categorical():
+			vals := make([]any, d.Cats)
+			for i := range vals {
+				vals[i] = i
+			}
+			sp[d.Name] = space.Choice(vals...)
+		case d.Int:
+			sp[d.Name] = space.QRandInt(int(d.Lo), int(d.Hi), 1)
+		default:
 			sp[d.Name] = space.Uniform(d.Lo, d.Hi)
 		}
 	}
@@ -136,144 +136,43 @@ func (h *honeRecorder) ShouldStop(string, *hone.Result) bool { return false }
 
 func (h *honeRecorder) ShouldStopAll() bool { return h.rec.done() }
 
-// honeExperiment builds the experiment of a hone method.
-func honeExperiment(method string, p *functions.Problem, seed uint64, workers int) (*hone.Experiment, error) {
-	sp := spaceOf(p)
+// honeExperiment builds the experiment of hone method m. Its searcher and
+// scheduler are wrapped so that the CPU time of every call into them adds
+// to meter; a method without a scheduler gets FIFO, timed too.
+func honeExperiment(m *HoneMethod, p *functions.Problem, seed uint64, concurrency int, meter *cpuMeter) (*hone.Experiment, bool, error) {
+	sr, sc, err := m.Build(Env{Space: spaceOf(p), Seed: seed, Concurrency: concurrency,
+		Metric: metricLoss, TimeAttr: metricBudget, MaxT: float64(p.Steps), Eta: eta})
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", m.Name, err)
+	}
+	fifoOnly := sc == nil
+	if fifoOnly {
+		sc = fifo.New()
+	}
 	// MaxPendingTrials stays 0: each searcher's own limit (for random
-	// search max(16, ⌈1.1 × workers⌉), so HyperBand's brackets fill as
+	// search max(16, ⌈1.1 × concurrency⌉), so HyperBand's brackets fill as
 	// trials are added; 1 for BOHB and for TPE behind its concurrency
 	// limit).
 	exp := &hone.Experiment{
-		Name: method, Metric: metricLoss, Mode: hone.Min, Seed: seed,
-		MaxConcurrentTrials: workers,
+		Name: m.Name, Metric: metricLoss, Mode: hone.Min, Seed: seed,
+		MaxConcurrentTrials: concurrency,
 		Checkpoint:          hone.CheckpointConfig{NumToKeep: 1},
+		Searcher:            &timedSearcher{inner: sr, m: meter},
+		Scheduler:           &timedScheduler{inner: sc, m: meter},
 	}
-	randomSearch := func() (hone.Searcher, error) { return random.New(sp, -1, nil, seed) }
-	var err error
-	switch method {
-	case MethodRandom:
-		exp.Searcher, err = randomSearch()
-	case MethodTPE:
-		var s *tpe.Searcher
-		s, err = tpe.New(sp, tpe.Options{Metric: metricLoss, Mode: hone.Min, NumSamples: -1, Seed: seed})
-		if err == nil {
-			exp.Searcher = search.Limit(s, workers)
-		}
-	case MethodTPEParallel:
-		var s *tpe.Searcher
-		s, err = tpe.New(sp, tpe.Options{Metric: metricLoss, Mode: hone.Min, NumSamples: -1, Seed: seed,
-			Multivariate: true, ConstantLiar: true})
-		if err == nil {
-			exp.Searcher = search.Limit(s, workers)
-		}
-	case MethodTPEASHA:
-		var s *tpe.Searcher
-		s, err = tpe.New(sp, tpe.Options{Metric: metricLoss, Mode: hone.Min, NumSamples: -1, Seed: seed,
-			Multivariate: true, ConstantLiar: true, FidelityCheck: true})
-		if err == nil {
-			var sched *asha.Scheduler
-			sched, err = asha.New(asha.Config{TimeAttr: metricBudget, MaxT: float64(p.Steps), GracePeriod: 1,
-				ReductionFactor: eta, Brackets: 1, StopLastTrials: true})
-			if err == nil {
-				s.SetRungs(sched.Rungs())
-				sched.SetAdvisor(s)
-				exp.Searcher, exp.Scheduler = search.Limit(s, workers), sched
-			}
-		}
-	case MethodAuto:
-		return autoExperiment(p, seed, workers)
-	case MethodHyperBand:
-		exp.Searcher, err = randomSearch()
-		if err == nil {
-			exp.Scheduler, err = hyperband.New(hyperband.Config{TimeAttr: metricBudget, MaxT: float64(p.Steps), ReductionFactor: eta, StopLastTrials: true})
-		}
-	case MethodASHA:
-		exp.Searcher, err = randomSearch()
-		if err == nil {
-			exp.Scheduler, err = asha.New(asha.Config{TimeAttr: metricBudget, MaxT: float64(p.Steps), GracePeriod: 1,
-				ReductionFactor: eta, Brackets: 1, StopLastTrials: true})
-		}
-	case MethodBOHB:
-		var s *bohb.Searcher
-		// MaxConcurrent stays 0 (no cap; the controller keeps one trial
-		// pending). With a cap, a bracket whose trials have all finished
-		// is still the one HyperBandForBOHB fills, because it counts only
-		// live trials, and every later trial runs alone in it to full
-		// fidelity (see RESULTS.md).
-		s, err = bohb.New(sp, bohb.Options{Metric: metricLoss, Mode: hone.Min, NumSamples: -1, Seed: seed})
-		if err == nil {
-			exp.Searcher = s
-			exp.Scheduler, err = hyperband.NewForBOHB(hyperband.Config{TimeAttr: metricBudget, MaxT: float64(p.Steps), ReductionFactor: eta, StopLastTrials: true}, s)
-		}
-	case MethodASHABOHB:
-		var s *bohb.Searcher
-		o := bohb.AsyncOptions()
-		o.Metric, o.Mode, o.NumSamples, o.Seed = metricLoss, hone.Min, -1, seed
-		s, err = bohb.New(sp, o)
-		if err == nil {
-			exp.Searcher = s
-			exp.Scheduler, err = asha.New(asha.Config{TimeAttr: metricBudget, MaxT: float64(p.Steps), GracePeriod: 1,
-				ReductionFactor: eta, Brackets: 1, StopLastTrials: true, BudgetInfo: true})
-		}
-	case MethodDEHB:
-		var s *dehb.Searcher
-		s, err = dehb.New(sp, dehb.Options{Metric: metricLoss, Mode: hone.Min, NumSamples: -1, Seed: seed})
-		if err == nil {
-			exp.Searcher = s
-			exp.Scheduler, err = dehb.NewScheduler(dehb.Config{TimeAttr: metricBudget, MaxT: float64(p.Steps), GracePeriod: 1, ReductionFactor: eta}, s)
-		}
-	default:
-		return nil, fmt.Errorf("unknown hone method %q", method)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", method, err)
-	}
-	return exp, nil
+	return exp, fifoOnly, nil
 }
 
-// autoExperiment builds the experiment a spec with searcher: auto and
-// scheduler: auto gives for p: stop.training_iteration is the number of
-// steps (training_iteration counts steps as budget does), so auto chooses
-// ASHA over it and TPE on its rungs.
-func autoExperiment(p *functions.Problem, seed uint64, workers int) (*hone.Experiment, error) {
-	sp := map[string]any{}
-	for _, d := range p.Dims {
-		if d.Binary {
-			sp[d.Name] = map[string]any{"choice": []int{0, 1}}
-		} else {
-			sp[d.Name] = map[string]any{"uniform": []float64{d.Lo, d.Hi}}
-		}
-	}
-	src, err := json.Marshal(map[string]any{
-		"name": MethodAuto, "command": []string{"unused"}, "metric": metricLoss, "mode": "min",
-		"seed": seed, "num_samples": -1, "max_concurrent_trials": workers, "search_space": sp,
-		"searcher": "auto", "scheduler": "auto", "stop": map[string]any{hone.FieldTrainingIteration: p.Steps},
-		"checkpoint": map[string]any{"num_to_keep": 1},
-	})
+// runHone runs hone method m on p with the given seed, budget and
+// concurrency, in a temporary experiment directory under tmp that it
+// removes afterwards.
+func runHone(ctx context.Context, m *HoneMethod, p *functions.Problem, seed uint64, budget float64, concurrency int, tmp string) (*Trace, error) {
+	meter := &cpuMeter{}
+	exp, fifoOnly, err := honeExperiment(m, p, seed, concurrency, meter)
 	if err != nil {
 		return nil, err
 	}
-	s, err := spec.Parse(src, "auto.yaml", os.TempDir())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", MethodAuto, err)
-	}
-	plan, err := spec.Build(s, os.TempDir(), nil)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", MethodAuto, err)
-	}
-	if err := plan.Close(); err != nil {
-		return nil, err
-	}
-	return plan.Experiment, nil
-}
-
-// runHone runs a hone method on p with the given seed and budget, in a
-// temporary experiment directory under tmp that it removes afterwards.
-func runHone(ctx context.Context, method string, p *functions.Problem, seed uint64, budget float64, workers int, tmp string) (*Trace, error) {
-	exp, err := honeExperiment(method, p, seed, workers)
-	if err != nil {
-		return nil, err
-	}
+	method := m.Name
 	h := &honeRecorder{rec: newRecorder(p, method, seed, budget)}
 	exp.Stoppers = []hone.Stopper{h}
 	exp.Callbacks = []hone.Callback{h}
@@ -293,12 +192,12 @@ func runHone(ctx context.Context, method string, p *functions.Problem, seed uint
 		if err != nil {
 			return nil, err
 		}
-		return &trainable{p: p, run: p.NewRun(x, functions.Key(seed, trialID)), done: exp.Scheduler == nil}, nil
+		return &trainable{p: p, run: p.NewRun(x, functions.Key(seed, trialID)), done: fifoOnly}, nil
 	}
 	start := time.Now()
 	out, err := runner.Run(ctx, exp, runner.Options{
 		Dir: dir, Store: st, Log: io.Discard, Executor: sim.New(model),
-		Pool: hone.Resources{CPU: float64(workers)},
+		Pool: hone.Resources{CPU: float64(concurrency)},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s on %s, seed %d: %w", method, p.Name, seed, err)
@@ -320,6 +219,8 @@ func runHone(ctx context.Context, method string, p *functions.Problem, seed uint
 			tr.Trials++
 		}
 	}
+	tr.Concurrency = concurrency
+	tr.CPU = meter.total
 	tr.Wall = time.Since(start)
 	return tr, nil
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/bench/functions"
 )
 
@@ -66,58 +68,236 @@ func TestQuantileCurveAndReach(t *testing.T) {
 	}
 }
 
-// TestEveryMethodRuns runs every method briefly on every problem and
-// checks the budget accounting.
+// fakeStudy is an askTell that records what simulate asks of it and
+// prunes every trial whose number is odd at its first report.
+type fakeStudy struct {
+	p     *functions.Problem
+	n     int
+	calls []string
+}
+
+func (f *fakeStudy) ask() (int, []float64, error) {
+	f.n++
+	f.calls = append(f.calls, "ask")
+	return f.n, f.p.RandomConfig(uint64(f.n)), nil
+}
+
+func (f *fakeStudy) report(id, u int, v float64) (bool, error) {
+	f.calls = append(f.calls, "report")
+	return id%2 == 1, nil
+}
+
+func (f *fakeStudy) tell(id int, v float64, pruned bool) error {
+	if pruned {
+		f.calls = append(f.calls, "pruned")
+	} else {
+		f.calls = append(f.calls, "tell")
+	}
+	return nil
+}
+
+// TestSimulate: concurrency trials start at once, a pruned trial's slot
+// gets a new trial at once, steps are counted in virtual-time order and
+// the run stops at the budget.
+func TestSimulate(t *testing.T) {
+	p := functions.ByName("currin")
+	f := &fakeStudy{p: p}
+	budget := 4.0
+	rec := newRecorder(p, "fake", 1, budget)
+	trials, err := simulate(context.Background(), p, 1, 3, true, "fake-", f, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(f.calls[:6], " "); got != "ask ask ask report pruned ask" {
+		t.Errorf("first calls: %s", got)
+	}
+	// The odd trials are pruned at step 1 and replaced at once, so the
+	// slots end up with trials 2, 4 and 6 side by side; the budget (4)
+	// holds their three full runs (and the pruned first steps), not a
+	// fourth.
+	if rec.tr.FullEvals != 3 || rec.tr.Spent > budget || !rec.done() {
+		t.Errorf("%d full evaluations, spent %v of %v", rec.tr.FullEvals, rec.tr.Spent, budget)
+	}
+	if trials < 4 || trials != rec.tr.Trials && rec.tr.Trials != 0 {
+		t.Errorf("%d trials", trials)
+	}
+	// Without a pruner nothing is reported below full fidelity.
+	f2 := &fakeStudy{p: p}
+	if _, err := simulate(context.Background(), p, 1, 2, false, "fake-", f2, newRecorder(p, "fake", 1, 3)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range f2.calls {
+		if c == "report" || c == "pruned" {
+			t.Fatalf("calls without a pruner: %v", f2.calls)
+		}
+	}
+}
+
+// TestEveryMethodRuns runs every method but Optuna's (which the command's
+// smoke test runs) briefly at two concurrencies and checks the budget
+// accounting.
 func TestEveryMethodRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every method")
 	}
-	results, err := Run(context.Background(), Config{Seeds: 1, Parallel: 2, TempDir: t.TempDir(),
-		Budget: func(p *functions.Problem) float64 { return 6 }})
+	probs := []*functions.Problem{functions.ByName("bumps-decoy"), functions.ByName("countingones-4+4")}
+	res, err := Run(context.Background(), Config{Problems: probs, Seeds: 1, Parallel: 2, TempDir: t.TempDir(),
+		Concurrency: []int{1, 4}, NoOptuna: true, Budget: func(*functions.Problem) float64 { return 6 }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(results) != 4 {
-		t.Fatalf("%d problems", len(results))
+	if len(res.Cells) != 4 || res.OptunaRan {
+		t.Fatalf("%d cells, optuna %v", len(res.Cells), res.OptunaRan)
 	}
-	for _, r := range results {
-		if len(r.Methods) != len(Methods) {
-			t.Errorf("%s: methods %v", r.Problem.Name, r.Methods)
+	for _, c := range res.Cells {
+		if c.Methods[0] != Baseline || len(c.Methods) != len(Methods())-2 {
+			t.Errorf("%s: methods %v", c.Problem.Name, c.Methods)
 		}
-		for _, m := range r.Methods {
-			tr := r.Traces[m][0]
-			if tr.Spent > 6+budgetSlack || tr.Spent < 6-1 || tr.Steps == 0 || tr.Trials == 0 {
-				t.Errorf("%s %s: spent %v of 6 in %d steps, %d trials", r.Problem.Name, m, tr.Spent, tr.Steps, tr.Trials)
+		for _, m := range c.Methods {
+			tr := c.Traces[m][0]
+			if tr.Spent > 6+budgetSlack || tr.Spent < 6-1 || tr.Steps == 0 || tr.Trials == 0 || tr.Concurrency != c.Concurrency {
+				t.Errorf("%s c=%d %s: spent %v of 6 in %d steps, %d trials", c.Problem.Name, c.Concurrency, m, tr.Spent, tr.Steps, tr.Trials)
+			}
+			if tr.CPU <= 0 {
+				t.Errorf("%s %s: no searcher CPU measured", c.Problem.Name, m)
 			}
 			for _, pt := range tr.Points {
 				if !(pt.Regret >= 0) {
-					t.Errorf("%s %s: regret %v", r.Problem.Name, m, pt.Regret)
+					t.Errorf("%s %s: regret %v", c.Problem.Name, m, pt.Regret)
 				}
 			}
 		}
 	}
 	var buf bytes.Buffer
-	WriteReport(&buf, results, 1)
-	if !strings.Contains(buf.String(), "### Targets") {
-		t.Errorf("report without targets:\n%s", buf.String())
+	WriteReport(&buf, res, RunInfo{Command: "searchbench", Mode: "test"})
+	for _, want := range []string{"## Summary", "cells (", "Parallel efficiency", "Searcher CPU", "## Problems", "### bumps-decoy", NotesBegin, NotesEnd} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
+
+// TestHoneMethodsDeterministic: every hone method gives the same run, bit
+// for bit, from the same seed, at concurrency 1 and 4.
+func TestHoneMethodsDeterministic(t *testing.T) {
+	p := functions.ByName("bumps-decoy")
+	for _, m := range HoneMethods {
+		for _, c := range []int{1, 4} {
+			a, err := runHone(context.Background(), &m, p, 5, 5, c, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := runHone(context.Background(), &m, p, 5, 5, c, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(a.Points, b.Points) || a.Steps != b.Steps || a.Trials != b.Trials || a.Spent != b.Spent {
+				t.Errorf("%s c=%d: two runs of seed 5 differ: %+v and %+v", m.Name, c, a, b)
+			}
+		}
+	}
+}
+
+// TestTimedWrappers: the wrapped searcher answers MaxPending as the
+// controller would for the plain one.
+func TestTimedWrappers(t *testing.T) {
+	p := functions.ByName("currin")
+	for _, m := range HoneMethods {
+		for _, c := range []int{1, 4, 16} {
+			sr, _, err := m.Build(Env{Space: spaceOf(p), Seed: 1, Concurrency: c, Metric: metricLoss, TimeAttr: metricBudget, MaxT: 27, Eta: eta})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := 1
+			if pl, ok := sr.(hone.PendingLimit); ok && (pl.MaxPending() > 0 || pl.MaxPending() == hone.PendingAuto) {
+				want = pl.MaxPending()
+			}
+			w := &timedSearcher{inner: sr, m: &cpuMeter{}}
+			if got := w.MaxPending(); got != want && !(got <= 0 && got != hone.PendingAuto && want == 1) {
+				t.Errorf("%s c=%d: wrapped MaxPending %d, plain %d", m.Name, c, got, want)
+			}
+		}
 	}
 }
 
 func TestHoneMultiFidelityStopsEarly(t *testing.T) {
 	p := functions.ByName("hartmann6")
-	for _, m := range []string{MethodHyperBand, MethodASHA, MethodBOHB} {
-		tr, err := runHone(context.Background(), m, p, 3, 10, 1, t.TempDir())
+	for _, name := range []string{"hyperband", "asha", "bohb"} {
+		tr, err := runHone(context.Background(), honeMethod(name), p, 3, 10, 1, t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}
 		if tr.Trials <= tr.FullEvals {
-			t.Errorf("%s: %d trials, %d at full fidelity: nothing was stopped early", m, tr.Trials, tr.FullEvals)
+			t.Errorf("%s: %d trials, %d at full fidelity: nothing was stopped early", name, tr.Trials, tr.FullEvals)
 		}
 	}
 }
 
+// TestVerdictsAndEfficiency checks the report's arithmetic on made-up
+// traces.
+func TestVerdictsAndEfficiency(t *testing.T) {
+	p := functions.ByName("currin")
+	trace := func(m string, c int, pts ...Point) *Trace { return &Trace{Method: m, Concurrency: c, Points: pts} }
+	cell := func(c int, bohb, asha float64) *Cell {
+		return &Cell{Problem: p, Concurrency: c, Budget: 10, Seeds: 1, Methods: []string{"random", "asha", "bohb"},
+			Traces: map[string][]*Trace{
+				"random": {trace("random", c, Point{8, 1})},
+				"asha":   {trace("asha", c, Point{2, asha})},
+				"bohb":   {trace("bohb", c, Point{2, 2}, Point{4 * float64(c), bohb})},
+			}}
+	}
+	cells := []*Cell{cell(1, 0.1, 0.5), cell(4, 0.6, 0.5)}
+	vs := Verdicts(cells)
+	if len(vs) != 2 || !vs[0].Won || vs[1].Won || vs[0].Hone != "bohb" || vs[0].Base != "asha" {
+		t.Fatalf("verdicts %+v", vs)
+	}
+	var e *Efficiency
+	for _, x := range Efficiencies(cells) {
+		if x.Method == "bohb" {
+			e = &x
+		}
+	}
+	// Random's final regret at concurrency 1 is 1: bohb reaches it at 4
+	// (c=1) and 16 (c=4).
+	if e == nil || e.Target != 1 || e.Budget[1] != 4 || e.Budget[4] != 16 || e.Ratio(4) != 4 {
+		t.Fatalf("efficiency %+v", e)
+	}
+}
+
 func TestUnknownMethod(t *testing.T) {
-	if _, err := Run(context.Background(), Config{Methods: []string{"nope"}}); err == nil {
+	if _, err := Run(context.Background(), Config{Methods: []string{"nope"}, Budget: func(*functions.Problem) float64 { return 1 }}); err == nil {
 		t.Error("an unknown method was accepted")
+	}
+}
+
+// TestModeSizes: every problem of a mode has a budget, and the long mode
+// covers every problem.
+func TestModeSizes(t *testing.T) {
+	for _, n := range DefaultProblems {
+		if functions.ByName(n) == nil || !(DefaultBudgets[n] > 0) {
+			t.Errorf("default mode: %s unknown or without a budget", n)
+		}
+	}
+	for _, p := range functions.Problems() {
+		if !(LongBudgets[p.Name] > 0) {
+			t.Errorf("long mode: %s without a budget", p.Name)
+		}
+	}
+	families := map[string]int{}
+	for _, p := range functions.Problems() {
+		families[p.Family] += 0
+	}
+	for _, n := range SmokeProblems {
+		p := functions.ByName(n)
+		if p == nil {
+			t.Errorf("smoke mode: %s unknown", n)
+			continue
+		}
+		families[p.Family]++
+	}
+	for f, n := range families {
+		if n != 1 {
+			t.Errorf("smoke mode: %d problems of family %s, want 1", n, f)
+		}
 	}
 }

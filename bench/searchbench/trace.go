@@ -19,6 +19,8 @@ type Trace struct {
 	Method  string
 	Problem string
 	Seed    uint64
+	// Concurrency is the number of trials run at once.
+	Concurrency int
 	// Budget is the budget the run was given and Spent what it used.
 	Budget, Spent float64
 	// Points are the incumbent's regret after each improvement, in budget
@@ -28,6 +30,12 @@ type Trace struct {
 	// of evaluations at full fidelity, Trials the number of configurations
 	// tried.
 	Steps, FullEvals, Trials int
+	// CPU is the searcher's CPU time: the time spent inside the calls
+	// into the method's searcher and scheduler (hone), or into the
+	// optimisation library (Goptuna, Optuna), as measured by the thread's
+	// CPU clock; the evaluation of the function and the executor's and
+	// runner's work are not counted.
+	CPU time.Duration
 	// Wall is the wall-clock time the run took.
 	Wall time.Duration
 }

@@ -1,22 +1,29 @@
-// Command searchbench is the search-quality benchmark of BENCHMARKS.md §2:
-// random search, HyperBand, ASHA, BOHB and TPE on hone's sim executor,
-// beside Goptuna v0.9.0's TPE with and without its successive-halving
-// pruner, on multi-fidelity Hartmann-6, Branin and counting ones, at equal
-// total budget over several seeds. It prints a markdown table per function
-// (final regret, budget to reach random search's final regret, ratios) and
-// the published targets, and writes the same report and a regret-vs-budget
-// PNG per function to the output directory.
+// Command searchbench is the search-quality benchmark (docs/QUALITY.md):
+// hone's methods on the sim executor beside random search, random search
+// with successive halving, Goptuna v0.9.0's TPE with and without its
+// successive-halving pruner and Optuna's TPE with its HyperBand and
+// successive-halving pruners, on multi-fidelity problems from the
+// literature in faithful and misleading fidelity settings, at 1, 4 and 16
+// trials at once, at equal budget over several seeds. It writes
+// docs/QUALITY.md (tables, verdicts, parallel efficiency, searcher CPU)
+// and the plots in docs/quality/, keeping the hand-written notes of the
+// QUALITY.md it replaces.
 //
 // Usage, from the bench module:
 //
-//	go run ./cmd/searchbench            # full mode
-//	go run ./cmd/searchbench -smoke     # 2 seeds, a tiny budget, one function
+//	go run ./cmd/searchbench            # default size (about 40 minutes on 2 CPUs)
+//	go run ./cmd/searchbench -long      # larger: every setting, more seeds and budget
+//	go run ./cmd/searchbench -smoke     # tiny; writes to bench/out/, run by go test
 //
-// See package searchbench for what is measured and how.
+// The Optuna baselines need Debian's python3-optuna, which the command
+// installs with apt-get when it runs as root and Optuna is missing
+// (otherwise it says so and leaves them out). See package searchbench for
+// what is measured and how.
 package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -24,6 +31,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,46 +42,61 @@ import (
 
 func main() { benchutil.Main("searchbench", run) }
 
-// smokeBudget is the budget of a smoke run.
-const smokeBudget = 12
+// mode is a size of the benchmark.
+type mode struct {
+	name     string
+	problems []string
+	seeds    int
+	conc     []int
+	// budget scales the problems' default budgets; smoke sets a fixed one.
+	budget func(p *functions.Problem) float64
+}
 
-// defaultOut returns the default output directory: out/ of the bench
-// module, whether the command runs from the bench module or from the
-// repository root.
-func defaultOut() string {
+var modes = map[string]mode{
+	"default": {name: "default", problems: searchbench.DefaultProblems, seeds: 10, conc: []int{1, 4, 16},
+		budget: func(p *functions.Problem) float64 { return searchbench.DefaultBudgets[p.Name] }},
+	"long": {name: "long", problems: nil, seeds: 20, conc: []int{1, 4, 16},
+		budget: func(p *functions.Problem) float64 { return searchbench.LongBudgets[p.Name] }},
+	"smoke": {name: "smoke", problems: searchbench.SmokeProblems, seeds: 2, conc: []int{1, 4},
+		budget: func(*functions.Problem) float64 { return searchbench.SmokeBudget }},
+}
+
+// repoRoot returns the repository's root: the directory above the bench
+// module, whether the command runs from the bench module or from the root.
+func repoRoot() (string, error) {
 	if data, err := os.ReadFile("go.mod"); err == nil && strings.Contains(string(data), "module github.com/hone-tune/hone/bench\n") {
-		return "out"
+		return "..", nil
 	}
-	if _, err := os.Stat(filepath.Join("bench", "go.mod")); err == nil {
-		return filepath.Join("bench", "out")
+	if data, err := os.ReadFile("go.mod"); err == nil && strings.Contains(string(data), "module github.com/hone-tune/hone\n") {
+		return ".", nil
 	}
-	return "out"
+	return "", fmt.Errorf("run from the repository or its bench module, or give -out")
 }
 
 // run is the command: it parses args, runs the benchmark, and writes the
-// report to stdout (progress to stderr) and to the output directory.
+// report (progress to stderr).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("searchbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		out      = fs.String("out", "", "output directory for results.md and the PNG plots (default bench/out/)")
-		smoke    = fs.Bool("smoke", false, fmt.Sprintf("smoke mode: 2 seeds, budget %d, hartmann6 only", smokeBudget))
-		seeds    = fs.Int("seeds", 10, "number of seeds per method")
-		budget   = fs.Float64("budget", 0, "budget per run in full-fidelity evaluations, for every function (default: per function, see -help)")
-		funcs    = fs.String("functions", "", "comma-separated functions (default all: hartmann6,branin,countingones-4+4,countingones-16+16)")
-		methods  = fs.String("methods", "", "comma-separated methods (default all: "+searchbench.MethodNames()+"); random always runs")
-		workers  = fs.Int("workers", 1, "trials a hone method runs at once")
+		out      = fs.String("out", "", "directory for QUALITY.md and quality/*.png (default: the repository's docs/; with -smoke, bench/out/)")
+		smoke    = fs.Bool("smoke", false, fmt.Sprintf("smoke mode: 2 seeds, budget %g, one problem per family, concurrency 1 and 4", searchbench.SmokeBudget))
+		long     = fs.Bool("long", false, "long mode: every problem setting, 20 seeds, larger budgets")
+		seeds    = fs.Int("seeds", 0, "number of seeds per method (default: the mode's)")
+		budget   = fs.Float64("budget", 0, "budget per run in full-fidelity evaluations, for every problem (default: the mode's, per problem)")
+		funcs    = fs.String("functions", "", "comma-separated problems (default: the mode's; all: "+allProblems()+")")
+		methods  = fs.String("methods", "", "comma-separated methods (default all: "+strings.Join(searchbench.Methods(), ",")+"); random always runs")
+		conc     = fs.String("concurrency", "", "comma-separated numbers of trials at once (default: the mode's)")
+		optuna   = fs.Bool("optuna", true, "run the Optuna baselines (installing python3-optuna if needed and possible)")
 		parallel = fs.Int("j", runtime.NumCPU(), "runs executed at once")
-		plots    = fs.Bool("plots", true, "write a PNG plot per function")
+		plots    = fs.Bool("plots", true, "draw the plots")
 		quiet    = fs.Bool("q", false, "no progress lines on stderr")
 		tmpRoot  = fs.String("tmp", "", "directory for the hone experiment directories while they run (default /dev/shm if usable, else the system temporary directory)")
+		save     = fs.String("save", "", "file to save the runs' results in, to write the report again with -from (default: bench/out/searchbench-runs.json, or runs.json in -out)")
+		from     = fs.String("from", "", "write the report (and plots) from the results saved by an earlier run instead of running")
 	)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: searchbench [flags]\n\nDefault budgets (full mode):")
-		for _, p := range functions.Problems() {
-			fmt.Fprintf(stderr, " %s=%g", p.Name, searchbench.DefaultBudgets[p.Name])
-		}
-		fmt.Fprintf(stderr, "\n\n")
+		fmt.Fprintf(stderr, "usage: searchbench [flags]\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -82,32 +105,46 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if *out == "" {
-		*out = defaultOut()
+	if *smoke && *long {
+		return fmt.Errorf("-smoke and -long exclude each other")
 	}
-	cfg := searchbench.Config{Seeds: *seeds, Workers: *workers, Parallel: *parallel}
-	names := *funcs
-	if *smoke {
-		cfg.Seeds = 2
-		if names == "" {
-			names = "hartmann6"
-		}
-		if *budget == 0 {
-			*budget = smokeBudget
-		}
+	md := modes["default"]
+	switch {
+	case *smoke:
+		md = modes["smoke"]
+	case *long:
+		md = modes["long"]
 	}
-	if names != "" {
-		for _, n := range strings.Split(names, ",") {
-			p := functions.ByName(strings.TrimSpace(n))
-			if p == nil {
-				return fmt.Errorf("-functions: unknown function %q", n)
-			}
-			cfg.Problems = append(cfg.Problems, p)
+	cfg := searchbench.Config{Seeds: md.seeds, Concurrency: md.conc, Parallel: *parallel, NoOptuna: !*optuna, Log: stderr, Budget: md.budget}
+	if *seeds > 0 {
+		cfg.Seeds = *seeds
+	} else if *seeds < 0 {
+		return fmt.Errorf("-seeds = %d: must be > 0", *seeds)
+	}
+	names := md.problems
+	if *funcs != "" {
+		names = strings.Split(*funcs, ",")
+	}
+	for _, n := range names {
+		p := functions.ByName(strings.TrimSpace(n))
+		if p == nil {
+			return fmt.Errorf("-functions: unknown problem %q", n)
 		}
+		cfg.Problems = append(cfg.Problems, p)
 	}
 	if *methods != "" {
 		for _, m := range strings.Split(*methods, ",") {
 			cfg.Methods = append(cfg.Methods, strings.TrimSpace(m))
+		}
+	}
+	if *conc != "" {
+		cfg.Concurrency = nil
+		for _, s := range strings.Split(*conc, ",") {
+			c, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || c < 1 {
+				return fmt.Errorf("-concurrency: %q is not a number ≥ 1", s)
+			}
+			cfg.Concurrency = append(cfg.Concurrency, c)
 		}
 	}
 	if *budget < 0 {
@@ -116,54 +153,181 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if b := *budget; b > 0 {
 		cfg.Budget = func(*functions.Problem) float64 { return b }
 	}
-	if !*quiet {
-		cfg.Progress = func(done, total int, t *searchbench.Trace) {
-			fmt.Fprintf(stderr, "[%d/%d] %s %s seed %d: final regret %.4g, %d trials, %v\n",
-				done, total, t.Problem, t.Method, t.Seed, t.Final(), t.Trials, t.Wall.Round(time.Millisecond))
+	dir := *out
+	if dir == "" {
+		root, err := repoRoot()
+		if err != nil {
+			return err
+		}
+		dir = filepath.Join(root, "docs")
+		if *smoke {
+			dir = filepath.Join(root, "bench", "out")
 		}
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
+	plotDir := filepath.Join(dir, "quality")
+	if err := os.MkdirAll(plotDir, 0o755); err != nil {
 		return err
 	}
-	tmp, err := benchutil.TempDir(*tmpRoot, "searchbench-")
-	if err != nil {
-		return err
+	if !*quiet {
+		cfg.Progress = func(done, total int, t *searchbench.Trace) {
+			fmt.Fprintf(stderr, "[%d/%d] %s c=%d %s seed %d: final regret %.4g, %d trials, searcher CPU %v, %v\n",
+				done, total, t.Problem, t.Concurrency, t.Method, t.Seed, t.Final(), t.Trials,
+				t.CPU.Round(time.Millisecond), t.Wall.Round(time.Millisecond))
+		}
 	}
-	defer os.RemoveAll(tmp)
-	cfg.TempDir = tmp
-
-	start := time.Now()
-	results, err := searchbench.Run(ctx, cfg)
-	if err != nil {
-		return err
+	reportPath := filepath.Join(dir, "QUALITY.md")
+	notes := keptNotes(reportPath)
+	var (
+		res  *searchbench.Results
+		info searchbench.RunInfo
+	)
+	if *from != "" {
+		f, err := os.Open(*from)
+		if err != nil {
+			return err
+		}
+		res, info, err = searchbench.Load(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", *from, err)
+		}
+	} else {
+		tmp, err := benchutil.TempDir(*tmpRoot, "searchbench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		cfg.TempDir = tmp
+		load0 := loadAverage()
+		cpu0 := cpuUsed()
+		start := time.Now()
+		res, err = searchbench.Run(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		info = searchbench.RunInfo{
+			Command: commandLine(args), Mode: md.name, Start: start, Elapsed: time.Since(start), CPUs: runtime.NumCPU(),
+			Parallel: cfg.Parallel, CPUTime: cpuUsed() - cpu0, TimerOverhead: searchbench.TimerOverhead(),
+		}
+		if l0, l1 := load0, loadAverage(); l0 != "" && l1 != "" {
+			info.Load = l0 + " at the start, " + l1 + " at the end"
+		}
+		savePath := *save
+		if savePath == "" {
+			savePath = filepath.Join(dir, "runs.json")
+			if *out == "" {
+				root, _ := repoRoot()
+				savePath = filepath.Join(root, "bench", "out", "searchbench-runs.json")
+			}
+		}
+		if err := os.MkdirAll(filepath.Dir(savePath), 0o755); err != nil {
+			return err
+		}
+		f, err := os.Create(savePath)
+		if err != nil {
+			return err
+		}
+		if err := searchbench.Save(f, res, info); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
 	}
-	elapsed := time.Since(start)
-
-	mdPath := filepath.Join(*out, "results.md")
-	f, err := os.Create(mdPath)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(io.MultiWriter(stdout, f))
-	mode := "full mode"
-	if *smoke {
-		mode = "smoke mode"
-	}
-	fmt.Fprintf(w, "## Search quality: `%s` (%s)\n\n", strings.TrimSpace("searchbench "+strings.Join(args, " ")), mode)
-	fmt.Fprintf(w, "Run %s on %s/%s, %d CPUs, %s wall.\n\n", start.UTC().Format("2006-01-02 15:04 UTC"),
-		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), elapsed.Round(time.Second))
-	searchbench.WriteReport(w, results, cfg.Workers)
+	info.Plots, info.Notes = map[string]string{}, notes
 	if *plots {
-		for _, r := range results {
-			path, err := r.Plot(*out)
+		seen := map[string]bool{}
+		for _, c := range res.Cells {
+			if seen[c.Problem.Name] {
+				continue
+			}
+			seen[c.Problem.Name] = true
+			name, err := searchbench.PlotProblem(plotDir, res.Cells, c.Problem)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "Plot: %s\n", path)
+			info.Plots[c.Problem.Name] = "quality/" + name
+		}
+		name, err := searchbench.PlotParallel(plotDir, res.Cells)
+		if err != nil {
+			return err
+		}
+		if name != "" {
+			info.ParallelPlot = "quality/" + name
 		}
 	}
-	if err := w.Flush(); err != nil {
+	var buf bytes.Buffer
+	searchbench.WriteReport(&buf, res, info)
+	if err := os.WriteFile(reportPath, buf.Bytes(), 0o644); err != nil {
 		return err
 	}
-	return f.Close()
+	w := bufio.NewWriter(stdout)
+	w.Write(buf.Bytes())
+	fmt.Fprintf(w, "\nWritten: %s\n", reportPath)
+	return w.Flush()
+}
+
+// commandLine returns the command that reproduces this run.
+func commandLine(args []string) string {
+	var kept []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "-q" || a == "--q" {
+			continue
+		}
+		skip := false
+		for _, f := range []string{"out", "tmp", "save", "from"} {
+			if a == "-"+f || a == "--"+f {
+				i++
+				skip = true
+			} else if strings.HasPrefix(a, "-"+f+"=") || strings.HasPrefix(a, "--"+f+"=") {
+				skip = true
+			}
+		}
+		if skip {
+			continue
+		}
+		kept = append(kept, a)
+	}
+	return strings.TrimSpace("cd bench && go run ./cmd/searchbench " + strings.Join(kept, " "))
+}
+
+// keptNotes returns the hand-written notes of the report at path, or "".
+func keptNotes(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	s := string(data)
+	i := strings.Index(s, searchbench.NotesBegin)
+	j := strings.Index(s, searchbench.NotesEnd)
+	if i < 0 || j < i {
+		return ""
+	}
+	notes := strings.Trim(s[i+len(searchbench.NotesBegin):j], "\n")
+	if notes == "(none yet)" {
+		return ""
+	}
+	return notes
+}
+
+// loadAverage returns the 1-minute load average, or "".
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	if f := strings.Fields(string(data)); len(f) > 0 {
+		return f[0]
+	}
+	return ""
+}
+
+func allProblems() string {
+	var names []string
+	for _, p := range functions.Problems() {
+		names = append(names, p.Name)
+	}
+	return strings.Join(names, ",")
 }
