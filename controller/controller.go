@@ -79,7 +79,11 @@ type Controller struct {
 	byID   map[string]*hone.Trial
 	st     map[string]*tstate
 
-	idRng    *rand.Rand
+	idRng *rand.Rand
+	// spareIDs and spareID: with spareIDs, the id of a suggestion the
+	// searcher did not make waits in spareID for the next (keepID).
+	spareIDs bool
+	spareID  string
 	schedRng *rand.Rand
 
 	now          time.Time
@@ -194,6 +198,7 @@ func New(exp *hone.Experiment, pool hone.Resources) (*Controller, error) {
 		byID:        map[string]*hone.Trial{},
 		st:          map[string]*tstate{},
 		idRng:       rand.New(rand.NewPCG(exp.Seed, 0x1d5eed)),
+		spareIDs:    true,
 		schedRng:    rand.New(rand.NewPCG(exp.Seed, 0x5c4ed)),
 		pins:        map[string]int{},
 		autoPending: AutoPending(Slots(exp, pool)),
@@ -994,13 +999,19 @@ func (c *Controller) suggest() bool {
 	if c.searchDone {
 		return false
 	}
-	id := c.newID()
+	id := c.spareID
+	if id == "" {
+		id = c.newID()
+	}
+	c.spareID = ""
 	cfg, err := c.search.Suggest(id)
 	switch {
 	case errors.Is(err, hone.ErrNotNow):
+		c.keepID(id)
 		return false
 	case errors.Is(err, hone.ErrSearchDone):
 		c.searchDone = true
+		c.keepID(id)
 		return false
 	case err != nil:
 		c.searchDone, c.searchFailed = true, true
@@ -1134,12 +1145,23 @@ func (c *Controller) start(t *hone.Trial) {
 	c.notify(NoteStart, t, nil, cp, "")
 }
 
+// newID draws a trial id that no trial has and that is not the spare.
 func (c *Controller) newID() string {
 	for {
 		id := fmt.Sprintf("%08x", c.idRng.Uint32())
-		if _, dup := c.byID[id]; !dup {
+		if _, dup := c.byID[id]; !dup && id != c.spareID {
 			return id
 		}
+	}
+}
+
+// keepID keeps the id of a suggestion the searcher did not make for the
+// next one (Settings.SpareIDs), so that the ids of the trials, and a
+// run's decisions, do not depend on how often the searcher was asked in
+// vain: a tick more or less between two results changes nothing.
+func (c *Controller) keepID(id string) {
+	if c.spareIDs {
+		c.spareID = id
 	}
 }
 

@@ -37,6 +37,12 @@ type Settings struct {
 	// start, so that time in a cluster's queue is not held against it.
 	// It is the executor's, so a resume with another executor changes it.
 	StartsAnnounced bool `json:"starts_announced,omitempty"`
+	// SpareIDs says that the id of a suggestion the searcher declined
+	// (hone.ErrNotNow) is kept for the next one rather than drawn again,
+	// so that trial ids do not depend on how often the searcher was asked.
+	// Every session of hone sets it; a journal whose sessions ran without
+	// it (absent: false) replays with the ids it drew then.
+	SpareIDs bool `json:"spare_ids,omitempty"`
 }
 
 // Settings returns the settings the controller runs with now.
@@ -49,6 +55,7 @@ func (c *Controller) Settings() Settings {
 		TrialTimeout:        c.exp.TrialTimeout,
 		ReportTimeout:       c.exp.ReportTimeout,
 		StartsAnnounced:     c.announced,
+		SpareIDs:            c.spareIDs,
 	}
 	if c.exp.ResourcesFn == nil {
 		r := c.exp.Resources
@@ -86,6 +93,10 @@ func (c *Controller) ApplySettings(s Settings) error {
 	c.exp.TrialTimeout = s.TrialTimeout
 	c.exp.ReportTimeout = s.ReportTimeout
 	c.announced = s.StartsAnnounced
+	c.spareIDs = s.SpareIDs
+	if !c.spareIDs {
+		c.spareID = ""
+	}
 	c.autoPending = AutoPending(Slots(c.exp, c.pool))
 	return nil
 }

@@ -156,9 +156,15 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 			return nil, fmt.Errorf("resume: the journal's header: %w", err)
 		}
 	} else {
-		// A journal from before hone recorded settings: its executor
-		// announced no starts (hone did not know of them then).
-		r.ctl.SetStartsAnnounced(false)
+		// A journal from before hone recorded settings: it ran with this
+		// session's settings, except that its executor announced no starts
+		// and its ids were drawn for every suggestion asked for (hone did
+		// neither then).
+		old := settings
+		old.StartsAnnounced, old.SpareIDs = false, false
+		if err := r.ctl.ApplySettings(old); err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
 	}
 	var from int
 	var seqs map[string]int // results so far of the trials in recover
