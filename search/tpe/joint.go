@@ -20,11 +20,43 @@ type joint struct {
 	logw []float64 // log normalised kernel weights
 	// Per dim d, per kernel k: numeric dims have mu, sigma, logZ (the log
 	// of the kernel's mass inside the range) and logc = −log σ − logZ;
-	// categorical ones logp (log probability per category) and cumc
-	// (cumulative probabilities).
+	// categorical ones a catKernels.
 	mu, sigma, logZ, logc [][]float64
-	logp, cumc            [][][]float64
-	buf                   []float64
+	cats                  []*catKernels
+	buf, cbuf             []float64
+	// cells caches, per quantized dim, each kernel's log mass of a cell
+	// (keyed by the cell's lower end) less its logZ: the candidates of one
+	// suggestion fall in few cells, and the masses cost two erfc each.
+	cells []map[float64][]float64
+	// uniq holds, per quantized dim, the distinct (mu, sigma) of its
+	// kernels and each kernel's index among them: observations of a
+	// quantized dim take few values, so its masses are computed once per
+	// distinct kernel.
+	uniq []*uniqKernels
+}
+
+// uniqKernels are the distinct (mu, sigma) pairs of a dim's kernels.
+type uniqKernels struct {
+	mu, sigma []float64
+	of        []int // kernel k's pair is (mu[of[k]], sigma[of[k]])
+}
+
+// newUniqKernels groups the kernels (mu[k], sg[k]) by pair, in the order
+// each pair first appears.
+func newUniqKernels(mu, sg []float64) *uniqKernels {
+	u := &uniqKernels{of: make([]int, len(mu))}
+	seen := map[[2]float64]int{}
+	for k := range mu {
+		key := [2]float64{mu[k], sg[k]}
+		i, ok := seen[key]
+		if !ok {
+			i = len(u.mu)
+			seen[key] = i
+			u.mu, u.sigma = append(u.mu, mu[k]), append(u.sigma, sg[k])
+		}
+		u.of[k] = i
+	}
+	return u
 }
 
 // newJoint fits the estimator of dims (the dims at indices idx of each
@@ -58,7 +90,7 @@ func newJoint(dims []*dim, idx []int, rows []row, priorWeight float64) *joint {
 	}
 	j := &joint{dims: dims, cum: make([]float64, m), logw: make([]float64, m), buf: make([]float64, m),
 		mu: make([][]float64, len(dims)), sigma: make([][]float64, len(dims)), logZ: make([][]float64, len(dims)), logc: make([][]float64, len(dims)),
-		logp: make([][][]float64, len(dims)), cumc: make([][][]float64, len(dims))}
+		cats: make([]*catKernels, len(dims)), uniq: make([]*uniqKernels, len(dims))}
 	acc := 0.0
 	for k, v := range w {
 		acc += v / total
@@ -69,29 +101,19 @@ func newJoint(dims []*dim, idx []int, rows []row, priorWeight float64) *joint {
 		if d.categorical() {
 			nc := len(d.cats)
 			fill := priorWeight / float64(m)
-			j.logp[di] = make([][]float64, m)
-			j.cumc[di] = make([][]float64, m)
+			rowMass := fill*float64(nc) + 1
+			ck := &catKernels{n: nc, obs: make([]int, m), pFill: fill / rowMass, pPrior: 1 / float64(nc)}
+			ck.pHit = ck.pFill + 1/rowMass
+			ck.lpFill, ck.lpHit, ck.lpPrior = math.Log(ck.pFill), math.Log(ck.pHit), math.Log(ck.pPrior)
 			for k := range m {
-				p := make([]float64, nc)
-				if k == n { // the prior: uniform
-					for c := range p {
-						p[c] = 1 / float64(nc)
-					}
-				} else {
-					rowMass := fill*float64(nc) + 1
-					for c := range p {
-						p[c] = fill / rowMass
-					}
-					p[int(xs[k][di])] += 1 / rowMass
+				ck.obs[k] = -1 // the prior: uniform
+				if k < n {
+					ck.obs[k] = int(xs[k][di])
 				}
-				lp, cp := make([]float64, nc), make([]float64, nc)
-				a := 0.0
-				for c, v := range p {
-					lp[c] = math.Log(v)
-					a += v
-					cp[c] = a
-				}
-				j.logp[di][k], j.cumc[di][k] = lp, cp
+			}
+			j.cats[di] = ck
+			if len(j.cbuf) < nc {
+				j.cbuf = make([]float64, nc)
 			}
 			continue
 		}
@@ -111,12 +133,93 @@ func newJoint(dims []*dim, idx []int, rows []row, priorWeight float64) *joint {
 			if !(sg[k] > 0) {
 				sg[k] = 1 // a one-point range: any width samples that point
 			}
-			lz[k] = logNormMass((d.lo-mu[k])/sg[k], (d.hi-mu[k])/sg[k])
+		}
+		if d.quantized() {
+			u := newUniqKernels(mu, sg)
+			ulz := make([]float64, len(u.mu))
+			for i := range ulz {
+				ulz[i] = logNormMass((d.lo-u.mu[i])/u.sigma[i], (d.hi-u.mu[i])/u.sigma[i])
+			}
+			for k := range m {
+				lz[k] = ulz[u.of[k]]
+			}
+			j.uniq[di] = u
+		} else {
+			for k := range m {
+				lz[k] = logNormMass((d.lo-mu[k])/sg[k], (d.hi-mu[k])/sg[k])
+			}
+		}
+		for k := range m {
 			lc[k] = -math.Log(sg[k]) - lz[k]
 		}
 		j.mu[di], j.sigma[di], j.logZ[di], j.logc[di] = mu, sg, lz, lc
 	}
 	return j
+}
+
+// catKernels are the components of a categorical dim's kernels: kernel k
+// puts pHit on its observation's category obs[k] and pFill on each other
+// one; the prior kernel (obs −1) puts pPrior on each.
+type catKernels struct {
+	n                      int // categories
+	obs                    []int
+	pFill, pHit, pPrior    float64
+	lpFill, lpHit, lpPrior float64
+}
+
+// logp returns kernel k's log probability of category c.
+func (ck *catKernels) logp(k, c int) float64 {
+	switch ck.obs[k] {
+	case -1:
+		return ck.lpPrior
+	case c:
+		return ck.lpHit
+	}
+	return ck.lpFill
+}
+
+// cum writes kernel k's cumulative probabilities into buf and returns
+// them.
+func (ck *catKernels) cum(k int, buf []float64) []float64 {
+	buf = buf[:ck.n]
+	a := 0.0
+	for c := range buf {
+		v := ck.pFill
+		switch ck.obs[k] {
+		case -1:
+			v = ck.pPrior
+		case c:
+			v = ck.pHit
+		}
+		a += v
+		buf[c] = a
+	}
+	return buf
+}
+
+// cellMass returns, per kernel, the log mass of the cell [z1, z2] of
+// quantized dim di less the kernel's logZ, computed once per cell.
+func (j *joint) cellMass(di int, z1, z2 float64) []float64 {
+	if j.cells == nil {
+		j.cells = make([]map[float64][]float64, len(j.dims))
+	}
+	if j.cells[di] == nil {
+		j.cells[di] = map[float64][]float64{}
+	}
+	if v, ok := j.cells[di][z1]; ok {
+		return v
+	}
+	u, lz := j.uniq[di], j.logZ[di]
+	mass := make([]float64, len(u.mu))
+	for i := range mass {
+		mass[i] = logNormMass((z1-u.mu[i])/u.sigma[i], (z2-u.mu[i])/u.sigma[i])
+	}
+	v := make([]float64, len(lz))
+	for k := range v {
+		v[k] = mass[u.of[k]] - lz[k]
+	}
+	j.cells[di][z1] = v
+	return v
 }
 
 // sample draws a kernel, then each dim's coordinate from that kernel's
@@ -128,7 +231,7 @@ func (j *joint) sample(r *rand.Rand, x []float64) {
 	for di, d := range j.dims {
 		u := r.Float64()
 		if d.categorical() {
-			x[di] = float64(pick(j.cumc[di][k], u))
+			x[di] = float64(pick(j.cats[di].cum(k, j.cbuf), u))
 			continue
 		}
 		mu, s := j.mu[di][k], j.sigma[di][k]
@@ -160,15 +263,15 @@ func (j *joint) logPDF(x []float64) float64 {
 		if d.categorical() {
 			c := int(x[di])
 			for k := range j.buf {
-				j.buf[k] += j.logp[di][k][c]
+				j.buf[k] += j.cats[di].logp(k, c)
 			}
 			continue
 		}
-		mu, sg, lz := j.mu[di], j.sigma[di], j.logZ[di]
+		mu, sg := j.mu[di], j.sigma[di]
 		if d.quantized() {
 			if z1, z2 := d.cell(x[di]); z2 > z1 {
-				for k := range j.buf {
-					j.buf[k] += logNormMass((z1-mu[k])/sg[k], (z2-mu[k])/sg[k]) - lz[k]
+				for k, v := range j.cellMass(di, z1, z2) {
+					j.buf[k] += v
 				}
 				continue
 			}

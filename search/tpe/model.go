@@ -44,11 +44,51 @@ func (s *Searcher) training() (good, bad []row, ok bool) {
 
 // rungTraining is training with rungs: every trial observed at the floor
 // or above ranks by the highest budget it reached, then by its loss there;
-// pending trials not observed there are the liars.
+// pending trials not observed there are the liars. The good rows are the
+// first gamma(n) of the ranking s.ranked keeps, and the bad ones the
+// newest maxBad of the other rows, found from the newest trial back: a
+// suggestion costs O(maxBad + the trials skipped), not O(every trial), so
+// that it stays cheap under ASHA's thousands of trials. The result is
+// split's over every row (rowsAt).
 func (s *Searcher) rungTraining() (good, bad []row, ok bool) {
 	floor := s.floorIndex()
-	rows := make([]row, 0, len(s.all))
 	n := 0
+	for _, c := range s.perLevel[floor:] {
+		n += c
+	}
+	need := s.startup
+	if floor > 0 {
+		need = fidelity.MinTrusted(s.startup) // above a misleading budget
+	}
+	if n < need {
+		return nil, nil, false
+	}
+	k := min(max(s.gamma(n), 0), n) // the ranking's first n trials are those at the floor or above
+	isGood := make(map[int]bool, k)
+	good = make([]row, 0, k)
+	for _, t := range s.ranked[:k] {
+		isGood[t.seq] = true
+		good = append(good, row{seq: t.seq, loss: t.topLoss, x: t.x, level: t.top})
+	}
+	slices.SortFunc(good, func(a, b row) int { return a.seq - b.seq })
+	for i := len(s.all) - 1; i >= 0 && len(bad) < maxBad; i-- {
+		t := s.all[i]
+		switch {
+		case t.top >= floor && isGood[t.seq]:
+		case t.top >= floor:
+			bad = append(bad, row{seq: t.seq, loss: t.topLoss, x: t.x, level: t.top})
+		case s.liar && !t.done:
+			bad = append(bad, row{seq: t.seq, loss: math.Inf(1), x: t.x, liar: true})
+		}
+	}
+	slices.Reverse(bad)
+	return good, bad, true
+}
+
+// rowsAt returns the rows of rung training at floor index floor, in
+// suggestion order, and how many are observations: the definition that
+// rungTraining computes faster (tests compare the two).
+func (s *Searcher) rowsAt(floor int) (rows []row, n int) {
 	for _, t := range s.all {
 		switch {
 		case t.top >= 0 && t.top >= floor:
@@ -58,15 +98,37 @@ func (s *Searcher) rungTraining() (good, bad []row, ok bool) {
 			rows = append(rows, row{seq: t.seq, loss: math.Inf(1), x: t.x, liar: true})
 		}
 	}
-	need := s.startup
-	if floor > 0 {
-		need = fidelity.MinTrusted(s.startup) // above a misleading budget
+	return rows, n
+}
+
+// unrank takes t, observed, out of s.ranked before its highest budget or
+// its loss there changes.
+func (s *Searcher) unrank(t *trial) {
+	i, found := slices.BinarySearchFunc(s.ranked, row{seq: t.seq, loss: t.topLoss, level: t.top}, rankCmp)
+	if !found {
+		panic("tpe: an observed trial is missing from the ranking")
 	}
-	if n < need {
-		return nil, nil, false
+	s.ranked = slices.Delete(s.ranked, i, i+1)
+	s.perLevel[t.top]--
+}
+
+// rank puts t, observed, at its place in s.ranked.
+func (s *Searcher) rank(t *trial) {
+	i, _ := slices.BinarySearchFunc(s.ranked, row{seq: t.seq, loss: t.topLoss, level: t.top}, rankCmp)
+	s.ranked = slices.Insert(s.ranked, i, t)
+	s.perLevel[t.top]++
+}
+
+// rankCmp orders ranked trials as ranks orders rows.
+func rankCmp(t *trial, r row) int {
+	a := row{seq: t.seq, loss: t.topLoss, level: t.top}
+	switch {
+	case ranks(a, r):
+		return -1
+	case ranks(r, a):
+		return 1
 	}
-	good, bad = split(rows, s.gamma(n))
-	return good, bad, true
+	return 0
 }
 
 // split returns the k observations of rows (in suggestion order) that
@@ -103,7 +165,7 @@ func split(rows []row, k int) (good, bad []row) {
 		}
 		bad = append(bad, r)
 	}
-	if n := len(bad) - maxBad; n > 0 && maxBad > 0 {
+	if n := len(bad) - maxBad; n > 0 {
 		bad = bad[n:] // the newest maxBad
 	}
 	return good, bad
@@ -113,7 +175,7 @@ func split(rows []row, k int) (good, bad []row) {
 // ones are kept. The recency weights already give older ones less weight,
 // and the bound keeps a suggestion's cost from growing with the number of
 // trials, which under ASHA runs into thousands.
-var maxBad = 200
+const maxBad = 200
 
 // ranks reports whether a ranks before b: higher level first, then lower
 // loss, then earlier suggestion.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/search/fidelity"
 	"github.com/hone-tune/hone/space"
 	"pgregory.net/rapid"
 )
@@ -59,6 +60,9 @@ func TestPropertyRungs(t *testing.T) {
 		n := rapid.IntRange(1, 120).Draw(rt, "n")
 		for i := range n {
 			step(s, i, func(l string) int { return rapid.IntRange(0, 3).Draw(rt, fmt.Sprint(l, i)) })
+			if err := sameTraining(s); err != nil {
+				rt.Fatalf("after step %d: %v", i, err)
+			}
 		}
 		data, err := s.MarshalState()
 		if err != nil {
@@ -101,4 +105,28 @@ func TestPropertyRungs(t *testing.T) {
 			rt.Fatalf("the restored searcher diverged:\n%v\n%v", outs[0], outs[1])
 		}
 	})
+}
+
+// sameTraining checks that rungTraining, which keeps a ranking, gives what
+// split gives over every row of the definition (rowsAt).
+func sameTraining(s *Searcher) error {
+	good, bad, ok := s.rungTraining()
+	floor := s.floorIndex()
+	rows, n := s.rowsAt(floor)
+	need := s.startup
+	if floor > 0 {
+		need = fidelity.MinTrusted(s.startup)
+	}
+	if ok != (n >= need) {
+		return fmt.Errorf("rungTraining ok %v with %d observations, %d needed", ok, n, need)
+	}
+	if !ok {
+		return nil
+	}
+	wantGood, wantBad := split(rows, s.gamma(n))
+	// Printed, so that NaN coordinates compare equal and nil equals empty.
+	if fmt.Sprint(good) != fmt.Sprint(wantGood) || fmt.Sprint(bad) != fmt.Sprint(wantBad) {
+		return fmt.Errorf("rungTraining:\n good %v\n bad %v\nsplit:\n good %v\n bad %v", good, bad, wantGood, wantBad)
+	}
+	return nil
 }

@@ -140,6 +140,9 @@ func TestMaxBad(t *testing.T) {
 	run(t, s, maxBad+30, func(c hone.Config) float64 { return c["x"].(float64) })
 	s.Suggest("pending")
 	good, bad, _ := s.training()
+	if err := sameTraining(s); err != nil {
+		t.Fatal(err)
+	}
 	if len(good) != 23 || len(bad) != maxBad {
 		t.Fatalf("%d good, %d bad; want 23 and %d", len(good), len(bad), maxBad)
 	}

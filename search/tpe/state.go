@@ -297,5 +297,13 @@ func (s *Searcher) UnmarshalState(data []byte) error {
 	}
 	*s.pcg = *pcg
 	s.n, s.obs, s.pending, s.past, s.all, s.mon = st.Suggested, obs, pend, past, all, mon
+	if s.budgets != nil {
+		s.ranked, s.perLevel = nil, make([]int, len(s.budgets))
+		for _, t := range all {
+			if t.top >= 0 {
+				s.rank(t)
+			}
+		}
+	}
 	return nil
 }

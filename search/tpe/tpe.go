@@ -220,6 +220,10 @@ type Searcher struct {
 	past    map[string]*trial // with rungs: completed trials
 	all     []*trial          // with rungs: every trial, in suggestion order
 	mon     fidelity.Monitor  // with rungs: the losses at each budget
+	// With rungs: every observed trial in model order (highest budget,
+	// then loss, then suggestion), and how many are at each budget.
+	ranked   []*trial
+	perLevel []int
 }
 
 // observation is a completed trial: its coordinates (one per dim, NaN where
@@ -357,6 +361,7 @@ func (s *Searcher) setRungs(timeAttr string, budgets []float64) error {
 	slices.Sort(bs)
 	s.timeAttr, s.budgets = timeAttr, slices.Compact(bs)
 	s.past = map[string]*trial{}
+	s.ranked, s.perLevel = nil, make([]int, len(s.budgets))
 	return nil
 }
 
@@ -486,9 +491,13 @@ func (s *Searcher) feed(id string, t *trial, r *hone.Result) {
 	if k < 0 || k <= t.top {
 		return
 	}
+	if t.top >= 0 {
+		s.unrank(t)
+	}
 	t.top = k
 	s.mon.Observe(id, s.budgets[k], -s.mode.Score(v))
 	t.topLoss, _ = s.mon.Loss(id, s.budgets[k]) // NaN made +Inf
+	s.rank(t)
 }
 
 // rule is the fidelity rule the searcher applies to its rungs.
