@@ -134,6 +134,10 @@ type Cell struct {
 // problem's concurrencies in increasing order.
 type Results struct {
 	Cells []*Cell
+	// Scale holds the runs at ScaleSteps steps (ScaleBudget), if any:
+	// hone's methods and random search at concurrency 1 and the highest
+	// one, for parallel efficiency and searcher CPU at that size.
+	Scale []*Cell
 	// Optuna is Optuna's version, or why its methods did not run.
 	Optuna string
 	// OptunaRan reports whether the Optuna methods ran.
@@ -317,6 +321,29 @@ var (
 		"borehole": 64, "borehole-mislead": 64, "bumps": 128, "bumps-decoy": 128,
 	}
 )
+
+// ScaleSteps is the number of steps of a run in the part of the benchmark
+// that measures parallel efficiency and searcher CPU at a size where
+// concurrency 16 is not held back by its first round: 16 trials at once
+// spend a budget of about 16 before the first can finish at full
+// fidelity, which the default budgets (32 to 64) leave little room past.
+const ScaleSteps = 8100
+
+// ScaleBudget is p's budget at ScaleSteps steps, in full-fidelity
+// evaluations.
+func ScaleBudget(p *functions.Problem) float64 { return float64(ScaleSteps) / float64(p.Steps) }
+
+// ScaleMethods returns the methods of the ScaleSteps part: random search
+// (the target) and every method of hone's own.
+func ScaleMethods() []string {
+	out := []string{Baseline}
+	for _, m := range HoneMethods {
+		if !m.Baseline {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
 
 // SmokeBudget is every problem's budget in smoke mode.
 const SmokeBudget = 5.0

@@ -71,6 +71,16 @@
 // budget needed at each concurrency to reach random search's median final
 // regret at concurrency 1.
 //
+// # Larger runs
+//
+// A second part runs random search and hone's own methods again with a
+// budget of ScaleSteps (8,100) steps per run, at concurrency 1 and the
+// highest, and reports parallel efficiency and searcher CPU at that size
+// too. At the default budgets (32 to 64 full-fidelity evaluations) sixteen
+// trials at once spend about 16 before the first of them can finish at
+// full fidelity, which bounds how soon any curve at concurrency 16 can
+// start; the report shows that point beside each efficiency figure.
+//
 // # Searcher CPU
 //
 // Each run's searcher CPU is the CPU time spent inside the calls into the

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -377,8 +378,11 @@ func WriteReport(w io.Writer, res *Results, info RunInfo) {
 	}
 	fmt.Fprintf(w, "- Per method, the cells where it alone is at or below the best baseline (≤ 1×), and within 1.25× of it:\n\n")
 	writeMethodRecord(w, cells, honeMs, cs)
-	writeEfficiencySummary(w, cells, honeMs, cs, info)
+	writeEfficiencySummary(w, cells, cs, info, "")
 	writeCPUSummary(w, cells, ms, cs, info)
+	if len(res.Scale) > 0 {
+		writeScale(w, res.Scale, info)
+	}
 
 	fmt.Fprintf(w, "## Notes on this run\n\n%s\n", NotesBegin)
 	if info.Notes != "" {
@@ -463,21 +467,26 @@ func writeMethodRecord(w io.Writer, cells []*Cell, honeMs []string, cs []int) {
 // writeEfficiencySummary writes the parallel efficiency: the figure, and
 // per problem the budget each hone method and each baseline needs at each
 // concurrency.
-func writeEfficiencySummary(w io.Writer, cells []*Cell, honeMs []string, cs []int, info RunInfo) {
+// writeEfficiencySummary writes the parallel efficiency of hone's best
+// method per problem; size, if not empty, says at what size the cells
+// ran.
+func writeEfficiencySummary(w io.Writer, cells []*Cell, cs []int, info RunInfo, size string) {
 	es := Efficiencies(cells)
 	if len(es) == 0 || !slices.Contains(cs, 1) {
 		return
 	}
 	top := cs[len(cs)-1]
-	fmt.Fprintf(w, "- **Parallel efficiency.** Per problem setting, the budget a method's median curve needs to reach random search's "+
+	fmt.Fprintf(w, "- **Parallel efficiency%s.** Per problem setting, the budget a method's median curve needs to reach random search's "+
 		"median final regret at concurrency 1, at each concurrency, and the ratio to its own budget at concurrency 1 "+
 		"(target for hone's best method at concurrency %d: ≤ 1.5×). hone's best method of a problem is the hone method "+
-		"with the lowest median final regret there at concurrency 1.\n\n", top)
-	if info.ParallelPlot != "" {
+		"with the lowest median final regret there at concurrency 1. The last column is the budget spent, in the median "+
+		"run of that method at concurrency %d, when its first full-fidelity result arrived: no curve starts before it, "+
+		"since %d trials at once spend about %d full evaluations' worth before the first of them can finish.\n\n", size, top, top, top, top)
+	if info.ParallelPlot != "" && size == "" {
 		fmt.Fprintf(w, "  ![parallel efficiency](%s)\n\n", info.ParallelPlot)
 	}
 	fmt.Fprintf(w, "| problem | hone's best at concurrency 1 | budget to reach (")
-	fmt.Fprintf(w, "%s) | ratio %d/1 |\n|---|---|---|---|\n", joinInts(cs), top)
+	fmt.Fprintf(w, "%s) | ratio %d/1 | first full-fidelity result at %d |\n|---|---|---|---|---|\n", joinInts(cs), top, top)
 	ok, n := 0, 0
 	for _, p := range problems(cells) {
 		c1 := cellOf(cells, p, 1)
@@ -503,11 +512,60 @@ func writeEfficiencySummary(w io.Writer, cells []*Cell, honeMs []string, cs []in
 					mark = " (over 1.5×)"
 				}
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s%s |\n", p.Name, b.Method, strings.Join(bs, " / "), ratioOrNone(r), mark)
+			first := math.NaN()
+			if ct := cellOf(cells, p, top); ct != nil {
+				first = firstFull(ct.Traces[b.Method])
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s%s | %s |\n", p.Name, b.Method, strings.Join(bs, " / "), ratioOrNone(r), mark, num(first))
 		}
 	}
 	fmt.Fprintf(w, "\n  hone's best method needs at most 1.5× its concurrency-1 budget at concurrency %d on **%d of %d** problem settings "+
 		"(those where it reached the target at either concurrency). Every method's figures are in the details below.\n\n", top, ok, n)
+}
+
+// firstFull returns the median over traces of the budget spent when the
+// first full-fidelity result arrived (+Inf for a run that had none).
+func firstFull(traces []*Trace) float64 {
+	var xs []float64
+	for _, t := range traces {
+		if len(t.Points) > 0 {
+			xs = append(xs, t.Points[0].Budget)
+		} else {
+			xs = append(xs, math.Inf(1))
+		}
+	}
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	sort.Float64s(xs)
+	return benchutil.Quantile(xs, 0.5)
+}
+
+// thousands formats n with a comma between thousands.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// writeScale writes the part with larger runs (ScaleSteps steps by
+// default): parallel efficiency and searcher CPU.
+func writeScale(w io.Writer, cells []*Cell, info RunInfo) {
+	cs := concurrencies(cells)
+	ms := methodsOf(cells)
+	seeds, steps := 0, 0
+	for _, c := range cells {
+		seeds, steps = c.Seeds, int(math.Round(c.Budget*float64(c.Problem.Steps)))
+	}
+	size := thousands(steps) + " steps"
+	fmt.Fprintf(w, "## Larger runs: %s\n\n", size)
+	fmt.Fprintf(w, "The same problems with a budget of %s per run, random search and hone's own methods only, at concurrency %s, "+
+		"%d seeds. At %s steps (%s full-fidelity evaluations of a 27-step problem) the first round of trials at the highest "+
+		"concurrency is a small part of a run.\n\n", size, joinInts(cs), seeds, thousands(ScaleSteps), num(float64(ScaleSteps)/27))
+	writeEfficiencySummary(w, cells, cs, info, " at "+size)
+	writeCPUSummary(w, cells, ms, cs, info)
 }
 
 func ratioOrNone(r float64) string {

@@ -16,6 +16,7 @@ type saved struct {
 	Optuna    string      `json:"optuna"`
 	OptunaRan bool        `json:"optuna_ran"`
 	Cells     []savedCell `json:"cells"`
+	Scale     []savedCell `json:"scale,omitempty"`
 }
 
 type savedCell struct {
@@ -35,6 +36,10 @@ func Save(w io.Writer, res *Results, info RunInfo) error {
 		s.Cells = append(s.Cells, savedCell{Problem: c.Problem.Name, Concurrency: c.Concurrency, Budget: c.Budget,
 			Seeds: c.Seeds, Methods: c.Methods, Traces: c.Traces})
 	}
+	for _, c := range res.Scale {
+		s.Scale = append(s.Scale, savedCell{Problem: c.Problem.Name, Concurrency: c.Concurrency, Budget: c.Budget,
+			Seeds: c.Seeds, Methods: c.Methods, Traces: c.Traces})
+	}
 	enc := json.NewEncoder(w)
 	return enc.Encode(s)
 }
@@ -46,23 +51,36 @@ func Load(r io.Reader) (*Results, RunInfo, error) {
 		return nil, RunInfo{}, err
 	}
 	res := &Results{Optuna: s.Optuna, OptunaRan: s.OptunaRan}
+	var err error
+	if res.Cells, err = loadCells(s.Cells); err != nil {
+		return nil, RunInfo{}, err
+	}
+	if res.Scale, err = loadCells(s.Scale); err != nil {
+		return nil, RunInfo{}, err
+	}
+	return res, s.Info, nil
+}
+
+// loadCells turns saved cells back into cells.
+func loadCells(saved []savedCell) ([]*Cell, error) {
+	var out []*Cell
 	probs := map[string]*functions.Problem{}
-	for _, c := range s.Cells {
+	for _, c := range saved {
 		p := probs[c.Problem]
 		if p == nil {
 			if p = functions.ByName(c.Problem); p == nil {
-				return nil, RunInfo{}, fmt.Errorf("saved run: unknown problem %q", c.Problem)
+				return nil, fmt.Errorf("saved run: unknown problem %q", c.Problem)
 			}
 			probs[c.Problem] = p
 		}
 		for _, m := range c.Methods {
 			if len(c.Traces[m]) != c.Seeds {
-				return nil, RunInfo{}, fmt.Errorf("saved run: %s at concurrency %d: %d traces of %s for %d seeds",
+				return nil, fmt.Errorf("saved run: %s at concurrency %d: %d traces of %s for %d seeds",
 					c.Problem, c.Concurrency, len(c.Traces[m]), m, c.Seeds)
 			}
 		}
-		res.Cells = append(res.Cells, &Cell{Problem: p, Concurrency: c.Concurrency, Budget: c.Budget, Seeds: c.Seeds,
+		out = append(out, &Cell{Problem: p, Concurrency: c.Concurrency, Budget: c.Budget, Seeds: c.Seeds,
 			Methods: c.Methods, Traces: c.Traces})
 	}
-	return res, s.Info, nil
+	return out, nil
 }

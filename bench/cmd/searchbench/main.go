@@ -11,7 +11,7 @@
 //
 // Usage, from the bench module:
 //
-//	go run ./cmd/searchbench            # default size (about 40 minutes on 2 CPUs)
+//	go run ./cmd/searchbench            # default size (about 70 minutes on 2 CPUs)
 //	go run ./cmd/searchbench -long      # larger: every setting, more seeds and budget
 //	go run ./cmd/searchbench -smoke     # tiny; writes to bench/out/, run by go test
 //
@@ -31,6 +31,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,15 +51,19 @@ type mode struct {
 	conc     []int
 	// budget scales the problems' default budgets; smoke sets a fixed one.
 	budget func(p *functions.Problem) float64
+	// scale is the budget of the part at searchbench.ScaleSteps steps
+	// (smoke: a tiny one, to run the part's code).
+	scale func(p *functions.Problem) float64
 }
 
 var modes = map[string]mode{
 	"default": {name: "default", problems: searchbench.DefaultProblems, seeds: 10, conc: []int{1, 4, 16},
-		budget: func(p *functions.Problem) float64 { return searchbench.DefaultBudgets[p.Name] }},
+		budget: func(p *functions.Problem) float64 { return searchbench.DefaultBudgets[p.Name] }, scale: searchbench.ScaleBudget},
 	"long": {name: "long", problems: nil, seeds: 20, conc: []int{1, 4, 16},
-		budget: func(p *functions.Problem) float64 { return searchbench.LongBudgets[p.Name] }},
+		budget: func(p *functions.Problem) float64 { return searchbench.LongBudgets[p.Name] }, scale: searchbench.ScaleBudget},
 	"smoke": {name: "smoke", problems: searchbench.SmokeProblems, seeds: 2, conc: []int{1, 4},
-		budget: func(*functions.Problem) float64 { return searchbench.SmokeBudget }},
+		budget: func(*functions.Problem) float64 { return searchbench.SmokeBudget },
+		scale:  func(*functions.Problem) float64 { return searchbench.SmokeBudget }},
 }
 
 // repoRoot returns the repository's root: the directory above the bench
@@ -94,6 +99,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		tmpRoot  = fs.String("tmp", "", "directory for the hone experiment directories while they run (default /dev/shm if usable, else the system temporary directory)")
 		save     = fs.String("save", "", "file to save the runs' results in, to write the report again with -from (default: bench/out/searchbench-runs.json, or runs.json in -out)")
 		from     = fs.String("from", "", "write the report (and plots) from the results saved by an earlier run instead of running")
+		scale    = fs.Bool("scale", true, fmt.Sprintf("also run hone's methods and random search at %d steps per run, at concurrency 1 and the highest (parallel efficiency and searcher CPU at that size)", searchbench.ScaleSteps))
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: searchbench [flags]\n\n")
@@ -204,6 +210,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		res, err = searchbench.Run(ctx, cfg)
 		if err != nil {
 			return err
+		}
+		if *scale {
+			sc := cfg
+			sc.Budget, sc.NoOptuna, sc.Methods = md.scale, true, nil
+			sc.Concurrency = []int{1, slices.Max(cfg.Concurrency)}
+			if sc.Concurrency[1] == 1 {
+				sc.Concurrency = sc.Concurrency[:1]
+			}
+			for _, m := range searchbench.ScaleMethods() {
+				if len(cfg.Methods) == 0 || slices.Contains(cfg.Methods, m) || m == searchbench.Baseline {
+					sc.Methods = append(sc.Methods, m)
+				}
+			}
+			more, err := searchbench.Run(ctx, sc)
+			if err != nil {
+				return err
+			}
+			res.Scale = more.Cells
 		}
 		info = searchbench.RunInfo{
 			Command: commandLine(args), Mode: md.name, Start: start, Elapsed: time.Since(start), CPUs: runtime.NumCPU(),

@@ -33,7 +33,8 @@ func TestSmoke(t *testing.T) {
 	}
 	for _, want := range []string{"# Search quality", "cd bench && go run ./cmd/searchbench -smoke", "## Summary",
 		"hone's best method is at or below", "Parallel efficiency", "Searcher CPU per run", "## Problems",
-		searchbench.NotesBegin, searchbench.NotesEnd, "## Details per problem"} {
+		searchbench.NotesBegin, searchbench.NotesEnd, "## Details per problem", "## Larger runs: ",
+		"Parallel efficiency at ", "first full-fidelity result at 4"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q", want)
 		}
