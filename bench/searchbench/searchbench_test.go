@@ -178,16 +178,16 @@ func TestEveryMethodRuns(t *testing.T) {
 }
 
 // TestHoneMethodsDeterministic: every hone method gives the same run, bit
-// for bit, from the same seed, at concurrency 1 and 4.
+// for bit, from the same seed, at concurrency 1, 4 and 16.
 func TestHoneMethodsDeterministic(t *testing.T) {
 	p := functions.ByName("bumps-decoy")
 	for _, m := range HoneMethods {
-		for _, c := range []int{1, 4} {
-			a, err := runHone(context.Background(), &m, p, 5, 5, c, t.TempDir())
+		for _, c := range []int{1, 4, 16} {
+			a, err := runHone(context.Background(), &m, p, 5, 20, c, t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := runHone(context.Background(), &m, p, 5, 5, c, t.TempDir())
+			b, err := runHone(context.Background(), &m, p, 5, 20, c, t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
