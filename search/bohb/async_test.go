@@ -2,7 +2,6 @@ package bohb_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -76,15 +75,6 @@ func TestAsyncBeatsRandom(t *testing.T) {
 	}
 }
 
-func configKey(t testing.TB, cfg hone.Config) string {
-	t.Helper()
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // TestAsyncConcurrency16: sixteen trials at once complete, every trial
 // ends, and no configuration is suggested twice.
 func TestAsyncConcurrency16(t *testing.T) {
@@ -92,81 +82,16 @@ func TestAsyncConcurrency16(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(o.Trials) != 400 {
-		t.Fatalf("%d trials, want 400", len(o.Trials))
+	for _, err := range o.CheckEnded(400) {
+		t.Error(err)
 	}
-	seen := map[string]string{}
-	for _, tr := range o.Trials {
-		if !tr.Status.Finished() {
-			t.Errorf("trial %s ended %s", tr.ID, tr.Status)
-		}
-		k := configKey(t, tr.Config)
-		if other, dup := seen[k]; dup {
-			t.Errorf("trials %s and %s have the same configuration %s", other, tr.ID, k)
-		}
-		seen[k] = tr.ID
-	}
-	if math.IsInf(o.Regret, 0) {
-		t.Error("no trial reached full fidelity")
-	}
-}
-
-// summary is what a run decided: every trial's configuration, status and
-// last iteration, in creation order, and with ids its id.
-func summary(t testing.TB, trials []*hone.Trial, ids bool) []string {
-	var out []string
-	for _, tr := range trials {
-		it := 0
-		if tr.LastResult != nil {
-			it = tr.LastResult.TrainingIteration
-		}
-		line := fmt.Sprintf("%s %s %d", configKey(t, tr.Config), tr.Status, it)
-		if ids {
-			line = tr.ID + " " + line
-		}
-		out = append(out, line)
-	}
-	return out
 }
 
 // TestAsyncDeterministic: the same seed gives the same trials, bit for
 // bit, at concurrency 1 and 8; another seed gives others.
 func TestAsyncDeterministic(t *testing.T) {
-	for _, w := range []int{1, 8} {
-		run := func(seed uint64) []string {
-			o, err := mfbench.Run(context.Background(), asyncBOHB(t, mfbench.Space(), mfbench.Steps, seed, 120), 1<<30, w)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return summary(t, o.Trials, true)
-		}
-		a, b := run(7), run(7)
-		if !slices.Equal(a, b) {
-			t.Fatalf("concurrency %d: two runs with seed 7 differ", w)
-		}
-		if c := run(8); slices.Equal(a, c) {
-			t.Fatalf("concurrency %d: seeds 7 and 8 gave the same run", w)
-		}
-	}
+	mfbench.CheckDeterministic(t, func(seed uint64) *hone.Experiment { return asyncBOHB(t, mfbench.Space(), mfbench.Steps, seed, 120) }, 1<<30, 1, 8)
 }
-
-var errCrash = errors.New("simulated crash")
-
-// crashAfter fails the runner after n events.
-type crashAfter struct {
-	hone.Executor
-	n int
-}
-
-func (c *crashAfter) Next(ctx context.Context) (hone.Event, error) {
-	if c.n <= 0 {
-		return hone.Event{}, errCrash
-	}
-	c.n--
-	return c.Executor.Next(ctx)
-}
-
-func (c *crashAfter) Clock() hone.Clock { return c.Executor.(hone.Clocked).Clock() }
 
 // TestAsyncResumeDecidesAsUninterrupted: asynchronous BOHB killed midway
 // (one trial at a time, a checkpoint every step) and resumed from its
@@ -190,15 +115,15 @@ func TestAsyncResumeDecidesAsUninterrupted(t *testing.T) {
 		return runner.Options{Dir: dir, Store: st, Log: io.Discard, Executor: e, Pool: hone.Resources{CPU: 1}}
 	}
 	exp := func() *hone.Experiment { return asyncBOHB(t, sp, 27, 11, 60) }
-	count := &crashAfter{Executor: model(), n: math.MaxInt}
+	count := &mfbench.CrashAfter{Executor: model(), N: math.MaxInt}
 	whole, err := runner.Run(context.Background(), exp(), opts(count))
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := math.MaxInt - count.n
+	events := math.MaxInt - count.N
 	for _, at := range []int{events / 5, events / 2, events * 4 / 5} {
-		o := opts(&crashAfter{Executor: model(), n: at})
-		if _, err := runner.Run(context.Background(), exp(), o); !errors.Is(err, errCrash) {
+		o := opts(&mfbench.CrashAfter{Executor: model(), N: at})
+		if _, err := runner.Run(context.Background(), exp(), o); !errors.Is(err, mfbench.ErrCrash) {
 			t.Fatalf("crash at %d: %v", at, err)
 		}
 		o.Executor = model()
@@ -206,7 +131,7 @@ func TestAsyncResumeDecidesAsUninterrupted(t *testing.T) {
 		if err != nil {
 			t.Fatalf("resume after %d events: %v", at, err)
 		}
-		if got, want := summary(t, out.Trials, true), summary(t, whole.Trials, true); !slices.Equal(got, want) {
+		if got, want := mfbench.MustSummary(t, out.Trials, true), mfbench.MustSummary(t, whole.Trials, true); !slices.Equal(got, want) {
 			t.Errorf("resumed after %d events: %d trials, uninterrupted %d; they differ", at, len(got), len(want))
 		}
 	}

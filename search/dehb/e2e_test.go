@@ -3,7 +3,6 @@ package dehb_test
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -219,16 +218,6 @@ func (l *liveCap) OnTrialStart(*hone.Trial) {
 	}
 }
 
-// configKey renders a configuration for comparisons.
-func configKey(t testing.TB, cfg hone.Config) string {
-	t.Helper()
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // TestConcurrency16: sixteen trials at once on the mixed problem complete,
 // every trial ends, and the searcher never suggests a configuration twice
 // (a promotion continues its trial instead).
@@ -238,81 +227,16 @@ func TestConcurrency16(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(o.Trials) != 400 {
-		t.Fatalf("%d trials, want 400", len(o.Trials))
+	for _, err := range o.CheckEnded(400) {
+		t.Error(err)
 	}
-	seen := map[string]string{}
-	for _, tr := range o.Trials {
-		if !tr.Status.Finished() {
-			t.Errorf("trial %s ended %s", tr.ID, tr.Status)
-		}
-		k := configKey(t, tr.Config)
-		if other, dup := seen[k]; dup {
-			t.Errorf("trials %s and %s have the same configuration %s", other, tr.ID, k)
-		}
-		seen[k] = tr.ID
-	}
-	if math.IsInf(o.Regret, 0) {
-		t.Error("no trial reached full fidelity")
-	}
-}
-
-// summary is what a run decided: every trial's configuration, status and
-// last iteration, in creation order, and with ids its id.
-func summary(t testing.TB, trials []*hone.Trial, ids bool) []string {
-	var out []string
-	for _, tr := range trials {
-		it := 0
-		if tr.LastResult != nil {
-			it = tr.LastResult.TrainingIteration
-		}
-		line := fmt.Sprintf("%s %s %d", configKey(t, tr.Config), tr.Status, it)
-		if ids {
-			line = tr.ID + " " + line
-		}
-		out = append(out, line)
-	}
-	return out
 }
 
 // TestDeterministic: the same seed gives the same trials, bit for bit, at
 // concurrency 1 and 8; another seed gives others.
 func TestDeterministic(t *testing.T) {
-	for _, w := range []int{1, 8} {
-		run := func(seed uint64) []string {
-			o, err := mfbench.Run(context.Background(), dehbExperiment(t, seed, 120), 1<<30, w)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return summary(t, o.Trials, true)
-		}
-		a, b := run(7), run(7)
-		if !slices.Equal(a, b) {
-			t.Fatalf("concurrency %d: two runs with seed 7 differ", w)
-		}
-		if c := run(8); slices.Equal(a, c) {
-			t.Fatalf("concurrency %d: seeds 7 and 8 gave the same run", w)
-		}
-	}
+	mfbench.CheckDeterministic(t, func(seed uint64) *hone.Experiment { return dehbExperiment(t, seed, 120) }, 1<<30, 1, 8)
 }
-
-var errCrash = errors.New("simulated crash")
-
-// crashAfter fails the runner after n events.
-type crashAfter struct {
-	hone.Executor
-	n int
-}
-
-func (c *crashAfter) Next(ctx context.Context) (hone.Event, error) {
-	if c.n <= 0 {
-		return hone.Event{}, errCrash
-	}
-	c.n--
-	return c.Executor.Next(ctx)
-}
-
-func (c *crashAfter) Clock() hone.Clock { return c.Executor.(hone.Clocked).Clock() }
 
 // TestResumeDecidesAsUninterrupted: an experiment killed midway (one
 // trial at a time, a checkpoint every step) and resumed from its journal
@@ -326,15 +250,15 @@ func TestResumeDecidesAsUninterrupted(t *testing.T) {
 			return sim.CurveParams{Initial: 1 + x, Asymptote: math.Abs(x - 0.3), Rate: 0.2, StepTime: time.Second}, nil
 		}}.New)
 	}
-	count := &crashAfter{Executor: model(), n: math.MaxInt}
+	count := &mfbench.CrashAfter{Executor: model(), N: math.MaxInt}
 	whole, err := runner.Run(context.Background(), oneD(t, 11, 90, cfg), simOptions(t, count, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := math.MaxInt - count.n
+	events := math.MaxInt - count.N
 	for _, at := range []int{events / 5, events / 2, events * 4 / 5} {
-		opts := simOptions(t, &crashAfter{Executor: model(), n: at}, 1)
-		if _, err := runner.Run(context.Background(), oneD(t, 11, 90, cfg), opts); !errors.Is(err, errCrash) {
+		opts := simOptions(t, &mfbench.CrashAfter{Executor: model(), N: at}, 1)
+		if _, err := runner.Run(context.Background(), oneD(t, 11, 90, cfg), opts); !errors.Is(err, mfbench.ErrCrash) {
 			t.Fatalf("crash at %d: %v", at, err)
 		}
 		opts.Executor = model()
@@ -342,7 +266,7 @@ func TestResumeDecidesAsUninterrupted(t *testing.T) {
 		if err != nil {
 			t.Fatalf("resume after %d events: %v", at, err)
 		}
-		if got, want := summary(t, out.Trials, true), summary(t, whole.Trials, true); !slices.Equal(got, want) {
+		if got, want := mfbench.MustSummary(t, out.Trials, true), mfbench.MustSummary(t, whole.Trials, true); !slices.Equal(got, want) {
 			t.Errorf("resumed after %d events: %d trials, uninterrupted %d; they differ:\n%s", at, len(got), len(want), firstDiff(got, want))
 		}
 	}

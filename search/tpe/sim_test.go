@@ -15,6 +15,7 @@ import (
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/sim"
+	"github.com/hone-tune/hone/internal/mfbench"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/scheduler/asha"
 	"github.com/hone-tune/hone/search"
@@ -301,24 +302,6 @@ func TestSimDeterministic(t *testing.T) {
 	}
 }
 
-// errCrash ends a run midway, as a crash would.
-var errCrash = errors.New("simulated crash")
-
-type crashAfter struct {
-	hone.Executor
-	n int
-}
-
-func (c *crashAfter) Next(ctx context.Context) (hone.Event, error) {
-	if c.n <= 0 {
-		return hone.Event{}, errCrash
-	}
-	c.n--
-	return c.Executor.Next(ctx)
-}
-
-func (c *crashAfter) Clock() hone.Clock { return c.Executor.(hone.Clocked).Clock() }
-
 // A TPE + ASHA experiment (rungs, advice, liars) crashed midway resumes:
 // the journal replays through a new searcher and scheduler without
 // diverging, and the experiment runs to its end with the trials of an
@@ -356,7 +339,7 @@ func TestSimResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "e")
-	if _, err := runner.Run(context.Background(), mk(), opts(dir, &crashAfter{Executor: sim.New(model), n: 250})); !errors.Is(err, errCrash) {
+	if _, err := runner.Run(context.Background(), mk(), opts(dir, &mfbench.CrashAfter{Executor: sim.New(model), N: 250})); !errors.Is(err, mfbench.ErrCrash) {
 		t.Fatalf("crashing run: %v", err)
 	}
 	out, err := runner.Resume(context.Background(), mk(), opts(dir, sim.New(model)), controller.ResumeFlags{Unfinished: true})
