@@ -300,3 +300,22 @@ func TestDecode(t *testing.T) {
 		t.Error("Decode accepted a wrong type")
 	}
 }
+
+// TestComparePB2LogScale: giving a PB2 bound a log scale on resume changes
+// the scheduler's decisions, so it is refused like any other parameter.
+func TestComparePB2LogScale(t *testing.T) {
+	base := "command: [x]\nmetric: loss\nscheduler:\n  name: pb2\n  hyperparam_bounds:\n    lr: "
+	old, err := Parse([]byte(base+"[0.001, 0.1]\n"), "experiment.yaml", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nu, err := Parse([]byte(base+"{loguniform: [0.001, 0.1]}\n"), "experiment.yaml", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused, _ := Compare(old, nu)
+	want := "scheduler.hyperparam_bounds: {lr: [0.001, 0.1]} -> {lr: {loguniform: [0.001, 0.1]}}"
+	if len(refused) != 1 || refused[0] != want {
+		t.Fatalf("refused %q, want [%q]", refused, want)
+	}
+}

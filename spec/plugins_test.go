@@ -1,7 +1,9 @@
 package spec
 
 import (
+	"math/rand/v2"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -24,7 +26,7 @@ func TestPluginTable(t *testing.T) {
 		{"dehb", "searcher: {name: dehb, max_concurrent: 3, mutation_factor: 0.8, crossover_prob: 0.3}\nscheduler: {name: dehb, max_t: 27, grace_period: 1, reduction_factor: 3}\n"},
 		{"median", "scheduler: {name: median, grace_period: 5, min_samples_required: 2}\n"},
 		{"pbt", "scheduler:\n  name: pbt\n  perturbation_interval: 2\n  perturbation_factors: [1.5, 0.5]\n  hyperparam_mutations:\n    lr: {loguniform: [0.001, 0.1]}\n    m: [0.5, 0.9]\n    nested: {beta: {uniform: [0, 1]}}\n"},
-		{"pb2", "scheduler:\n  name: pb2\n  time_attr: training_iteration\n  perturbation_interval: 2\n  quantile_fraction: 0.5\n  synch: true\n  hyperparam_bounds:\n    lr: [0.001, 0.1]\n    m: [0.5, 0.9]\n    nested: {beta: [0, 1]}\n"},
+		{"pb2", "scheduler:\n  name: pb2\n  time_attr: training_iteration\n  perturbation_interval: 2\n  quantile_fraction: 0.5\n  synch: true\n  hyperparam_bounds:\n    lr: {loguniform: [0.001, 0.1]}\n    m: [0.5, 0.9]\n    nested: {beta: [0, 1]}\n"},
 	} {
 		s, err := Parse([]byte(base+c.yaml), "experiment.yaml", t.TempDir())
 		if err != nil {
@@ -78,11 +80,44 @@ func TestPluginTable(t *testing.T) {
 				t.Fatalf("dehb: searcher %T (not wrapped: it caps its own live trials) not bound to the scheduler's budgets", exp.Searcher)
 			}
 		case "pbt", "pb2":
-			if _, ok := exp.Scheduler.(*pbt.Scheduler); !ok {
+			sc, ok := exp.Scheduler.(*pbt.Scheduler)
+			if !ok {
 				t.Fatalf("%s: scheduler %T", c.name, exp.Scheduler)
+			}
+			if c.name == "pb2" {
+				// {loguniform: [low, high]} is a bound on a log scale: a
+				// missing lr is sampled log-uniformly (median 0.01, where
+				// a uniform sample's is 0.05); m stays uniform.
+				if med := sampleMedian(t, sc.Config().Mutations["lr"]); med < 0.007 || med > 0.014 {
+					t.Fatalf("pb2: median lr sample %v, want about 0.01 (log-uniform)", med)
+				}
+				if med := sampleMedian(t, sc.Config().Mutations["m"]); med < 0.67 || med > 0.73 {
+					t.Fatalf("pb2: median m sample %v, want about 0.7 (uniform)", med)
+				}
 			}
 		}
 	}
+}
+
+// sampleMedian returns the median of 2001 samples of mutation m, a
+// distribution with a Sample method.
+func sampleMedian(t *testing.T, m any) float64 {
+	t.Helper()
+	d, ok := m.(interface{ Sample(*rand.Rand) any })
+	if !ok {
+		t.Fatalf("mutation %T has no Sample method", m)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	var vs []float64
+	for range 2001 {
+		v, ok := d.Sample(r).(float64)
+		if !ok {
+			t.Fatalf("sample of %T is not a float64", m)
+		}
+		vs = append(vs, v)
+	}
+	sort.Float64s(vs)
+	return vs[len(vs)/2]
 }
 
 // TestPBTMutationErrors: a mutation that is neither a list nor a domain is
@@ -108,7 +143,12 @@ func TestPB2BoundsErrors(t *testing.T) {
 		{"", "scheduler.hyperparam_bounds: is required: the keys PB2 tunes, each [low, high]"},
 		{"  hyperparam_bounds: {}\n", "scheduler.hyperparam_bounds: is empty"},
 		{"  hyperparam_bounds: [0, 1]\n", "scheduler.hyperparam_bounds: want a mapping, got a list"},
-		{"  hyperparam_bounds: {lr: 0.1}\n", "scheduler.hyperparam_bounds.lr: want [low, high] or a nested map of bounds, got 0.1"},
+		{"  hyperparam_bounds: {lr: 0.1}\n", "scheduler.hyperparam_bounds.lr: want [low, high], {loguniform: [low, high]} or a nested map of bounds, got 0.1"},
+		{"  hyperparam_bounds: {lr: {loguniform: [0, 0.1]}}\n", "scheduler.hyperparam_bounds.lr.loguniform: a log scale needs low > 0, got [0, 0.1]"},
+		{"  hyperparam_bounds: {lr: {loguniform: [0.1]}}\n", "scheduler.hyperparam_bounds.lr.loguniform: want [low, high], got a list of 1 values"},
+		{"  hyperparam_bounds: {lr: {loguniform: [0.2, 0.1]}}\n", "scheduler.hyperparam_bounds.lr.loguniform: want [low, high] with low <= high, got [0.2, 0.1]"},
+		// A key named loguniform that holds a map is a nested key.
+		{"  hyperparam_bounds: {net: {loguniform: {lr: [0.2, 0.1]}}}\n", "scheduler.hyperparam_bounds.net.loguniform.lr: want [low, high] with low <= high"},
 		{"  hyperparam_bounds: {lr: [0.1, 0.2, 0.3]}\n", "scheduler.hyperparam_bounds.lr: want [low, high], got a list of 3 values"},
 		{"  hyperparam_bounds: {lr: [0.2, 0.1]}\n", "scheduler.hyperparam_bounds.lr: want [low, high] with low <= high, got [0.2, 0.1]"},
 		{"  hyperparam_bounds: {net: {lr: [low, 1]}}\n", "scheduler.hyperparam_bounds.net.lr[0]: want a number, got \"low\""},

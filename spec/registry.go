@@ -730,7 +730,8 @@ func mutations(raw map[string]any) (map[string]any, error) {
 // readPB2 reads PB2's parameters (Ray Tune's names): metric, mode,
 // time_attr, perturbation_interval, burn_in_period, quantile_fraction,
 // synch, log_config, require_attrs, and hyperparam_bounds: per key a
-// [low, high] pair of numbers, or a nested map of those.
+// [low, high] pair of numbers, {loguniform: [low, high]} for a key PB2
+// models on a log scale (hone's), or a nested map of those.
 func readPB2(p *Params) func(s *Spec) (hone.Scheduler, error) {
 	cfg := pb2.DefaultConfig()
 	cfg.PBT = readPopulation(p, cfg.PBT)
@@ -753,8 +754,8 @@ func readPB2(p *Params) func(s *Spec) (hone.Scheduler, error) {
 		p.Errorf("hyperparam_bounds", "is required: the keys PB2 tunes, each [low, high], e.g. {lr: [0.0001, 0.1]}")
 		return nil
 	}
-	cfg.Bounds = map[string][2]float64{}
-	if !p.c.bounds(e.valNode, e.path, "", cfg.Bounds) || !ok {
+	cfg.Bounds, cfg.LogScale = map[string][2]float64{}, map[string]bool{}
+	if !p.c.bounds(e.valNode, e.path, "", cfg.Bounds, cfg.LogScale) || !ok {
 		return nil
 	}
 	if len(cfg.Bounds) == 0 {
@@ -774,9 +775,11 @@ func readPB2(p *Params) func(s *Spec) (hone.Scheduler, error) {
 }
 
 // bounds reads PB2's hyperparam_bounds at path into out, keys joined
-// with "/" under prefix: each value is [low, high] (numbers, low <= high)
-// or a nested map of those. It reports whether all were valid.
-func (c *collector) bounds(n *yaml.Node, path, prefix string, out map[string][2]float64) bool {
+// with "/" under prefix: each value is [low, high] (numbers, low <= high),
+// {loguniform: [low, high]} (the same, on a log scale: noted in logs,
+// with 0 < low), or a nested map of those. It reports whether all were
+// valid.
+func (c *collector) bounds(n *yaml.Node, path, prefix string, out map[string][2]float64, logs map[string]bool) bool {
 	ps, ok := c.pairs(n, path)
 	if !ok {
 		return false
@@ -784,29 +787,65 @@ func (c *collector) bounds(n *yaml.Node, path, prefix string, out map[string][2]
 	for _, e := range ps {
 		v := deref(e.valNode)
 		switch {
-		case v != nil && v.Kind == yaml.MappingNode:
-			ok = c.bounds(v, e.path, prefix+e.key+"/", out) && ok
-		case v != nil && v.Kind == yaml.SequenceNode && len(v.Content) == 2:
-			lo, ok1 := c.number(v.Content[0], index(e.path, 0))
-			hi, ok2 := c.number(v.Content[1], index(e.path, 1))
+		case v != nil && v.Kind == yaml.MappingNode && isLogBound(v):
+			b, ok1 := c.bound(deref(v.Content[1]), join(e.path, "loguniform"))
 			switch {
-			case !ok1 || !ok2:
+			case !ok1:
 				ok = false
-			case lo > hi:
-				c.nodeErrorf(v, e.path, "want [low, high] with low <= high, got [%s, %s]", formatNum(lo), formatNum(hi))
+			case !(b[0] > 0):
+				c.nodeErrorf(v.Content[1], join(e.path, "loguniform"), "a log scale needs low > 0, got [%s, %s]", formatNum(b[0]), formatNum(b[1]))
 				ok = false
 			default:
-				out[prefix+e.key] = [2]float64{lo, hi}
+				out[prefix+e.key] = b
+				logs[prefix+e.key] = true
 			}
+		case v != nil && v.Kind == yaml.MappingNode:
+			ok = c.bounds(v, e.path, prefix+e.key+"/", out, logs) && ok
 		case v != nil && v.Kind == yaml.SequenceNode:
-			c.nodeErrorf(v, e.path, "want [low, high], got a list of %d values", len(v.Content))
-			ok = false
+			b, ok1 := c.bound(v, e.path)
+			if ok1 {
+				out[prefix+e.key] = b
+			}
+			ok = ok1 && ok
 		default:
-			c.nodeErrorf(e.valNode, e.path, "want [low, high] or a nested map of bounds, got %s", describe(e.valNode))
+			c.nodeErrorf(e.valNode, e.path, "want [low, high], {loguniform: [low, high]} or a nested map of bounds, got %s", describe(e.valNode))
 			ok = false
 		}
 	}
 	return ok
+}
+
+// isLogBound reports whether mapping n is {loguniform: [...]}: its only
+// key is loguniform and its value a list (a nested key of that name
+// holding a map stays a nested key).
+func isLogBound(n *yaml.Node) bool {
+	if len(n.Content) != 2 {
+		return false
+	}
+	k, v := deref(n.Content[0]), deref(n.Content[1])
+	return k != nil && k.Kind == yaml.ScalarNode && k.Value == "loguniform" && v != nil && v.Kind == yaml.SequenceNode
+}
+
+// bound reads one PB2 bound, [low, high] with low <= high, at path.
+func (c *collector) bound(v *yaml.Node, path string) ([2]float64, bool) {
+	if v == nil || v.Kind != yaml.SequenceNode || len(v.Content) != 2 {
+		n := 0
+		if v != nil {
+			n = len(v.Content)
+		}
+		c.nodeErrorf(v, path, "want [low, high], got a list of %d values", n)
+		return [2]float64{}, false
+	}
+	lo, ok1 := c.number(v.Content[0], index(path, 0))
+	hi, ok2 := c.number(v.Content[1], index(path, 1))
+	switch {
+	case !ok1 || !ok2:
+		return [2]float64{}, false
+	case lo > hi:
+		c.nodeErrorf(v, path, "want [low, high] with low <= high, got [%s, %s]", formatNum(lo), formatNum(hi))
+		return [2]float64{}, false
+	}
+	return [2]float64{lo, hi}, true
 }
 
 // Strings returns the parameter key, a list of strings, or nil.

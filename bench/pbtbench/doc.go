@@ -43,10 +43,10 @@
 //	           asynchronous), perturbing every Interval steps
 //	           (training_iteration), the explored value clamped to the
 //	           hyperparameter's bounds
-//	pb2        hone's PB2 (pb2.DefaultConfig, Ray's) with the same PBT
-//	           settings and the hyperparameters' bounds as
-//	           hyperparam_bounds; PB2's bounds are linear, as in Ray, also
-//	           for the log-scale learning rate
+//	pb2        hone's PB2 (pb2.DefaultConfig) with the same PBT settings
+//	           and the hyperparameters' bounds as hyperparam_bounds, the
+//	           learning rate's on a log scale (pb2.Config.LogScale), as it
+//	           is sampled and as PBT's multiplicative perturbations move it
 //	pbt-synch  pbt, synchronous
 //	pb2-synch  pb2, synchronous
 //

@@ -215,10 +215,10 @@ func pbtConfig(p *Problem, synch bool) pbt.Config {
 	return cfg
 }
 
-// pb2Config returns the PB2 settings on p: pb2.DefaultConfig (Ray's) with
-// the PBT settings of pbtConfig but no mutations, and every
-// hyperparameter's bounds. PB2's bounds are linear, as in Ray, also for a
-// hyperparameter sampled on a log scale.
+// pb2Config returns the PB2 settings on p: pb2.DefaultConfig with the PBT
+// settings of pbtConfig but no mutations, and every hyperparameter's
+// bounds, on a log scale (pb2.Config.LogScale) for a hyperparameter
+// sampled on one, as PBT's multiplicative perturbations are.
 func pb2Config(p *Problem, synch bool) pb2.Config {
 	cfg := pb2.DefaultConfig()
 	base := pbtConfig(p, synch)
@@ -226,8 +226,12 @@ func pb2Config(p *Problem, synch bool) pb2.Config {
 	base.ResampleProbability, base.PerturbationFactors = cfg.PBT.ResampleProbability, cfg.PBT.PerturbationFactors
 	cfg.PBT = base
 	cfg.Bounds = map[string][2]float64{}
+	cfg.LogScale = map[string]bool{}
 	for _, q := range p.Params {
 		cfg.Bounds[q.Name] = [2]float64{q.Lo, q.Hi}
+		if q.Log {
+			cfg.LogScale[q.Name] = true
+		}
 	}
 	return cfg
 }

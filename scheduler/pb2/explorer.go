@@ -17,6 +17,7 @@ type explorer struct {
 	keys    []string   // the bound keys, sorted
 	paths   [][]string // each key split at "/"
 	lo, hi  []float64
+	log     []bool // each key modelled on a log scale (Config.LogScale)
 	maxRows int
 	fitRows int
 	starts  int
@@ -57,6 +58,7 @@ func newExplorer(cfg Config) *explorer {
 		e.paths = append(e.paths, strings.Split(k, "/"))
 		e.lo = append(e.lo, cfg.Bounds[k][0])
 		e.hi = append(e.hi, cfg.Bounds[k][1])
+		e.log = append(e.log, cfg.LogScale[k])
 	}
 	return e
 }
@@ -249,7 +251,7 @@ func (e *explorer) selectConfig(r *rand.Rand, data []sample, from sample, curren
 		x := make([]float64, 2+d)
 		x[0], x[1] = scale(t, tlo, thi), scale(before, rlo, rhi)
 		for i, v := range vals {
-			x[2+i] = scale(v, e.lo[i], e.hi[i])
+			x[2+i] = e.unit(i, v)
 		}
 		return x
 	}
@@ -277,9 +279,30 @@ func (e *explorer) selectConfig(r *rand.Rand, data []sample, from sample, curren
 	}
 	out := make([]float64, d)
 	for i := range out {
-		out[i] = math.Min(math.Max(e.lo[i]+z[i]*(e.hi[i]-e.lo[i]), e.lo[i]), e.hi[i])
+		out[i] = e.fromUnit(i, z[i])
 	}
 	return out
+}
+
+// unit maps value v of hyperparameter i to the GP's coordinate, its place
+// within the bounds (0 at the low bound, 1 at the high one): linear, or
+// for a key of Config.LogScale the place of log v within the logarithms
+// of the bounds (a value below the low bound counts as the low bound).
+func (e *explorer) unit(i int, v float64) float64 {
+	if e.log[i] {
+		return scale(math.Log(math.Max(v, e.lo[i])), math.Log(e.lo[i]), math.Log(e.hi[i]))
+	}
+	return scale(v, e.lo[i], e.hi[i])
+}
+
+// fromUnit is unit's inverse on [0, 1], clamped to the bounds.
+func (e *explorer) fromUnit(i int, z float64) float64 {
+	lo, hi := e.lo[i], e.hi[i]
+	v := lo + z*(hi-lo)
+	if e.log[i] {
+		v = math.Exp(math.Log(lo) + z*(math.Log(hi)-math.Log(lo)))
+	}
+	return math.Min(math.Max(v, lo), hi)
 }
 
 // standardize returns (y − mean)/(std + 1e-8) clipped to [−2, 2], as Ray.

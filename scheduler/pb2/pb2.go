@@ -11,8 +11,10 @@
 // X = [time, score before, hyperparameters] (rows with Δtime ≤ 0 or an
 // undefined y are dropped); the last MaxRows rows by time are kept. X is
 // scaled to [0, 1] (time and score by their range in the data,
-// hyperparameters by Bounds) and y standardised and clipped to [-2, 2]. A GP
-// with the time-varying squared-exponential kernel of Bogunovic et al.
+// hyperparameters by Bounds: linearly, or, for a key of LogScale, their
+// logarithm within the logarithm of the bounds) and y standardised and
+// clipped to [-2, 2]. A GP with the time-varying squared-exponential kernel
+// of Bogunovic et al.
 //
 //	k(x, x') = variance · exp(−‖x₁: − x'₁:‖² / lengthscale²) · (1 − ε)^(|t − t'| / 2)
 //
@@ -53,6 +55,14 @@
 //   - Records with a non-finite y are dropped (Ray drops only NaN), and a
 //     record whose configuration lacks a bound key or holds a non-number
 //     there is not kept (Ray fails).
+//   - Keys of LogScale are modelled, and chosen, on a log scale; Ray's
+//     bounds are linear only, which leaves a GP over a learning rate in
+//     [1e-4, 1e-1] all but blind below 1e-2 (nine tenths of the range lie
+//     above it). Keys not in LogScale are modelled as in Ray.
+//
+// Without LogScale keys PB2 decides exactly as it did before LogScale
+// existed, so the journal of an experiment started earlier replays to the
+// choices it recorded (TestResumeJournalOfEarlierRelease pins it).
 //
 // All randomness comes from the scheduler's seeded random source, so a run
 // is deterministic given its seed.
@@ -82,6 +92,14 @@ type Config struct {
 	// written "a/b". A trial added without one of them gets a uniform
 	// sample within its bounds.
 	Bounds map[string][2]float64
+	// LogScale names the keys of Bounds that PB2 models on a log scale
+	// (their bounds must be positive; {loguniform: [low, high]} in a
+	// spec's hyperparam_bounds): the GP sees log(value) scaled to [0, 1]
+	// within the logarithms of the bounds, the chosen value is mapped back
+	// the same way, and a trial added without the key gets a log-uniform
+	// sample. Use it for a hyperparameter that spans decades, such as a
+	// learning rate.
+	LogScale map[string]bool
 	// MaxRows caps the GP's data set to the most recent rows by time
 	// (default 1000, as Ray).
 	MaxRows int
@@ -127,6 +145,16 @@ func (c Config) Validate() error {
 	}
 	if err := checkBounds(c.Bounds); err != nil {
 		return err
+	}
+	for _, k := range sortedKeys(c.LogScale) {
+		b, ok := c.Bounds[k]
+		switch {
+		case !c.LogScale[k]:
+		case !ok:
+			return fmt.Errorf("pb2: log scale: %s is not a key of hyperparam_bounds", k)
+		case !(b[0] > 0):
+			return fmt.Errorf("pb2: hyperparam_bounds.%s = [%v, %v]: a log scale needs bounds > 0", k, b[0], b[1])
+		}
 	}
 	switch {
 	case c.MaxRows < 1:
@@ -193,7 +221,7 @@ func New(cfg Config) (*pbt.Scheduler, error) {
 // pbtConfig is the PBT configuration of PB2 with explorer ex.
 func (c Config) pbtConfig(ex pbt.Explorer) pbt.Config {
 	p := c.PBT
-	p.Mutations = mutations(c.Bounds)
+	p.Mutations = mutations(c.Bounds, c.LogScale)
 	p.Explorer = ex
 	p.ResampleProbability = new(0.0)
 	p.PerturbationFactors = []float64{1} // not used with an explorer
@@ -201,8 +229,8 @@ func (c Config) pbtConfig(ex pbt.Explorer) pbt.Config {
 }
 
 // mutations turns bounds into PBT mutations: a uniform distribution per
-// key, nested maps for "a/b" keys.
-func mutations(bounds map[string][2]float64) map[string]any {
+// key (log-uniform for a key of logScale), nested maps for "a/b" keys.
+func mutations(bounds map[string][2]float64, logScale map[string]bool) map[string]any {
 	root := map[string]any{}
 	for _, k := range sortedKeys(bounds) {
 		parts := strings.Split(k, "/")
@@ -215,7 +243,11 @@ func mutations(bounds map[string][2]float64) map[string]any {
 			}
 			m = sub
 		}
-		m[parts[len(parts)-1]] = uniform{lo: bounds[k][0], hi: bounds[k][1]}
+		var d any = uniform{lo: bounds[k][0], hi: bounds[k][1]}
+		if logScale[k] {
+			d = logUniform{lo: bounds[k][0], hi: bounds[k][1]}
+		}
+		m[parts[len(parts)-1]] = d
 	}
 	return root
 }
@@ -225,6 +257,17 @@ type uniform struct{ lo, hi float64 }
 
 // Sample returns a float64 drawn uniformly from [lo, hi].
 func (u uniform) Sample(r *rand.Rand) any { return u.lo + r.Float64()*(u.hi-u.lo) }
+
+// logUniform is the distribution on [lo, hi] (0 < lo) whose logarithm is
+// uniform, a PBT mutation.
+type logUniform struct{ lo, hi float64 }
+
+// Sample returns a float64 whose logarithm is drawn uniformly from
+// [log lo, log hi], within [lo, hi].
+func (u logUniform) Sample(r *rand.Rand) any {
+	v := math.Exp(math.Log(u.lo) + r.Float64()*(math.Log(u.hi)-math.Log(u.lo)))
+	return math.Min(math.Max(v, u.lo), u.hi)
+}
 
 // nopExplorer lets Validate check the PBT parameters before an explorer
 // exists.

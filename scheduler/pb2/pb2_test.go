@@ -3,6 +3,7 @@ package pb2
 import (
 	"flag"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -58,6 +59,11 @@ func TestValidate(t *testing.T) {
 	if _, err := New(Config{Bounds: ok.Bounds}); err != nil {
 		t.Fatalf("zero config with bounds: %v", err)
 	}
+	logScale := ok
+	logScale.LogScale = map[string]bool{"lr": true, "model/width": true, "fixed": false, "absent": false}
+	if err := logScale.Validate(); err != nil {
+		t.Fatalf("log scale on positive bounds: %v", err)
+	}
 	for _, c := range []struct {
 		mod  func(*Config)
 		want string
@@ -74,6 +80,8 @@ func TestValidate(t *testing.T) {
 		{func(c *Config) { c.MaxRows = -1 }, "pb2: max rows = -1: must be >= 1"},
 		{func(c *Config) { c.FitRows = -1 }, "pb2: fit rows = -1"},
 		{func(c *Config) { c.Starts = -2 }, "pb2: starts = -2"},
+		{func(c *Config) { c.LogScale = map[string]bool{"lr": true} }, "pb2: hyperparam_bounds.lr = [0, 1]: a log scale needs bounds > 0"},
+		{func(c *Config) { c.LogScale = map[string]bool{"momentum": true} }, "pb2: log scale: momentum is not a key of hyperparam_bounds"},
 	} {
 		cfg := ok
 		cfg.Bounds = map[string][2]float64{"lr": {0, 1}}
@@ -84,9 +92,29 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// TestMutations: bounds become uniform PBT mutations, nested for "a/b".
+// TestMutations: bounds become uniform PBT mutations, nested for "a/b";
+// a LogScale key's is log-uniform within its bounds.
 func TestMutations(t *testing.T) {
-	m := mutations(map[string][2]float64{"lr": {0, 1}, "model/width": {1, 64}, "model/depth": {2, 2}})
+	lm := mutations(map[string][2]float64{"lr": {1e-4, 1}}, map[string]bool{"lr": true})
+	d, ok := lm["lr"].(logUniform)
+	if !ok || d != (logUniform{1e-4, 1}) {
+		t.Fatalf("log-scale lr: %#v", lm["lr"])
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	below := 0
+	for range 1000 {
+		v := d.Sample(r).(float64)
+		if v < 1e-4 || v > 1 {
+			t.Fatalf("log-uniform sample %v outside [1e-4, 1]", v)
+		}
+		if v < 1e-2 {
+			below++
+		}
+	}
+	if below < 430 || below > 570 { // half the decades lie below 1e-2
+		t.Fatalf("%d of 1000 log-uniform samples below 1e-2, want about 500", below)
+	}
+	m := mutations(map[string][2]float64{"lr": {0, 1}, "model/width": {1, 64}, "model/depth": {2, 2}}, nil)
 	if _, ok := m["lr"].(uniform); !ok {
 		t.Fatalf("lr: %T", m["lr"])
 	}
