@@ -63,6 +63,7 @@ var HoneMethods = []HoneMethod{
 	{Name: "tpe", Build: func(e Env) (hone.Searcher, hone.Scheduler, error) { return limited(e)(newTPE(e)) }},
 	{Name: "tpe-parallel", Build: func(e Env) (hone.Searcher, hone.Scheduler, error) { return limited(e)(newParallelTPE(e, false)) }},
 	{Name: "tpe-asha", Build: newTPEASHA},
+	{Name: "tpe-asha-univariate", Build: func(e Env) (hone.Searcher, hone.Scheduler, error) { return tpeOnASHA(e, false) }},
 	{Name: "auto", Build: newAuto},
 }
 
@@ -151,14 +152,25 @@ func newDEHB(e Env) (hone.Searcher, hone.Scheduler, error) {
 // newParallelTPE is TPE as a spec's searcher tpe builds it: multivariate,
 // with the constant liar, and the fidelity check when check is set.
 func newParallelTPE(e Env, check bool) (*tpe.Searcher, error) {
+	return newTPEWith(e, true, check)
+}
+
+// newTPEWith is TPE with the constant liar, multivariate or not, with the
+// fidelity check or not.
+func newTPEWith(e Env, multivariate, check bool) (*tpe.Searcher, error) {
 	return tpe.New(e.Space, tpe.Options{Metric: e.Metric, Mode: hone.Min, NumSamples: -1, Seed: e.Seed,
-		Multivariate: true, ConstantLiar: true, FidelityCheck: check})
+		Multivariate: multivariate, ConstantLiar: true, FidelityCheck: check})
 }
 
 // newTPEASHA is TPE on ASHA's rungs with the fidelity check, ASHA advised
-// by it.
-func newTPEASHA(e Env) (hone.Searcher, hone.Scheduler, error) {
-	s, err := newParallelTPE(e, true)
+// by it (a spec's searcher tpe with scheduler asha).
+func newTPEASHA(e Env) (hone.Searcher, hone.Scheduler, error) { return tpeOnASHA(e, true) }
+
+// tpeOnASHA is TPE, multivariate or not, on ASHA's rungs with the
+// fidelity check, ASHA advised by it (tpe-asha-univariate: the spec's
+// tpe with multivariate: false).
+func tpeOnASHA(e Env, multivariate bool) (hone.Searcher, hone.Scheduler, error) {
+	s, err := newTPEWith(e, multivariate, true)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -700,15 +700,21 @@ func writeMethods(w io.Writer, honeMs, baseMs []string) {
 		"executor does: trials are asked when a slot frees, steps end in virtual-time order. Goptuna's TPE ignores running "+
 		"trials; Optuna's TPE is multivariate, with the constant liar at concurrency > 1.\n\n")
 	desc := map[string]string{
-		"random":         "random search, every trial to full fidelity (baseline)",
-		"asha":           "random search + ASHA (asynchronous successive halving, grace 1 step, η = 3, one bracket) (baseline)",
-		"goptuna-tpe":    "Goptuna v0.9.0 TPE sampler, every trial to full fidelity (baseline)",
-		"goptuna-tpe-sh": "Goptuna v0.9.0 TPE sampler + its successive-halving pruner (min resource 1 step, η = 3) (baseline)",
-		"optuna-tpe-hb":  "Optuna TPESampler(multivariate, constant_liar at concurrency > 1) + HyperbandPruner(1, steps, 3) (baseline)",
-		"optuna-tpe-sh":  "Optuna TPESampler(multivariate, constant_liar at concurrency > 1) + SuccessiveHalvingPruner(1, 3, 0) (baseline)",
-		"hyperband":      "hone's synchronous HyperBand + random search",
-		"bohb":           "hone's HyperBand for BOHB + the BOHB searcher (HpBandSter's defaults)",
-		"tpe":            "hone's TPE behind search.Limit(concurrency), FIFO, every trial to full fidelity",
+		"random":              "random search, every trial to full fidelity (baseline)",
+		"asha":                "random search + ASHA (asynchronous successive halving, grace 1 step, η = 3, one bracket) (baseline)",
+		"goptuna-tpe":         "Goptuna v0.9.0 TPE sampler, every trial to full fidelity (baseline)",
+		"goptuna-tpe-sh":      "Goptuna v0.9.0 TPE sampler + its successive-halving pruner (min resource 1 step, η = 3) (baseline)",
+		"optuna-tpe-hb":       "Optuna TPESampler(multivariate, constant_liar at concurrency > 1) + HyperbandPruner(1, steps, 3) (baseline)",
+		"optuna-tpe-sh":       "Optuna TPESampler(multivariate, constant_liar at concurrency > 1) + SuccessiveHalvingPruner(1, 3, 0) (baseline)",
+		"hyperband":           "hone's synchronous HyperBand + random search",
+		"bohb":                "hone's HyperBand for BOHB + the BOHB searcher (HpBandSter's defaults)",
+		"tpe":                 "hone's TPE behind search.Limit(concurrency), FIFO, every trial to full fidelity",
+		"asha-bohb":           "hone's ASHA (grace 1 step, η = 3) + the BOHB searcher with its asynchronous options (constant liar, min_bandwidth 0.02) and the fidelity check: asynchronous BOHB",
+		"dehb":                "hone's DEHB searcher and scheduler (min budget 1 step, η = 3)",
+		"tpe-parallel":        "hone's TPE as a spec's `tpe` builds it (multivariate, constant liar) behind search.Limit(concurrency), FIFO, every trial to full fidelity",
+		"tpe-asha":            "hone's TPE as a spec's `tpe` builds it (multivariate, constant liar, fidelity check) on ASHA's rungs (grace 1 step, η = 3), ASHA advised by it",
+		"tpe-asha-univariate": "as `tpe-asha` with one density per parameter (a spec's `tpe` with `multivariate: false`)",
+		"auto":                "what a spec with `searcher: auto` and `scheduler: auto` builds for the problem (spec.Build): TPE on ASHA's rungs",
 	}
 	for _, m := range append(slices.Clone(baseMs), honeMs...) {
 		d := desc[m]
