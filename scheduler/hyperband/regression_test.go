@@ -11,6 +11,7 @@ import (
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/sim"
+	"github.com/hone-tune/hone/internal/mfbench"
 	"github.com/hone-tune/hone/results"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/scheduler/hyperband"
@@ -102,8 +103,8 @@ func TestHyperBandTrialsAlwaysResumed(t *testing.T) {
 // midway, resume it, and no trial that had finished runs again.
 func TestResumeBOHBDoesNotRestartFinishedTrials(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "bohb")
-	crash := &crashAfter{Executor: curve(), n: 60}
-	if _, err := runner.Run(context.Background(), bohbExperiment(t, 20, 3), simOptions(t, dir, crash)); !errors.Is(err, errCrash) {
+	crash := &mfbench.CrashAfter{Executor: curve(), N: 60}
+	if _, err := runner.Run(context.Background(), bohbExperiment(t, 20, 3), simOptions(t, dir, crash)); !errors.Is(err, mfbench.ErrCrash) {
 		t.Fatalf("crashing run: %v", err)
 	}
 	before, err := results.Open(dir)
@@ -138,23 +139,6 @@ func TestResumeBOHBDoesNotRestartFinishedTrials(t *testing.T) {
 		t.Errorf("%d trials after resume, want 20", len(out.Trials))
 	}
 }
-
-var errCrash = errors.New("simulated crash")
-
-type crashAfter struct {
-	hone.Executor
-	n int
-}
-
-func (c *crashAfter) Next(ctx context.Context) (hone.Event, error) {
-	if c.n <= 0 {
-		return hone.Event{}, errCrash
-	}
-	c.n--
-	return c.Executor.Next(ctx)
-}
-
-func (c *crashAfter) Clock() hone.Clock { return c.Executor.(hone.Clocked).Clock() }
 
 type startRecorder struct {
 	hone.Executor
