@@ -170,6 +170,9 @@ func TestBuildWiresFidelity(t *testing.T) {
 	if _, r := sc.Rungs(); !slices.Equal(r, rungs) {
 		t.Fatalf("asha rungs %v", r)
 	}
+	if sc.Advisor() != tp {
+		t.Fatalf("asha's advisor is %v, want the tpe searcher", sc.Advisor())
+	}
 
 	// With fidelity_check off TPE still gets the rungs; ASHA gets an
 	// advisor whose floor is always 0.
@@ -251,5 +254,31 @@ func TestCompareAuto(t *testing.T) {
 	}
 	if !slices.Equal(refused, want) {
 		t.Errorf("refused %q, want %q", refused, want)
+	}
+}
+
+// Asynchronous BOHB: the plan marks ASHA's rung results for the bohb
+// searcher and makes the searcher ASHA's advisor (docs/SEMANTICS.md §4),
+// so that no trial stops at a rung the fidelity rule distrusts.
+func TestBuildWiresAsyncBOHB(t *testing.T) {
+	s, err := parse(t, autoSpec("searcher: bohb\nscheduler: {name: asha, max_t: 27, grace_period: 1, reduction_factor: 3}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Build(s, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plan.Close()
+	b, ok := plan.Experiment.Searcher.(*bohb.Searcher)
+	if !ok {
+		t.Fatalf("searcher %T, want bohb", plan.Experiment.Searcher)
+	}
+	sc := plan.Experiment.Scheduler.(*asha.Scheduler)
+	if !sc.Config().BudgetInfo {
+		t.Error("asha does not mark its rung results for the bohb searcher")
+	}
+	if sc.Advisor() != b {
+		t.Errorf("asha's advisor is %v, want the bohb searcher", sc.Advisor())
 	}
 }

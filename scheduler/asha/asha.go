@@ -101,6 +101,9 @@ var (
 // it. nil restores Ray's ASHA.
 func (s *Scheduler) SetAdvisor(a fidelity.Advisor) { s.advisor = a }
 
+// Advisor returns the advisor SetAdvisor gave, or nil.
+func (s *Scheduler) Advisor() fidelity.Advisor { return s.advisor }
+
 // Rungs returns the time attribute and every milestone of every bracket,
 // with max_t, ascending: the budgets at which ASHA compares trials.
 func (s *Scheduler) Rungs() (string, []float64) {
