@@ -20,6 +20,10 @@ import (
 type kde struct {
 	rows [][]float64 // shared with the budget's data; never modified
 	bw   []float64   // per dimension, already clipped to >= the minimum bandwidth
+	// inv, logHit, logMiss and logC are pdf's factors, computed from bw at
+	// its first call (see constants).
+	inv, logHit, logMiss []float64
+	logC                 float64
 }
 
 // bandwidths returns statsmodels' "normal reference" rule of thumb for
@@ -65,29 +69,51 @@ func (k *kde) pdf(x []float64, cats []int) float64 {
 	if len(k.rows) == 0 {
 		return 0
 	}
+	if k.inv == nil {
+		k.constants(cats)
+	}
+	// Each row's product of kernels is computed as one exponential of the
+	// sum of their logarithms, the normalising constants folded into logC.
 	var sum float64
 	for _, r := range k.rows {
-		p := 1.0
+		e := k.logC
 		for j, xj := range x {
-			c := cats[j]
-			if c == 0 {
-				z := (xj - r[j]) / k.bw[j]
-				p *= math.Exp(-0.5*z*z) / (math.Sqrt(2*math.Pi) * k.bw[j])
-				continue
-			}
-			if c == 1 {
-				continue
-			}
-			lam := min(k.bw[j], float64(c-1)/float64(c))
-			if xj == r[j] {
-				p *= 1 - lam
-			} else {
-				p *= lam / float64(c-1)
+			switch c := cats[j]; c {
+			case 0:
+				z := (xj - r[j]) * k.inv[j]
+				e -= 0.5 * z * z
+			case 1:
+			default:
+				if xj == r[j] {
+					e += k.logHit[j]
+				} else {
+					e += k.logMiss[j]
+				}
 			}
 		}
-		sum += p
+		sum += math.Exp(e)
 	}
 	return sum / float64(len(k.rows))
+}
+
+// constants computes pdf's per-dimension factors once: 1/bw for a
+// continuous dimension, whose normalising constant 1/(√(2π)·bw) joins
+// logC, and for a categorical one the logarithms of the probabilities of
+// the row's own category (1−λ) and of each other one (λ/(c−1)).
+func (k *kde) constants(cats []int) {
+	d := len(k.bw)
+	k.inv, k.logHit, k.logMiss = make([]float64, d), make([]float64, d), make([]float64, d)
+	k.logC = 0
+	for j, c := range cats[:d] {
+		switch {
+		case c == 0:
+			k.inv[j] = 1 / k.bw[j]
+			k.logC -= math.Log(math.Sqrt(2*math.Pi) * k.bw[j])
+		case c > 1:
+			lam := min(k.bw[j], float64(c-1)/float64(c))
+			k.logHit[j], k.logMiss[j] = math.Log(1-lam), math.Log(lam/float64(c-1))
+		}
+	}
 }
 
 // model is the pair of densities fit on one budget's observations.

@@ -243,13 +243,23 @@ func (s *Searcher) choose(d *dim, good, bad []float64, liars []bool) any {
 	}
 	l := newParzen(good, recencyWeights(len(good)), d.lo, d.hi, s.priorWeight, s.endpoints, nil)
 	g := newParzen(bad, recencyWeights(len(bad)), d.lo, d.hi, s.priorWeight, s.endpoints, liars)
+	// The candidates of a quantized dim fall in few cells, and a cell's
+	// masses cost two erfc per kernel: each cell is scored once.
+	var cells map[[2]float64]float64
 	for i := range s.nEI {
 		z := l.sample(s.rng)
 		x := d.snap(d.inv(z))
 		var score float64
 		if d.quantized() {
 			if z1, z2 := d.cell(x); z2 > z1 {
-				score = l.logMass(z1, z2) - g.logMass(z1, z2)
+				var ok bool
+				if score, ok = cells[[2]float64{z1, z2}]; !ok {
+					score = l.logMass(z1, z2) - g.logMass(z1, z2)
+					if cells == nil {
+						cells = map[[2]float64]float64{}
+					}
+					cells[[2]float64{z1, z2}] = score
+				}
 			} else {
 				zc := clamp(d.fwd(x), d.lo, d.hi)
 				score = l.logPDF(zc) - g.logPDF(zc)
@@ -267,6 +277,15 @@ func (s *Searcher) choose(d *dim, good, bad []float64, liars []bool) any {
 // decomposition). Groups are ordered by their first dim, dims ascending
 // within each. Dims no row has form groups too, so every dim is chosen.
 func groups(n int, sets ...[]row) [][]int {
+	if n > 0 && complete(sets...) {
+		// Every row has every dim: one group, as the refinement below
+		// would find, without its map per row.
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+		}
+		return [][]int{all}
+	}
 	// A dim's signature is the set of rows that have it; dims with equal
 	// signatures are in one group.
 	label := make([]int, n) // group label per dim; refined row by row
@@ -299,6 +318,21 @@ func groups(n int, sets ...[]row) [][]int {
 		out[g] = append(out[g], i)
 	}
 	return out
+}
+
+// complete reports whether every row of sets has a coordinate for every
+// dim.
+func complete(sets ...[]row) bool {
+	for _, rows := range sets {
+		for _, r := range rows {
+			for _, x := range r.x {
+				if math.IsNaN(x) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // chooseJoint draws NEICandidates configurations of the dims of group g

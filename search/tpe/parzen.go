@@ -1,6 +1,7 @@
 package tpe
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -19,6 +20,10 @@ func stdInvCDF(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }
 // logStdPDF is log φ(x).
 func logStdPDF(x float64) float64 { return -0.5*x*x - logSqrt2Pi }
 
+// massCut is where the standard normal's tail mass, Φ(−massCut) ≈ 9.5e-18,
+// is below 2⁻⁵⁴, so that 1 − Φ(−massCut) rounds to exactly 1.
+const massCut = 8.5
+
 // logNormMass returns log(Φ(b) − Φ(a)) for a <= b, accurately in both tails
 // and for narrow intervals, and finite (an approximation) where the exact
 // difference underflows.
@@ -31,6 +36,11 @@ func logNormMass(a, b float64) float64 {
 		// φ is nearly constant over the interval; the CDF difference would
 		// cancel.
 		return logStdPDF(a+w/2) + math.Log(w)
+	}
+	if a <= -massCut && b >= massCut {
+		// Both tails hold less than half the spacing of floats below 1:
+		// the difference below is exactly 1.
+		return 0
 	}
 	var m float64
 	switch {
@@ -49,18 +59,36 @@ func logNormMass(a, b float64) float64 {
 	return logStdPDF(t) - math.Log(t)
 }
 
+// expCut is the exponent below which math.Exp underflows to 0.
+const expCut = -745.2
+
 // logSumExp returns log Σ exp(xs[i]), -Inf for an empty or all -Inf list.
 func logSumExp(xs []float64) float64 {
+	// The largest term, by comparison rather than math.Max, which costs a
+	// call per term here; a NaN term makes the sum NaN as math.Max would.
 	m := math.Inf(-1)
 	for _, x := range xs {
-		m = math.Max(m, x)
+		if x > m {
+			m = x
+		} else if x != x {
+			return x
+		}
 	}
-	if math.IsInf(m, 0) {
+	return logSumExpMax(xs, m)
+}
+
+// logSumExpMax is logSumExp for callers that found the largest term m
+// themselves (NaN if any term is NaN).
+func logSumExpMax(xs []float64, m float64) float64 {
+	if math.IsInf(m, 0) || m != m {
 		return m
 	}
 	s := 0.0
 	for _, x := range xs {
-		s += math.Exp(x - m)
+		// Below the cut math.Exp returns 0: skipping it saves the call.
+		if d := x - m; d >= expCut {
+			s += math.Exp(d)
+		}
 	}
 	return m + math.Log(s)
 }
@@ -124,7 +152,7 @@ func newParzen(xs, ws []float64, lo, hi, priorWeight float64, considerEndpoints 
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(i, j int) bool { return mu[order[i]] < mu[order[j]] })
+	slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(mu[i], mu[j]) })
 	ends := make([]float64, m+2)
 	ends[0], ends[m+1] = lo, hi
 	for i, k := range order {
@@ -154,6 +182,9 @@ func newParzen(xs, ws []float64, lo, hi, priorWeight float64, considerEndpoints 
 		total += w
 	}
 	acc := 0.0
+	// Most kernels share their weight and many their width: each
+	// logarithm is computed once per run of equal values.
+	var lw, ls logMemo
 	for k := range m {
 		w := priorWeight
 		if k < n {
@@ -163,10 +194,24 @@ func newParzen(xs, ws []float64, lo, hi, priorWeight float64, considerEndpoints 
 		acc += w
 		p.cum[k] = acc
 		logZ := logNormMass((lo-mu[k])/sigma[k], (hi-mu[k])/sigma[k])
-		p.logm[k] = math.Log(w) - logZ
-		p.logc[k] = p.logm[k] - math.Log(sigma[k])
+		p.logm[k] = lw.log(w) - logZ
+		p.logc[k] = p.logm[k] - ls.log(sigma[k])
 	}
 	return p
+}
+
+// logMemo returns math.Log of its last argument again without computing
+// it.
+type logMemo struct {
+	x, log0 float64
+	ok      bool
+}
+
+func (l *logMemo) log(x float64) float64 {
+	if !l.ok || x != l.x {
+		l.x, l.log0, l.ok = x, math.Log(x), true
+	}
+	return l.log0
 }
 
 // sample draws one point: a kernel by weight, then a value from it by
@@ -186,10 +231,15 @@ func (p *parzen) sample(r *rand.Rand) float64 {
 
 // logPDF returns the log density at z.
 func (p *parzen) logPDF(z float64) float64 {
+	m := math.Inf(-1)
 	for k := range p.mu {
-		p.buf[k] = p.logc[k] + logStdPDF((z-p.mu[k])/p.sigma[k])
+		x := p.logc[k] + logStdPDF((z-p.mu[k])/p.sigma[k])
+		p.buf[k] = x
+		if x > m || x != x {
+			m = x
+		}
 	}
-	return logSumExp(p.buf)
+	return logSumExpMax(p.buf, m)
 }
 
 // logMass returns the log of the probability of [z1, z2].

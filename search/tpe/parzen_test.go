@@ -189,3 +189,16 @@ func TestCategoricalEstimator(t *testing.T) {
 		}
 	}
 }
+
+// TestLogNormMassCut checks that the shortcut for intervals reaching past
+// ±massCut returns what the general formula does.
+func TestLogNormMassCut(t *testing.T) {
+	for _, a := range []float64{-massCut, -8.6, -9, -12, -40, -1e3} {
+		for _, b := range []float64{massCut, 8.6, 9, 12, 40, 1e3} {
+			full := math.Log(1 - 0.5*math.Erfc(b/math.Sqrt2) - 0.5*math.Erfc(-a/math.Sqrt2))
+			if got := logNormMass(a, b); got != full || got != 0 {
+				t.Errorf("logNormMass(%v, %v) = %v, want %v", a, b, got, full)
+			}
+		}
+	}
+}
