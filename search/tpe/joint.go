@@ -60,10 +60,13 @@ func newUniqKernels(mu, sg []float64) *uniqKernels {
 }
 
 // newJoint fits the estimator of dims (the dims at indices idx of each
-// row's coordinates) to the rows that have a coordinate for each of them.
-func newJoint(dims []*dim, idx []int, rows []row, priorWeight float64) *joint {
+// row's coordinates) to the rows that have a coordinate for each of them;
+// mass (nil: none) remembers the kernels' masses by dim index and the
+// rows' suggestion numbers.
+func newJoint(dims []*dim, idx []int, rows []row, priorWeight float64, mass *massMemo) *joint {
 	var xs [][]float64
 	var liar []bool
+	var seqs []int
 	for _, r := range rows {
 		x := make([]float64, len(idx))
 		ok := true
@@ -76,6 +79,7 @@ func newJoint(dims []*dim, idx []int, rows []row, priorWeight float64) *joint {
 		if ok {
 			xs = append(xs, x)
 			liar = append(liar, r.liar)
+			seqs = append(seqs, r.seq)
 		}
 	}
 	n := len(xs)
@@ -146,11 +150,16 @@ func newJoint(dims []*dim, idx []int, rows []row, priorWeight float64) *joint {
 			j.uniq[di] = u
 		} else {
 			for k := range m {
-				lz[k] = logNormMass((d.lo-mu[k])/sg[k], (d.hi-mu[k])/sg[k])
+				seq := -1 // the prior
+				if k < n {
+					seq = seqs[k]
+				}
+				lz[k] = mass.of(idx[di], seq, (d.lo-mu[k])/sg[k], (d.hi-mu[k])/sg[k])
 			}
 		}
+		var ls logMemo // most kernels share one width
 		for k := range m {
-			lc[k] = -math.Log(sg[k]) - lz[k]
+			lc[k] = -ls.log(sg[k]) - lz[k]
 		}
 		j.mu[di], j.sigma[di], j.logZ[di], j.logc[di] = mu, sg, lz, lc
 	}

@@ -30,7 +30,7 @@ func TestJointNormalised(t *testing.T) {
 		{seq: 1, x: []float64{1.7, 4, 2}},
 		{seq: 2, x: []float64{0.35, 1, 0}},
 	}
-	j := newJoint(dims, []int{0, 1, 2}, rows, 1)
+	j := newJoint(dims, []int{0, 1, 2}, rows, 1, nil)
 	const steps = 400
 	total := 0.0
 	cell := map[[2]int]float64{} // (b, c) -> mass
@@ -82,7 +82,7 @@ func TestJointBandwidth(t *testing.T) {
 		for i := range rows {
 			rows[i] = row{seq: i, x: []float64{float64(i%20) / 10, float64(i % 5), float64(i % 3)}}
 		}
-		j := newJoint(dims, []int{0, 1, 2}, rows, 1)
+		j := newJoint(dims, []int{0, 1, 2}, rows, 1, nil)
 		for di, d := range dims[:2] {
 			span := d.hi - d.lo
 			want := clamp(0.2*math.Pow(float64(n), -1.0/7)*span, span/math.Min(100, float64(n+2)), span)
@@ -313,6 +313,30 @@ func TestConstantLiarAvoidsDuplicates(t *testing.T) {
 		t.Logf("multivariate %v: repeated configurations within batches of 16 (of 320): without the liar %d, with %d", multi, dups[0], dups[1])
 		if float64(dups[1]) > 0.75*float64(dups[0]) {
 			t.Errorf("multivariate %v: %d repeats with the liar, %d without: want at most three quarters", multi, dups[1], dups[0])
+		}
+	}
+}
+
+// TestMassMemo checks that fits sharing a massMemo compute what fits
+// without one do, over a sequence of growing and sliding row sets whose
+// widths change with their size, as a searcher's refits are.
+func TestMassMemo(t *testing.T) {
+	dims := jointDims(t)
+	r := rand.New(rand.NewPCG(3, 4))
+	var rows []row
+	var mm massMemo
+	for seq := range 120 {
+		rows = append(rows, row{seq: seq, x: []float64{r.Float64() * 2, float64(r.IntN(5)), float64(r.IntN(3))}, liar: r.IntN(5) == 0})
+		window := rows[max(0, len(rows)-40):]
+		with, without := newJoint(dims, []int{0, 1, 2}, window, 1, &mm), newJoint(dims, []int{0, 1, 2}, window, 1, nil)
+		if !reflect.DeepEqual(with.logZ, without.logZ) || !reflect.DeepEqual(with.logc, without.logc) {
+			t.Fatalf("joint fit %d: the memo changed the kernels' masses", seq)
+		}
+		c := column(window, 0)
+		pw := newParzen(c.xs, recencyWeights(len(c.xs)), 0, 2, 1, false, c.liar, &mm, 0, c.seqs)
+		pn := newParzen(c.xs, recencyWeights(len(c.xs)), 0, 2, 1, false, c.liar, nil, 0, nil)
+		if !reflect.DeepEqual(pw.logc, pn.logc) || !reflect.DeepEqual(pw.logm, pn.logm) {
+			t.Fatalf("parzen fit %d: the memo changed the kernels' masses", seq)
 		}
 	}
 }

@@ -71,6 +71,7 @@ func (s *Searcher) rungTraining() (good, bad []row, ok bool) {
 		good = append(good, row{seq: t.seq, loss: t.topLoss, x: t.x, level: t.top})
 	}
 	slices.SortFunc(good, func(a, b row) int { return a.seq - b.seq })
+	bad = make([]row, 0, min(maxBad, len(s.all)))
 	for i := len(s.all) - 1; i >= 0 && len(bad) < maxBad; i-- {
 		t := s.all[i]
 		switch {
@@ -201,28 +202,36 @@ func (s *Searcher) propose(good, bad []row) map[string]any {
 		return point
 	}
 	for i, d := range s.dims {
-		gx, _ := column(good, i)
-		bx, liars := column(bad, i)
-		setPath(point, d.path, s.choose(d, gx, bx, liars))
+		setPath(point, d.path, s.choose(i, d, column(good, i), column(bad, i)))
 	}
 	return point
 }
 
+// col is one dim's coordinates of some rows, with their suggestion
+// numbers and liar marks.
+type col struct {
+	xs   []float64
+	seqs []int
+	liar []bool
+}
+
 // column returns dim i's coordinates of rows, skipping missing ones.
-func column(rows []row, i int) (xs []float64, liar []bool) {
+func column(rows []row, i int) col {
+	c := col{xs: make([]float64, 0, len(rows)), seqs: make([]int, 0, len(rows)), liar: make([]bool, 0, len(rows))}
 	for _, r := range rows {
 		if x := r.x[i]; !math.IsNaN(x) {
-			xs = append(xs, x)
-			liar = append(liar, r.liar)
+			c.xs = append(c.xs, x)
+			c.seqs = append(c.seqs, r.seq)
+			c.liar = append(c.liar, r.liar)
 		}
 	}
-	return xs, liar
+	return c
 }
 
 // choose draws NEICandidates values of d from the good density and returns
 // the one with the best log ratio of good to bad density (the first one on
 // ties), as a configuration value.
-func (s *Searcher) choose(d *dim, good, bad []float64, liars []bool) any {
+func (s *Searcher) choose(di int, d *dim, good, bad col) any {
 	best, bestScore := 0.0, math.Inf(-1)
 	better := func(i int, x, score float64) {
 		if math.IsNaN(score) {
@@ -233,16 +242,16 @@ func (s *Searcher) choose(d *dim, good, bad []float64, liars []bool) any {
 		}
 	}
 	if d.categorical() {
-		l := newCategorical(good, recencyWeights(len(good)), len(d.cats), s.priorWeight)
-		g := newCategorical(bad, recencyWeights(len(bad)), len(d.cats), s.priorWeight)
+		l := newCategorical(good.xs, recencyWeights(len(good.xs)), len(d.cats), s.priorWeight)
+		g := newCategorical(bad.xs, recencyWeights(len(bad.xs)), len(d.cats), s.priorWeight)
 		for i := range s.nEI {
 			c := l.sample(s.rng)
 			better(i, float64(c), l.logp[c]-g.logp[c])
 		}
 		return d.cats[int(best)]
 	}
-	l := newParzen(good, recencyWeights(len(good)), d.lo, d.hi, s.priorWeight, s.endpoints, nil)
-	g := newParzen(bad, recencyWeights(len(bad)), d.lo, d.hi, s.priorWeight, s.endpoints, liars)
+	l := newParzen(good.xs, recencyWeights(len(good.xs)), d.lo, d.hi, s.priorWeight, s.endpoints, nil, &s.masses, di, good.seqs)
+	g := newParzen(bad.xs, recencyWeights(len(bad.xs)), d.lo, d.hi, s.priorWeight, s.endpoints, bad.liar, &s.masses, di, bad.seqs)
 	// The candidates of a quantized dim fall in few cells, and a cell's
 	// masses cost two erfc per kernel: each cell is scored once.
 	var cells map[[2]float64]float64
@@ -344,8 +353,8 @@ func (s *Searcher) chooseJoint(g []int, good, bad []row) []any {
 	for i, k := range g {
 		dims[i] = s.dims[k]
 	}
-	l := newJoint(dims, g, good, s.priorWeight)
-	b := newJoint(dims, g, bad, s.priorWeight)
+	l := newJoint(dims, g, good, s.priorWeight, &s.masses)
+	b := newJoint(dims, g, bad, s.priorWeight, &s.masses)
 	cand := make([]float64, len(g))
 	var best []float64
 	bestScore := math.Inf(-1)

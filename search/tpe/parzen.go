@@ -1,7 +1,6 @@
 package tpe
 
 import (
-	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -59,8 +58,11 @@ func logNormMass(a, b float64) float64 {
 	return logStdPDF(t) - math.Log(t)
 }
 
-// expCut is the exponent below which math.Exp underflows to 0.
-const expCut = -745.2
+// expCut is the exponent below which logSumExp leaves a term out: each
+// such term is below 4.3e-18 of the largest, so a sum of thousands moves by
+// less than 1e-14 relative, and it saves most calls to math.Exp where the
+// kernels are narrow.
+const expCut = -40
 
 // logSumExp returns log Σ exp(xs[i]), -Inf for an empty or all -Inf list.
 func logSumExp(xs []float64) float64 {
@@ -85,7 +87,6 @@ func logSumExpMax(xs []float64, m float64) float64 {
 	}
 	s := 0.0
 	for _, x := range xs {
-		// Below the cut math.Exp returns 0: skipping it saves the call.
 		if d := x - m; d >= expCut {
 			s += math.Exp(d)
 		}
@@ -132,6 +133,12 @@ type parzen struct {
 	buf        []float64
 }
 
+// centre is a kernel's centre and index, for sorting.
+type centre struct {
+	mu float64
+	k  int
+}
+
 // newParzen fits an estimator to observations xs (internal coordinates in
 // [lo, hi]) with weights ws (same length, positive). Bandwidths follow
 // Optuna's univariate rule: each kernel's σ is the larger distance to its
@@ -139,8 +146,10 @@ type parzen struct {
 // range ends; without considerEndpoints the outermost kernels use their
 // inner neighbour only. σ is then clipped to [range/min(100, n+2), range],
 // n being the number of observations. The kernels of observations marked
-// narrow (nil: none) take the smallest width, range/min(100, n+2).
-func newParzen(xs, ws []float64, lo, hi, priorWeight float64, considerEndpoints bool, narrow []bool) *parzen {
+// narrow (nil: none) take the smallest width, range/min(100, n+2). mass
+// (nil: none) remembers kernel masses of dim by the observations'
+// suggestion numbers seqs (nil: none).
+func newParzen(xs, ws []float64, lo, hi, priorWeight float64, considerEndpoints bool, narrow []bool, mass *massMemo, dim int, seqs []int) *parzen {
 	n := len(xs)
 	span := hi - lo
 	prior := (lo + hi) / 2
@@ -148,11 +157,25 @@ func newParzen(xs, ws []float64, lo, hi, priorWeight float64, considerEndpoints 
 
 	// Neighbour distances over the sorted centres, prior included.
 	m := len(mu)
-	order := make([]int, m)
-	for i := range order {
-		order[i] = i
+	// By centre, ties in index order (what a stable sort gives, done as a
+	// faster unstable sort of distinct (centre, index) keys).
+	keyed := make([]centre, m)
+	for k, v := range mu {
+		keyed[k] = centre{v, k}
 	}
-	slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(mu[i], mu[j]) })
+	slices.SortFunc(keyed, func(a, b centre) int {
+		switch {
+		case a.mu < b.mu:
+			return -1
+		case a.mu > b.mu:
+			return 1
+		}
+		return a.k - b.k
+	})
+	order := make([]int, m)
+	for i, c := range keyed {
+		order[i] = c.k
+	}
 	ends := make([]float64, m+2)
 	ends[0], ends[m+1] = lo, hi
 	for i, k := range order {
@@ -193,11 +216,51 @@ func newParzen(xs, ws []float64, lo, hi, priorWeight float64, considerEndpoints 
 		w /= total
 		acc += w
 		p.cum[k] = acc
-		logZ := logNormMass((lo-mu[k])/sigma[k], (hi-mu[k])/sigma[k])
+		seq := -1 // the prior
+		if k < n && seqs != nil {
+			seq = seqs[k]
+		}
+		logZ := mass.of(dim, seq, (lo-mu[k])/sigma[k], (hi-mu[k])/sigma[k])
 		p.logm[k] = lw.log(w) - logZ
 		p.logc[k] = p.logm[k] - ls.log(sigma[k])
 	}
 	return p
+}
+
+// massMemo remembers logNormMass's values per dim and trial. A searcher
+// refits its densities at every suggestion, mostly over the same trials
+// with the same widths, so most kernels' masses inside the range were
+// computed before. A value is reused only for the same arguments. The nil
+// *massMemo computes every value.
+type massMemo struct {
+	byDim [][]massEntry // [dim][trial's suggestion number]
+}
+
+// massEntry is one remembered value: logNormMass(a, b) = v.
+type massEntry struct{ a, b, v float64 }
+
+// of returns logNormMass(a, b) for the kernel of trial seq (negative: the
+// prior) in dim.
+func (mm *massMemo) of(dim, seq int, a, b float64) float64 {
+	if mm == nil || seq < 0 {
+		return logNormMass(a, b)
+	}
+	for len(mm.byDim) <= dim {
+		mm.byDim = append(mm.byDim, nil)
+	}
+	es := mm.byDim[dim]
+	if seq < len(es) {
+		if e := es[seq]; e.a == a && e.b == b {
+			return e.v
+		}
+	}
+	for len(es) <= seq {
+		es = append(es, massEntry{a: math.NaN()}) // matches no arguments
+	}
+	mm.byDim[dim] = es
+	v := logNormMass(a, b)
+	es[seq] = massEntry{a, b, v}
+	return v
 }
 
 // logMemo returns math.Log of its last argument again without computing

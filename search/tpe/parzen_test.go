@@ -98,7 +98,7 @@ func TestBandwidths(t *testing.T) {
 		// Duplicates get the minimum width 1/min(100, 5).
 		{"duplicates", []float64{0.5, 0.5, 0.5}, false, []float64{0.2, 0.2, 0.2, 1}},
 	} {
-		p := newParzen(tc.xs, recencyWeights(len(tc.xs)), 0, 1, pw, tc.endpoints, nil)
+		p := newParzen(tc.xs, recencyWeights(len(tc.xs)), 0, 1, pw, tc.endpoints, nil, nil, 0, nil)
 		if !slices.EqualFunc(p.sigma, tc.want, func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }) {
 			t.Errorf("%s: σ = %v, want %v", tc.name, p.sigma, tc.want)
 		}
@@ -108,7 +108,7 @@ func TestBandwidths(t *testing.T) {
 	for i := range xs {
 		xs[i] = 0.5
 	}
-	p := newParzen(xs, recencyWeights(len(xs)), -1, 3, pw, false, nil)
+	p := newParzen(xs, recencyWeights(len(xs)), -1, 3, pw, false, nil, nil, 0, nil)
 	if p.sigma[0] != 4.0/100 {
 		t.Errorf("σ with 300 duplicates = %v, want 0.04", p.sigma[0])
 	}
@@ -118,7 +118,7 @@ func TestBandwidths(t *testing.T) {
 // sample draws from it.
 func TestParzenConsistent(t *testing.T) {
 	xs := []float64{-0.9, -0.2, 0.1, 0.15, 0.8}
-	p := newParzen(xs, []float64{1, 0.5, 1, 1, 2}, -1, 1, 1, false, nil)
+	p := newParzen(xs, []float64{1, 0.5, 1, 1, 2}, -1, 1, 1, false, nil, nil, 0, nil)
 	const bins = 20
 	total := 0.0
 	mass := make([]float64, bins)

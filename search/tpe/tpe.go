@@ -224,6 +224,9 @@ type Searcher struct {
 	// then loss, then suggestion), and how many are at each budget.
 	ranked   []*trial
 	perLevel []int
+
+	// masses remembers kernel masses across fits; it changes no result.
+	masses massMemo
 }
 
 // observation is a completed trial: its coordinates (one per dim, NaN where
