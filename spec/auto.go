@@ -101,8 +101,8 @@ func (s *Spec) autoScheduler(ch *autoChoice) {
 	default:
 		grace := math.Max(1, math.Floor(maxT/math.Pow(autoEta, autoRungs)))
 		ch.Scheduler = "asha"
-		ch.ASHA = asha.Config{TimeAttr: attr, MaxT: maxT, GracePeriod: grace, ReductionFactor: autoEta, Brackets: 1, StopLastTrials: true}
-		ch.SchedulerWhy = fmt.Sprintf("trials report %s up to max_t %s (from %s): ASHA with grace_period %s and reduction_factor %d stops weak trials early, without waiting for others",
+		ch.ASHA = asha.Config{TimeAttr: attr, MaxT: maxT, GracePeriod: grace, ReductionFactor: autoEta, Brackets: 1, StopLastTrials: true, Promotion: asha.PromoteTop}
+		ch.SchedulerWhy = fmt.Sprintf("trials report %s up to max_t %s (from %s): ASHA with grace_period %s, reduction_factor %d and promotion top stops weak trials early, without waiting for others",
 			attr, formatNum(maxT), from, formatNum(grace), autoEta)
 	}
 }
@@ -203,8 +203,8 @@ func (ch autoChoice) schedulerText() string {
 	switch {
 	case ch.Scheduler == "asha" && ch.ASHA.MaxT > 0:
 		a := ch.ASHA
-		return fmt.Sprintf("asha (time_attr %s, max_t %s, grace_period %s, reduction_factor %s)",
-			a.TimeAttr, formatNum(a.MaxT), formatNum(a.GracePeriod), formatNum(a.ReductionFactor))
+		return fmt.Sprintf("asha (time_attr %s, max_t %s, grace_period %s, reduction_factor %s, promotion %s)",
+			a.TimeAttr, formatNum(a.MaxT), formatNum(a.GracePeriod), formatNum(a.ReductionFactor), a.Promotion)
 	case ch.Scheduler == "hyperband_for_bohb" && ch.MaxT > 0:
 		return fmt.Sprintf("hyperband_for_bohb (max_t %s)", formatNum(ch.MaxT))
 	}

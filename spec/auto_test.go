@@ -69,8 +69,8 @@ func TestAutoTable(t *testing.T) {
 		searcher, scheduler string
 	}{
 		{"no budget", "", "tpe", "fifo"},
-		{"training_iteration", "stop: {training_iteration: 100}\n", "tpe", "asha (time_attr training_iteration, max_t 100, grace_period 3, reduction_factor 3)"},
-		{"scheduler max_t", "scheduler: {name: auto, time_attr: epoch, max_t: 30}\n", "tpe", "asha (time_attr epoch, max_t 30, grace_period 1, reduction_factor 3)"},
+		{"training_iteration", "stop: {training_iteration: 100}\n", "tpe", "asha (time_attr training_iteration, max_t 100, grace_period 3, reduction_factor 3, promotion top)"},
+		{"scheduler max_t", "scheduler: {name: auto, time_attr: epoch, max_t: 30}\n", "tpe", "asha (time_attr epoch, max_t 30, grace_period 1, reduction_factor 3, promotion top)"},
 		{"max_t too short", "stop: {training_iteration: 8}\n", "tpe", "fifo"},
 		{"time attr without max_t", "scheduler: {name: auto, time_attr: epoch}\nstop: {training_iteration: 100}\n", "tpe", "fifo"},
 		{"few samples", "num_samples: 19\n", "random", "fifo"},
@@ -170,6 +170,9 @@ func TestBuildWiresFidelity(t *testing.T) {
 	if _, r := sc.Rungs(); !slices.Equal(r, rungs) {
 		t.Fatalf("asha rungs %v", r)
 	}
+	if p := sc.Config().Promotion; p != asha.PromoteTop {
+		t.Fatalf("scheduler: auto built ASHA with promotion %q, want %q", p, asha.PromoteTop)
+	}
 	if sc.Advisor() != tp {
 		t.Fatalf("asha's advisor is %v, want the tpe searcher", sc.Advisor())
 	}
@@ -249,7 +252,7 @@ func TestCompareAuto(t *testing.T) {
 	}
 	refused, _ = Compare(load(base+"stop: {training_iteration: 27}\n"), load(base+"stop: {training_iteration: 81}\n"))
 	want := []string{
-		`scheduler.auto: "asha (time_attr training_iteration, max_t 27, grace_period 1, reduction_factor 3)" -> "asha (time_attr training_iteration, max_t 81, grace_period 3, reduction_factor 3)"`,
+		`scheduler.auto: "asha (time_attr training_iteration, max_t 27, grace_period 1, reduction_factor 3, promotion top)" -> "asha (time_attr training_iteration, max_t 81, grace_period 3, reduction_factor 3, promotion top)"`,
 		"stop.training_iteration: 27 -> 81",
 	}
 	if !slices.Equal(refused, want) {

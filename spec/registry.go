@@ -156,8 +156,8 @@ func readFIFO(*Params) func(s *Spec) (hone.Scheduler, error) {
 }
 
 // readASHA reads ASHA's parameters: metric and mode (default: the
-// experiment's), time_attr, max_t, grace_period, reduction_factor, brackets
-// and stop_last_trials, with Ray Tune's defaults.
+// experiment's), time_attr, max_t, grace_period, reduction_factor, brackets,
+// stop_last_trials and promotion, with Ray Tune's defaults.
 func readASHA(p *Params) func(s *Spec) (hone.Scheduler, error) {
 	def := asha.DefaultConfig()
 	cfg := asha.Config{
@@ -169,6 +169,7 @@ func readASHA(p *Params) func(s *Spec) (hone.Scheduler, error) {
 		ReductionFactor: p.Float("reduction_factor", def.ReductionFactor),
 		Brackets:        p.Int("brackets", def.Brackets),
 		StopLastTrials:  p.Bool("stop_last_trials", def.StopLastTrials),
+		Promotion:       asha.Promotion(p.String("promotion", string(asha.PromotePercentile))),
 	}
 	ok := true
 	check := func(bad bool, key, format string, args ...any) {
@@ -185,6 +186,8 @@ func readASHA(p *Params) func(s *Spec) (hone.Scheduler, error) {
 		"must be >= grace_period (%s), got %s", formatNum(cfg.GracePeriod), formatNum(cfg.MaxT))
 	check(cfg.ReductionFactor <= 1, "reduction_factor", "must be > 1, got %s", formatNum(cfg.ReductionFactor))
 	check(cfg.Brackets < 1, "brackets", "must be >= 1, got %d", cfg.Brackets)
+	check(!slices.Contains(asha.Promotions(), cfg.Promotion), "promotion", "allowed values are %s and %s, got %q",
+		asha.PromotePercentile, asha.PromoteTop, cfg.Promotion)
 	if !ok {
 		return nil
 	}

@@ -403,6 +403,19 @@ scheduler:
 	if got := sc.Milestones(1); !reflect.DeepEqual(got, []float64{15, 45}) {
 		t.Errorf("bracket 1 milestones %v, want [15 45]", got)
 	}
+	if got := sc.Config().Promotion; got != asha.PromotePercentile {
+		t.Errorf("promotion %q, want Ray Tune's rule, %q, by default", got, asha.PromotePercentile)
+	}
+	s, err = parse(t, "command: [x]\nmetric: loss\nscheduler: {name: asha, promotion: top}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan, err = Build(s, t.TempDir(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := plan.Experiment.Scheduler.(*asha.Scheduler).Config().Promotion; got != asha.PromoteTop {
+		t.Errorf("promotion: top built promotion %q", got)
+	}
 
 	_, err = parse(t, `command: [x]
 metric: loss
@@ -414,13 +427,15 @@ scheduler:
   reduction_factor: 1
   brackets: 0
   grace: 1
+  promotion: best
 `)
 	want := []string{
 		`experiment.yaml:5: scheduler.mode: allowed values are min and max, got "low"`,
 		`experiment.yaml:6: scheduler.max_t: must be >= grace_period (20), got 10`,
 		`experiment.yaml:8: scheduler.reduction_factor: must be > 1, got 1`,
 		`experiment.yaml:9: scheduler.brackets: must be >= 1, got 0`,
-		`experiment.yaml:10: scheduler.grace: unknown key (did you mean "grace_period"?); allowed keys: brackets, grace_period, max_t, metric, mode, name, reduction_factor, stop_last_trials, time_attr`,
+		`experiment.yaml:10: scheduler.grace: unknown key (did you mean "grace_period"?); allowed keys: brackets, grace_period, max_t, metric, mode, name, promotion, reduction_factor, stop_last_trials, time_attr`,
+		`experiment.yaml:11: scheduler.promotion: allowed values are percentile and top, got "best"`,
 	}
 	if got := messages(t, err); !reflect.DeepEqual(got, want) {
 		t.Errorf("errors:\n got %q\nwant %q", got, want)

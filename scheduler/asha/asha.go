@@ -42,6 +42,9 @@ type Config struct {
 	Brackets int
 	// StopLastTrials stops trials that reach MaxT.
 	StopLastTrials bool
+	// Promotion is the rule that decides, at a rung, whether a trial goes
+	// on: PromotePercentile (the default, also for "") or PromoteTop.
+	Promotion Promotion
 	// BudgetInfo marks every result ASHA records at a rung with
 	// hyperband_info: {budget: <milestone>}, and a result that stops a
 	// trial at MaxT with budget MaxT, as HyperBand for BOHB marks its
@@ -49,6 +52,41 @@ type Config struct {
 	// ASHA with it asynchronous BOHB. Off by default (Ray's ASHA adds
 	// nothing to results); a spec turns it on when the searcher is bohb.
 	BudgetInfo bool
+}
+
+// Promotion names the rule by which a trial that reaches a rung goes on.
+type Promotion string
+
+const (
+	// PromotePercentile, Ray Tune's rule, stops a trial whose score is
+	// below the (1 − 1/η) percentile, linearly interpolated, of the scores
+	// recorded at the rung before it: the first trial at a rung always
+	// goes on, and early on about two in three do.
+	PromotePercentile Promotion = "percentile"
+	// PromoteTop, the rule of Optuna's successive-halving pruner, lets a
+	// trial go on only if fewer than max(1, ⌊n/η⌋) of the n scores at the
+	// rung, its own included, are better than its score: until a rung has
+	// 2η scores only a trial better than every earlier one goes on, and
+	// then the top 1/η. It stops more trials early on than the percentile
+	// rule, so more configurations are tried with the same budget.
+	PromoteTop Promotion = "top"
+)
+
+// Promotions lists the rules, the default first.
+func Promotions() []Promotion { return []Promotion{PromotePercentile, PromoteTop} }
+
+// stops reports whether a trial with score (higher is better) stops at a
+// rung whose earlier scores are sorted (ascending, without NaN).
+func (p Promotion) stops(sorted []float64, score, rf float64) bool {
+	if p == PromoteTop {
+		n := len(sorted) + 1
+		k := max(1, int(math.Floor(float64(n)/rf)))
+		// sorted is ascending: the scores better than score are its tail.
+		better := len(sorted) - sort.Search(len(sorted), func(i int) bool { return sorted[i] > score })
+		return better >= k
+	}
+	cut, ok := cutoff(sorted, rf)
+	return ok && score < cut
 }
 
 // InfoKey is the result field BudgetInfo sets, a map holding the budget
@@ -77,6 +115,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("asha: reduction_factor = %v: must be > 1", c.ReductionFactor)
 	case c.Brackets < 1:
 		return fmt.Errorf("asha: brackets = %d: must be >= 1", c.Brackets)
+	case c.Promotion != "" && !slices.Contains(Promotions(), c.Promotion):
+		return fmt.Errorf("asha: promotion = %q: allowed values are %q and %q", c.Promotion, PromotePercentile, PromoteTop)
 	}
 	return nil
 }
@@ -288,7 +328,7 @@ func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone
 	if b == nil {
 		return hone.Continue
 	}
-	dec, at, ok := b.onResult(t.ID, tv, score, s.cfg.ReductionFactor, s.cfg.StopLastTrials, s.floor())
+	dec, at, ok := b.onResult(t.ID, tv, score, s.cfg, s.floor())
 	if ok {
 		s.mark(r, at)
 	}
@@ -311,7 +351,8 @@ func (s *Scheduler) mark(r *hone.Result, budget float64) {
 // and had not recorded, and returns the decision and that milestone (ok
 // false when nothing was recorded). A trial below the cutoff is not
 // stopped at a rung below floor.
-func (b *bracket) onResult(id string, tv, score, rf float64, stopLast bool, floor float64) (dec hone.Decision, at float64, ok bool) {
+func (b *bracket) onResult(id string, tv, score float64, cfg Config, floor float64) (dec hone.Decision, at float64, ok bool) {
+	stopLast := cfg.StopLastTrials
 	for _, g := range b.rungs {
 		_, done := g.recorded[id]
 		if tv >= g.milestone && done && !stopLast {
@@ -321,7 +362,7 @@ func (b *bracket) onResult(id string, tv, score, rf float64, stopLast bool, floo
 			continue
 		}
 		dec := hone.Continue
-		if cut, ok := cutoff(g.sorted, rf); ok && score < cut && g.milestone >= floor {
+		if g.milestone >= floor && cfg.Promotion.stops(g.sorted, score, cfg.ReductionFactor) {
 			dec = hone.Stop
 		}
 		g.record(id, score)
@@ -348,7 +389,7 @@ func cutoff(vals []float64, rf float64) (float64, bool) {
 func (s *Scheduler) OnTrialComplete(c hone.Control, t *hone.Trial, r *hone.Result) {
 	if b := s.trialOf[t.ID]; b != nil && r != nil {
 		if tv, score, ok := s.values(c, r); ok {
-			_, at, ok := b.onResult(t.ID, tv, score, s.cfg.ReductionFactor, s.cfg.StopLastTrials, s.floor())
+			_, at, ok := b.onResult(t.ID, tv, score, s.cfg, s.floor())
 			switch {
 			case tv >= s.cfg.MaxT && s.cfg.StopLastTrials:
 				s.mark(r, s.cfg.MaxT) // a full run, whatever rung it fills

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/hone-tune/hone"
@@ -32,6 +33,9 @@ func factory(args map[string]string) (hone.Scheduler, error) {
 	}
 	if v, ok := args["time_attr"]; ok {
 		cfg.TimeAttr = v
+	}
+	if v, ok := args["promotion"]; ok {
+		cfg.Promotion = Promotion(v)
 	}
 	return New(cfg)
 }
@@ -196,13 +200,13 @@ func TestAdvisorFloor(t *testing.T) {
 		b := s.brackets[0]
 		for i, score := range []float64{5, 6, 7} {
 			for _, m := range []float64{1, 3} {
-				if d, _, _ := b.onResult(strconv.Itoa(i), m, score, 3, true, s.floor()); d != hone.Continue {
+				if d, _, _ := b.onResult(strconv.Itoa(i), m, score, Config{ReductionFactor: 3, StopLastTrials: true}, s.floor()); d != hone.Continue {
 					t.Fatalf("floor %v: strong trial %d at %v: %v", tc.floor, i, m, d)
 				}
 			}
 		}
 		for k, m := range []float64{1, 3} {
-			if d, _, _ := b.onResult("weak", m, 0, 3, true, s.floor()); d != tc.want[k] {
+			if d, _, _ := b.onResult("weak", m, 0, Config{ReductionFactor: 3, StopLastTrials: true}, s.floor()); d != tc.want[k] {
 				t.Errorf("floor %v: weak trial at rung %v: %v, want %v", tc.floor, m, d, tc.want[k])
 			}
 			if _, ok := b.rungAt(m).recorded["weak"]; !ok {
@@ -308,5 +312,35 @@ func TestBudgetInfo(t *testing.T) {
 		rb.TrialID = "b"
 		s.OnTrialComplete(c, b, rb)
 		want(rb, 3.0)
+	}
+}
+
+// TestPromoteTop checks the top rule against its definition on random
+// rungs: a trial goes on unless max(1, ⌊n/η⌋) or more of the n scores, its
+// own included, are strictly better than its own.
+func TestPromoteTop(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 2000 {
+		rf := float64(2 + r.IntN(3))
+		sorted := make([]float64, r.IntN(12))
+		for i := range sorted {
+			sorted[i] = float64(r.IntN(6)) // ties are common
+		}
+		slices.Sort(sorted)
+		score := float64(r.IntN(6))
+		better := 0
+		for _, v := range sorted {
+			if v > score {
+				better++
+			}
+		}
+		k := max(1, (len(sorted)+1)/int(rf))
+		if got, want := PromoteTop.stops(sorted, score, rf), better >= k; got != want {
+			t.Fatalf("top rule, rf %v, scores %v, score %v: stops %v, want %v", rf, sorted, score, got, want)
+		}
+	}
+	if err := (Config{GracePeriod: 1, MaxT: 9, ReductionFactor: 3, Brackets: 1, Promotion: "best"}).Validate(); err == nil ||
+		!strings.Contains(err.Error(), `allowed values are "percentile" and "top"`) {
+		t.Errorf("Validate of promotion best: %v", err)
 	}
 }
