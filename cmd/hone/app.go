@@ -88,7 +88,10 @@ processes, checkpoints and retries them, and keeps everything under
 ` + exitCodesHelp,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		// --version prints the first line of hone version.
+		Version: buildVersion(),
 	}
+	root.SetVersionTemplate(versionLine() + "\n")
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -199,7 +202,7 @@ func (a *app) versionCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "hone %s (%s, %s/%s)\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintln(w, versionLine())
 			fmt.Fprintf(w, "storage: %s\n", storageSchemesHelp)
 			for _, kind := range []struct {
 				title string
@@ -220,6 +223,14 @@ func (a *app) versionCmd() *cobra.Command {
 	}
 }
 
+// versionLine is hone's version with the Go release and platform it was
+// built for: "hone v1.2.3 (go1.26.8, linux/amd64)".
+func versionLine() string {
+	return fmt.Sprintf("hone %s (%s, %s/%s)", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+// buildVersion is the version set at link time, else the module version
+// from the build information, else "(devel)".
 func buildVersion() string {
 	if version != "" {
 		return version

@@ -387,6 +387,13 @@ func TestHelpAndVersion(t *testing.T) {
 		!strings.Contains(out, "storage: a local path, file:///abs/path, s3://") {
 		t.Errorf("version: %d\n%s", code, out)
 	}
+	first, _, _ := strings.Cut(out, "\n")
+	for _, flag := range []string{"--version", "-v"} {
+		code, got, errOut := c.run(flag)
+		if code != exitOK || got != first+"\n" {
+			t.Errorf("hone %s: exit %d, stdout %q, stderr %q; want 0 and %q", flag, code, got, errOut, first+"\n")
+		}
+	}
 }
 
 // TestLock checks that an experiment runs in one hone process at a time.

@@ -6,7 +6,7 @@
 //	hone status DIR
 //	hone results DIR [--best] [--metric M] [--mode min|max] [--scope S] [--csv]
 //	hone validate SPEC.yaml
-//	hone version
+//	hone version (or hone --version)
 //
 // run copies the spec into the experiment directory as spec.yaml, so
 // resume needs only the directory. The first Ctrl-C (SIGINT), SIGTERM or
