@@ -28,6 +28,13 @@ var kindNames = map[string]Kind{
 	"grid": KindGrid, "grid_search": KindGrid,
 }
 
+// IsDomainName reports whether a one-key map with key k is a domain in a
+// space file ({uniform: [0, 1]}, {const: V}, ...) rather than a sub-space.
+func IsDomainName(k string) bool {
+	_, ok := kindNames[k]
+	return ok || k == string(KindConst)
+}
+
 // allowedKinds is the list of domain names error messages show.
 var allowedKinds = func() string {
 	names := make([]string, len(kindOrder))

@@ -402,27 +402,66 @@ func (s *Spec) decode(c *collector, root *yaml.Node, dir string) {
 }
 
 // decodeSpace decodes search_space with the space package and maps its
-// error, which names a key path inside the space, to that key's line.
+// errors, which name a key path inside the space, to that key's line. Each
+// parameter is decoded on its own first, so that every parameter's problem
+// is reported at once; the whole space is decoded only when each of its
+// parameters is valid (for what spans several, such as a grid's size).
 func (s *Spec) decodeSpace(c *collector, v *yaml.Node, path string) {
 	c.recordLines(v, path, 0)
-	if d := deref(v); d == nil || d.Kind != yaml.MappingNode {
+	d := deref(v)
+	if d == nil || d.Kind != yaml.MappingNode {
 		c.nodeErrorf(v, path, "want a mapping of parameter names to domains, got %s", describe(v))
 		return
 	}
+	if !s.decodeEach(c, d, path) {
+		return
+	}
 	var sp space.Space
-	if err := sp.UnmarshalYAML(deref(v)); err != nil {
-		msg := strings.TrimPrefix(err.Error(), "space: ")
-		errPath := path
-		if inner, rest, ok := strings.Cut(msg, ": "); ok && !strings.Contains(inner, " ") {
-			first, _, _ := strings.Cut(inner, ".")
-			if _, known := c.lines[join(path, first)]; known {
-				errPath, msg = join(path, inner), rest
-			}
-		}
-		c.errorf(errPath, "%s", msg)
+	if err := sp.UnmarshalYAML(d); err != nil {
+		s.spaceError(c, path, err)
 		return
 	}
 	s.SearchSpace = sp
+}
+
+// decodeEach decodes each parameter of the mapping m, at path, on its own
+// and reports every one's problem; it reports whether all are valid. A
+// parameter that is a sub-space is gone through the same way, so that its
+// keys' problems are all reported too.
+func (s *Spec) decodeEach(c *collector, m *yaml.Node, path string) bool {
+	ok := true
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		one := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: m.Content[i : i+2 : i+2]}
+		var sp space.Space
+		err := sp.UnmarshalYAML(one)
+		if err == nil {
+			continue
+		}
+		ok = false
+		// A sub-space (a mapping that is not a domain such as
+		// {randint: [5, 1]}): its keys' problems, each at its line.
+		if v := deref(m.Content[i+1]); v != nil && v.Kind == yaml.MappingNode &&
+			!(len(v.Content) == 2 && space.IsDomainName(v.Content[0].Value)) &&
+			!s.decodeEach(c, v, join(path, m.Content[i].Value)) {
+			continue
+		}
+		s.spaceError(c, path, err)
+	}
+	return ok
+}
+
+// spaceError reports err, an error of the space package about the space at
+// path, at the line of the key it names.
+func (s *Spec) spaceError(c *collector, path string, err error) {
+	msg := strings.TrimPrefix(err.Error(), "space: ")
+	errPath := path
+	if inner, rest, ok := strings.Cut(msg, ": "); ok && !strings.Contains(inner, " ") {
+		first, _, _ := strings.Cut(inner, ".")
+		if _, known := c.lines[join(path, first)]; known {
+			errPath, msg = join(path, inner), rest
+		}
+	}
+	c.errorf(errPath, "%s", msg)
 }
 
 // decodePoints decodes points_to_evaluate: a list of mappings.

@@ -204,6 +204,26 @@ func TestErrors(t *testing.T) {
 		src:  "command: [x]\nsearch_space:\n  bs: {grid: [1, 2]}\n  lr: {loguniform: [0, 1]}\n",
 		want: []string{`experiment.yaml:4: search_space.lr.loguniform: want [low, high] with 0 < low < high, got [0, 1]`},
 	}, {
+		name: "every search space error at once",
+		src:  "command: [x]\nsearch_space:\n  lr: {loguniform: [0, 1]}\n  bs: {choice: []}\n  act: {uniformm: [1, 2]}\n  ok: {uniform: [0, 1]}\n  n: {randint: [5, 1]}\nmetric: 3\n",
+		want: []string{
+			`experiment.yaml:3: search_space.lr.loguniform: want [low, high] with 0 < low < high, got [0, 1]`,
+			`experiment.yaml:4: search_space.bs.choice: want a non-empty list of values, got []`,
+			`experiment.yaml:5: search_space.act: unknown domain "uniformm" (did you mean "uniform"?); allowed: uniform, quniform, loguniform, qloguniform, randint, qrandint, lograndint, qlograndint, choice, normal, qnormal, grid, const`,
+			`experiment.yaml:7: search_space.n.randint: want integers [low, high] with low < high (high exclusive), got [5, 1]`,
+			`experiment.yaml:8: metric: want a string, got 3`,
+		},
+	}, {
+		name: "every error inside sub-spaces too",
+		src:  "command: [x]\nsearch_space:\n  model:\n    width: {randint: [5, 1]}\n    act: {choice: []}\n    depth: 3\n  deep: {a: {b: {uniform: [2, 1]}, c: {grid: []}}}\n  odd: {choice: {a: {randint: [5, 1]}}}\n",
+		want: []string{
+			`experiment.yaml:4: search_space.model.width.randint: want integers [low, high] with low < high (high exclusive), got [5, 1]`,
+			`experiment.yaml:5: search_space.model.act.choice: want a non-empty list of values, got []`,
+			`experiment.yaml:7: search_space.deep.a.b.uniform: want [low, high] with low < high, got [2, 1]`,
+			`experiment.yaml:7: search_space.deep.a.c.grid: want a non-empty list of values, got []`,
+			`experiment.yaml:8: search_space.odd.choice: want a non-empty list of values, got {a: {randint: [5, 1]}}`,
+		},
+	}, {
 		name: "point key not in the space",
 		src:  "command: [x]\nsearch_space: {lr: {uniform: [0, 1]}}\npoints_to_evaluate:\n  - {lr: 0.1}\n  - {lrr: 0.2}\n",
 		want: []string{`experiment.yaml:5: points_to_evaluate[1].lrr: not in search_space (did you mean "lr"?); search_space has: lr`},
