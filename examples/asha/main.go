@@ -22,7 +22,7 @@ import (
 )
 
 func main() {
-	dir := flag.String("dir", filepath.Join("hone_results", "asha"), "experiment directory; an existing one is resumed")
+	dir := flag.String("dir", filepath.Join("hone_results", "asha_go"), "experiment directory; an existing one is resumed")
 	samples := flag.Int("samples", 24, "number of trials")
 	maxT := flag.Float64("max-t", 27, "most epochs a trial gets")
 	size := flag.Int("train-size", 4000, "training set size")

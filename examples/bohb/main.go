@@ -22,7 +22,7 @@ import (
 )
 
 func main() {
-	dir := flag.String("dir", filepath.Join("hone_results", "bohb"), "experiment directory; an existing one is resumed")
+	dir := flag.String("dir", filepath.Join("hone_results", "bohb_go"), "experiment directory; an existing one is resumed")
 	samples := flag.Int("samples", 49, "number of trials (49 fill one band of brackets for max_t 27, η 3)")
 	maxT := flag.Float64("max-t", 27, "most epochs a trial gets")
 	size := flag.Int("train-size", 4000, "training set size")

@@ -85,7 +85,7 @@ type options struct {
 
 func main() {
 	o := options{out: os.Stdout}
-	flag.StringVar(&o.dir, "dir", filepath.Join("hone_results", "pbt_spirals"), "experiment directory; an existing one is resumed")
+	flag.StringVar(&o.dir, "dir", filepath.Join("hone_results", "pbt_go"), "experiment directory; an existing one is resumed")
 	flag.IntVar(&o.population, "population", 8, "number of trials in the population")
 	flag.IntVar(&o.epochs, "epochs", 32, "epochs per trial")
 	flag.IntVar(&o.interval, "interval", 4, "perturbation interval, in epochs")

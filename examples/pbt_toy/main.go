@@ -34,7 +34,7 @@ import (
 
 func main() {
 	def := DefaultParams()
-	dir := flag.String("dir", filepath.Join("hone_results", "pbt_toy"), "output directory: one experiment per strategy, and the plots; must not hold a previous run")
+	dir := flag.String("dir", filepath.Join("hone_results", "pbt_toy_go"), "output directory: one experiment per strategy, and the plots; must not hold a previous run")
 	plots := flag.String("plots", "", "directory for the PNG plots (default: -dir)")
 	seed := flag.Uint64("seed", def.Seed, "seed of hone and of every perturbation")
 	steps := flag.Int("steps", def.Steps, "gradient steps per worker")

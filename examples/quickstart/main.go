@@ -26,7 +26,7 @@ import (
 )
 
 func main() {
-	dir := flag.String("dir", filepath.Join("hone_results", "quickstart"), "experiment directory; an existing one is resumed")
+	dir := flag.String("dir", filepath.Join("hone_results", "quickstart_go"), "experiment directory; an existing one is resumed")
 	samples := flag.Int("samples", 12, "number of trials")
 	epochs := flag.Int("epochs", 30, "epochs per trial")
 	size := flag.Int("train-size", 16000, "training set size")
