@@ -71,10 +71,11 @@ type row struct {
 	hasValue bool
 	reported bool // has a result
 	iter     int
-	total    float64 // seconds
-	errText  string
-	started  bool // a callback said it started in this run
-	stopped  bool // still RUNNING when the experiment ended
+	total    float64  // seconds
+	errText  string   // the error's first line
+	errMore  []string // the error's other lines: a failed process's last lines of stderr
+	started  bool     // a callback said it started in this run
+	stopped  bool     // still RUNNING when the experiment ended
 }
 
 // Stopped is how the final table shows a trial that was still RUNNING when
@@ -188,7 +189,7 @@ func (r *Reporter) OnTrialError(t *hone.Trial, err error) {
 		w.status = hone.StatusPending
 	}
 	if err != nil {
-		w.errText, _, _ = strings.Cut(err.Error(), "\n")
+		w.setError(err.Error())
 	}
 	r.tick()
 }
@@ -211,7 +212,7 @@ func (r *Reporter) OnExperimentEnd(trials []*hone.Trial) {
 			r.setResult(w, t.LastResult)
 		}
 		if t.Error != "" {
-			w.errText, _, _ = strings.Cut(t.Error, "\n")
+			w.setError(t.Error)
 		}
 	}
 	now := r.now()
@@ -237,6 +238,16 @@ func (r *Reporter) row(t *hone.Trial) *row {
 		r.rows[t.ID] = w
 	}
 	return w
+}
+
+// setError keeps the error's first line for the table and the rest (the
+// last lines of a failed process's stderr) for the summary.
+func (w *row) setError(text string) {
+	first, rest, _ := strings.Cut(strings.TrimRight(text, "\n"), "\n")
+	w.errText, w.errMore = first, nil
+	if rest != "" {
+		w.errMore = strings.Split(rest, "\n")
+	}
 }
 
 func (r *Reporter) setResult(w *row, res *hone.Result) {
@@ -488,18 +499,71 @@ func (r *Reporter) summary(now time.Time) []string {
 	} else if r.metric != "" {
 		lines = append(lines, fmt.Sprintf("No trial reported %s.", r.metric))
 	}
-	var failed []string
-	for _, w := range rows {
-		if w.status == hone.StatusError {
-			failed = append(failed, fmt.Sprintf("  %s: %s", w.id, w.errText))
-		}
-	}
-	if len(failed) > 0 {
-		lines = append(lines, plural(len(failed), "trial")+" failed:")
-		lines = append(lines, failed...)
-	}
+	lines = append(lines, failures(rows)...)
 	if r.notStarted > 0 {
 		lines = append(lines, fmt.Sprintf("%s never started (no results) and %s not listed.", plural(r.notStarted, "trial"), isAre(r.notStarted)))
+	}
+	return lines
+}
+
+// Limits on the error text the summary shows under failed trials.
+const (
+	// errLines is the most lines shown under one failed trial: the last
+	// ones, which hold a traceback's exception.
+	errLines = 12
+	// errTrials is the most failed trials whose lines are shown; the
+	// others get their first line only.
+	errTrials = 5
+)
+
+// failures renders the failed trials among rows: each one's error, with
+// the lines after its first (a failed process's last lines of stderr, such
+// as a Python traceback) indented under it. Lines the same as those of an
+// earlier trial are not repeated.
+func failures(rows []*row) []string {
+	var failed []*row
+	for _, w := range rows {
+		if w.status == hone.StatusError {
+			failed = append(failed, w)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	lines := []string{plural(len(failed), "trial") + " failed:"}
+	shown := map[string]string{} // lines shown -> the trial they were shown under
+	withLines, cut := 0, 0
+	for _, w := range failed {
+		lines = append(lines, fmt.Sprintf("  %s: %s", w.id, w.errText))
+		if len(w.errMore) == 0 {
+			continue
+		}
+		key := strings.Join(w.errMore, "\n")
+		if first, ok := shown[key]; ok {
+			lines = append(lines, fmt.Sprintf("    (the same last lines as %s)", first))
+			continue
+		}
+		if withLines == errTrials {
+			cut++
+			continue
+		}
+		withLines++
+		shown[key] = w.id
+		more := w.errMore
+		if len(more) > errLines {
+			lines = append(lines, fmt.Sprintf("    ... %s before these in error.txt", plural(len(more)-errLines, "line")))
+			more = more[len(more)-errLines:]
+		}
+		for _, l := range more {
+			lines = append(lines, "    "+l)
+		}
+	}
+	if cut > 0 {
+		if cut == 1 {
+			lines = append(lines, "  (for the last one, see error.txt in its directory)")
+		} else {
+			lines = append(lines, fmt.Sprintf("  (for the last %d, see error.txt in their directories)", cut))
+		}
 	}
 	return lines
 }

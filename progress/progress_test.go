@@ -56,6 +56,15 @@ func res(t *hone.Trial, it int, loss float64) *hone.Result {
 	return r
 }
 
+// traceback is the error of a trial process that failed with a Python
+// exception, as the process executor reports it.
+const traceback = `trial process failed: exit status 1
+last lines of stderr:
+Traceback (most recent call last):
+  File "train.py", line 3, in <module>
+    import torch
+ModuleNotFoundError: No module named 'torch'`
+
 // scenario drives three trials through a small experiment, one callback
 // every 10 s of clock time: results, a failure, a completion, and the end.
 func scenario(r *Reporter, clk *fakeClock) {
@@ -79,7 +88,7 @@ func scenario(r *Reporter, clk *fakeClock) {
 	step(func() { r.OnTrialStart(c) })
 	step(func() { r.OnTrialResult(c, res(c, 1, math.NaN())) })
 	step(func() {
-		c.Status, c.Error = hone.StatusError, "exit status 1\ntraceback..."
+		c.Status, c.Error = hone.StatusError, traceback
 		r.OnTrialError(c, errors.New(c.Error))
 	})
 	step(func() { r.OnTrialResult(a, res(a, 4, 0.2)) })
@@ -334,5 +343,71 @@ func TestEndStoppedAndNotStarted(t *testing.T) {
 	}
 	if strings.Contains(got, "t0000002") || strings.Contains(got, "t0001001") || strings.Contains(got, "RUNNING") {
 		t.Errorf("a trial that never started is listed, or a stopped one shown RUNNING:\n%s", got)
+	}
+}
+
+// TestFailureLines checks the lines under failed trials in the summary:
+// the last lines of each one's error, the same lines shown once, a long
+// error cut to its last lines, and only the first few trials' lines.
+func TestFailureLines(t *testing.T) {
+	var out bytes.Buffer
+	clk := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	r := New(&out, WithMetric("loss", hone.Min), WithClock(clk), WithMaxRows(2))
+	long := "trial process failed: exit status 2\nlast lines of stderr:"
+	for i := 1; i <= 20; i++ {
+		long += fmt.Sprintf("\nline %d", i)
+	}
+	errs := []string{traceback, traceback, long, "no report for 30s (report_timeout)"}
+	for i := range 6 {
+		errs = append(errs, fmt.Sprintf("trial process failed: exit status 1\nlast lines of stderr:\nValueError: %d", i))
+	}
+	var trials []*hone.Trial
+	for i, e := range errs {
+		tr := trial(i, hone.Config{"x": i})
+		tr.Status, tr.Error = hone.StatusError, e
+		trials = append(trials, tr)
+	}
+	r.OnExperimentEnd(trials)
+	_, summary, _ := strings.Cut(out.String(), "10 trials failed:\n")
+	want := `  t0000000: trial process failed: exit status 1
+    last lines of stderr:
+    Traceback (most recent call last):
+      File "train.py", line 3, in <module>
+        import torch
+    ModuleNotFoundError: No module named 'torch'
+  t0000001: trial process failed: exit status 1
+    (the same last lines as t0000000)
+  t0000002: trial process failed: exit status 2
+    ... 9 lines before these in error.txt
+    line 9
+    line 10
+    line 11
+    line 12
+    line 13
+    line 14
+    line 15
+    line 16
+    line 17
+    line 18
+    line 19
+    line 20
+  t0000003: no report for 30s (report_timeout)
+  t0000004: trial process failed: exit status 1
+    last lines of stderr:
+    ValueError: 0
+  t0000005: trial process failed: exit status 1
+    last lines of stderr:
+    ValueError: 1
+  t0000006: trial process failed: exit status 1
+    last lines of stderr:
+    ValueError: 2
+  t0000007: trial process failed: exit status 1
+  t0000008: trial process failed: exit status 1
+  t0000009: trial process failed: exit status 1
+  (for the last 3, see error.txt in their directories)
+
+`
+	if summary != want {
+		t.Errorf("summary of failures:\n%s\nwant:\n%s", summary, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -472,5 +473,42 @@ func TestAutoRunAndResume(t *testing.T) {
 	}
 	if early == 0 {
 		t.Error("ASHA stopped no trial early")
+	}
+}
+
+// TestFailureShowsTraceback checks that the summary of a run whose trial
+// processes fail shows, under each failed trial, the last lines of its
+// stderr: the Python traceback, not only "exit status 1".
+func TestFailureShowsTraceback(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	c := cli{t: t}
+	path, _ := writeSpec(t, "crash", `metric: loss
+search_space:
+  lr: {grid: [0.5, 0.25]}
+command:
+  - python3
+  - -c
+  - |
+    import json, os
+    lr = json.loads(os.environ["HONE_CONFIG"])["lr"]
+    def train(lr):
+        raise ValueError("lr %s diverged" % lr)
+    train(lr)
+`)
+	code, out, errOut := c.run("run", path)
+	if code != exitTrialErrors {
+		t.Fatalf("run: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitTrialErrors, out, errOut)
+	}
+	_, summary, ok := strings.Cut(out, "2 trials failed:\n")
+	if !ok {
+		t.Fatalf("no failures in the summary:\n%s", out)
+	}
+	for _, lr := range []string{"0.5", "0.25"} {
+		want := "    Traceback (most recent call last):\n"
+		if !strings.Contains(summary, want) || !strings.Contains(summary, "    ValueError: lr "+lr+" diverged\n") {
+			t.Errorf("the summary does not show trial lr=%s's traceback:\n%s", lr, summary)
+		}
 	}
 }
