@@ -203,6 +203,17 @@ func (NopCallback) OnTrialComplete(*Trial)           {}
 func (NopCallback) OnTrialError(*Trial, error)       {}
 func (NopCallback) OnExperimentEnd(trials []*Trial)  {}
 
+// ResumeCallback is an optional ability of a Callback that shows the whole
+// experiment, such as a table of its trials. On resume, once the journal
+// is replayed and before any trial runs again, the runner calls
+// OnExperimentResume with every trial as the journal left it (the trials
+// of earlier sessions included), on the runner's goroutine, like the
+// other methods. It is not called when an experiment starts.
+type ResumeCallback interface {
+	Callback
+	OnExperimentResume(trials []*Trial)
+}
+
 // BufferedCallback is an optional ability of a Callback whose
 // OnTrialResult only buffers: nothing outside the process changes until
 // FlushResults. The runner hands the journal to the operating system

@@ -31,9 +31,11 @@ import (
 // called on the runner's goroutine and is not safe for concurrent use.
 //
 // What it shows about a trial is what the callbacks said: a trial appears
-// once it starts, and its status is the one implied by the latest callback
-// about it (a trial paused by its scheduler shows RUNNING until it starts
-// again or the experiment ends, when every status is brought up to date).
+// once it starts (or, in a resumed experiment, at the resume if an earlier
+// session ran it: the table shows the whole experiment), and its status
+// is the one implied by the latest callback about it (a trial paused by
+// its scheduler shows RUNNING until it starts again or the experiment
+// ends, when every status is brought up to date).
 // At the end, a trial still RUNNING is shown STOPPED (the experiment was
 // interrupted or ran out of budget while it ran; a resume continues it),
 // and trials that never started are not listed: the summary counts them
@@ -58,7 +60,7 @@ type Reporter struct {
 	notStarted int
 }
 
-var _ hone.Callback = (*Reporter)(nil)
+var _ hone.ResumeCallback = (*Reporter)(nil)
 
 // row is what the reporter knows about one trial.
 type row struct {
@@ -192,6 +194,27 @@ func (r *Reporter) OnTrialError(t *hone.Trial, err error) {
 		w.setError(err.Error())
 	}
 	r.tick()
+}
+
+// OnExperimentResume lists the trials of the earlier sessions of a resumed
+// experiment, so that the table shows the whole experiment and its best
+// trial, not only the trials that run again. Trials that never started are
+// left out, as at the end.
+func (r *Reporter) OnExperimentResume(trials []*hone.Trial) {
+	for _, t := range trials {
+		if r.rows[t.ID] != nil || neverStarted(t) {
+			continue
+		}
+		w := r.row(t)
+		w.status = t.Status
+		w.config = flatConfig(t.Config)
+		if t.LastResult != nil {
+			r.setResult(w, t.LastResult)
+		}
+		if t.Error != "" {
+			w.setError(t.Error)
+		}
+	}
 }
 
 // OnExperimentEnd brings every trial up to date, draws the final table and

@@ -411,3 +411,36 @@ func TestFailureLines(t *testing.T) {
 		t.Errorf("summary of failures:\n%s\nwant:\n%s", summary, want)
 	}
 }
+
+// TestResumeShowsEarlierTrials checks that after OnExperimentResume the
+// live table lists the trials of the earlier sessions, and that the best
+// trial so far is the experiment's best, not that of the trials running
+// again.
+func TestResumeShowsEarlierTrials(t *testing.T) {
+	var out bytes.Buffer
+	clk := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	r := New(&out, WithMetric("loss", hone.Min), WithClock(clk), WithTTY(true))
+	a := trial(0, hone.Config{"lr": 0.1})
+	res(a, 5, 0.05)
+	a.Status = hone.StatusTerminated
+	b := trial(1, hone.Config{"lr": 0.2})
+	res(b, 2, 0.5) // interrupted while running: it runs again
+	c := trial(2, hone.Config{"lr": 0.3})
+	c.Status, c.Error = hone.StatusError, "trial process failed: exit status 1"
+	c.Failures = 1
+	d := trial(3, hone.Config{"lr": 0.4})
+	d.Status = hone.StatusPending // never started: not listed
+	r.OnExperimentResume([]*hone.Trial{a, b, c, d})
+	r.OnTrialStart(b)
+	r.OnTrialResult(b, res(b, 3, 0.4))
+	want := `== Status: 3 trials (1 RUNNING, 1 TERMINATED, 1 ERROR) | 0s elapsed ==
+Best trial so far: t0000000 with loss=0.05 (lr=0.1)
+Trial     Status      lr   loss  iter  total time (s)
+t0000000  TERMINATED  0.1  0.05  5     50.0
+t0000001  RUNNING     0.2  0.5   2     20.0
+t0000002  ERROR       0.3
+`
+	if got := out.String(); got != want {
+		t.Errorf("the first table after a resume:\n%s\nwant:\n%s", got, want)
+	}
+}

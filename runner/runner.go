@@ -226,6 +226,11 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 	if err := r.recoverResults(counts, seqs, recover); err != nil {
 		return nil, fmt.Errorf("resume: %w", errors.Join(err, r.jw.Close()))
 	}
+	for _, cb := range exp.Callbacks {
+		if rc, ok := cb.(hone.ResumeCallback); ok {
+			rc.OnExperimentResume(r.ctl.Trials())
+		}
+	}
 	return r.loop(ctx, controller.Input{Kind: controller.InResume, Resume: &flags})
 }
 
