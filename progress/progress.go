@@ -48,7 +48,13 @@ type Reporter struct {
 	maxRows  int
 	clock    hone.Clock
 	tty      *bool
-	width    int // terminal width; 0: unknown, lines are not cut
+	sized    bool // WithSize was given
+	// width and height are the terminal's size in characters and lines;
+	// 0 when unknown (not a terminal): lines are not cut and the table not
+	// shortened. size reads the terminal's current size before each draw
+	// (it may have been resized); nil when the size is fixed or unknown.
+	width, height int
+	size          func() (width, height int, err error)
 
 	rows     map[string]*row
 	started  bool
@@ -119,6 +125,18 @@ func WithMaxRows(n int) Option { return func(r *Reporter) { r.maxRows = max(n, 1
 // WithClock sets the clock (default: the system clock).
 func WithClock(c hone.Clock) Option { return func(r *Reporter) { r.clock = c } }
 
+// WithSize sets the terminal's size, in characters and lines, instead of
+// reading it from the writer (0 means unknown). On a terminal the live
+// table fits it: config columns are left out before the table is wider
+// than the terminal (the trial, its status and the metric always stay),
+// and the trials beyond the lines it has are summarised in one line.
+func WithSize(width, height int) Option {
+	return func(r *Reporter) {
+		r.width, r.height, r.size = max(width, 0), max(height, 0), nil
+		r.sized = true
+	}
+}
+
 // WithTTY forces terminal mode on or off instead of detecting it from the
 // writer.
 func WithTTY(on bool) Option { return func(r *Reporter) { r.tty = &on } }
@@ -134,15 +152,15 @@ func New(w io.Writer, opts ...Option) *Reporter {
 	for _, o := range opts {
 		o(r)
 	}
+	f, isFile := w.(*os.File)
+	isTerm := isFile && term.IsTerminal(int(f.Fd()))
 	if r.tty == nil {
-		on := false
-		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			on = true
-			if width, _, err := term.GetSize(int(f.Fd())); err == nil {
-				r.width = width
-			}
-		}
-		r.tty = &on
+		r.tty = &isTerm
+	}
+	if isTerm && *r.tty && !r.sized {
+		fd := int(f.Fd())
+		r.size = func() (int, int, error) { return term.GetSize(fd) }
+		r.resize()
 	}
 	if r.interval <= 0 {
 		r.interval = 30 * time.Second
@@ -151,6 +169,16 @@ func New(w io.Writer, opts ...Option) *Reporter {
 		}
 	}
 	return r
+}
+
+// resize reads the terminal's current size, if it can.
+func (r *Reporter) resize() {
+	if r.size == nil {
+		return
+	}
+	if w, h, err := r.size(); err == nil {
+		r.width, r.height = w, h
+	}
 }
 
 // Err returns the first error writing to w, or nil.
@@ -239,7 +267,8 @@ func (r *Reporter) OnExperimentEnd(trials []*hone.Trial) {
 		}
 	}
 	now := r.now()
-	lines := r.table(now)
+	r.resize()
+	lines := r.table(now, false)
 	lines = append(lines, "")
 	lines = append(lines, r.summary(now)...)
 	r.draw(lines)
@@ -305,7 +334,8 @@ func (r *Reporter) tick() {
 				w.status = w.trial.Status
 			}
 		}
-		r.draw(r.table(now))
+		r.resize()
+		r.draw(r.table(now, true))
 	}
 }
 
@@ -404,8 +434,12 @@ func (r *Reporter) best(rows []*row) *row {
 	return best
 }
 
-// table renders the header lines and the trials table.
-func (r *Reporter) table(now time.Time) []string {
+// table renders the header lines and the trials table. On a terminal of
+// known width the table leaves out config columns (the last first) until
+// it fits, then the iteration and time columns; the trial, its status and
+// the metric stay. live tables also fit the terminal's height (the final
+// table may scroll): the rows that do not fit are summarised in one line.
+func (r *Reporter) table(now time.Time, live bool) []string {
 	rows := r.sorted()
 	lines := []string{fmt.Sprintf("== Status: %s (%s) | %s elapsed ==",
 		plural(len(rows)+r.notStarted, "trial"), counts(rows, r.notStarted), now.Sub(r.start).Round(time.Second))}
@@ -420,31 +454,30 @@ func (r *Reporter) table(now time.Time) []string {
 	if len(rows) == 0 {
 		return lines
 	}
-	shown, hidden := r.pick(rows)
+	// A live table on a terminal of known height fits in it, with one
+	// line left free so that the first line stays on the screen: the rows
+	// that do not fit are summarised in one line, after which a note may
+	// name the columns left out.
+	avail := 0
+	if live && *r.tty && r.height > 0 {
+		avail = max(r.height-1-len(lines)-1, 1) // the table's head takes one
+	}
+	limit := r.maxRows
+	if avail > 0 {
+		limit = min(limit, avail)
+	}
+	shown, hidden, cols, dropped := r.fit(rows, keys, limit)
+	for avail > 0 && limit > 1 && len(shown)+len(notes(hidden, dropped)) > avail {
+		limit--
+		shown, hidden, cols, dropped = r.fit(rows, keys, limit)
+	}
 
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	head := append([]string{"Trial", "Status"}, keys...)
-	if r.metric != "" {
-		head = append(head, r.metric)
-	}
-	fmt.Fprintln(tw, strings.Join(append(head, "iter", "total time (s)"), "\t"))
-	for _, w := range shown {
-		cells := []string{w.id, w.label()}
-		for _, k := range keys {
-			cells = append(cells, w.config[k])
-		}
-		if r.metric != "" {
-			v := ""
-			if w.hasValue {
-				v = num(w.value)
-			}
-			cells = append(cells, v)
-		}
-		if w.reported {
-			cells = append(cells, strconv.Itoa(w.iter), strconv.FormatFloat(w.total, 'f', 1, 64))
-		} else {
-			cells = append(cells, "", "")
+	for i := range cols[0].cells {
+		cells := make([]string, len(cols))
+		for j, c := range cols {
+			cells[j] = c.cells[i]
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
@@ -452,16 +485,109 @@ func (r *Reporter) table(now time.Time) []string {
 	for _, l := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
 		lines = append(lines, strings.TrimRight(l, " "))
 	}
+	return append(lines, notes(hidden, dropped)...)
+}
+
+// notes renders the lines under the table: how many trials it leaves out,
+// with their statuses, and which columns.
+func notes(hidden []*row, dropped []string) []string {
+	var lines []string
 	if len(hidden) > 0 {
 		lines = append(lines, fmt.Sprintf("... %s not shown (%s)", plural(len(hidden), "more trial"), counts(hidden, 0)))
+	}
+	if len(dropped) > 0 {
+		lines = append(lines, fmt.Sprintf("... %s: %s", plural(len(dropped), "more column"), strings.Join(dropped, ", ")))
 	}
 	return lines
 }
 
-// pick chooses at most maxRows rows to show: running trials first, then
-// the best by the metric, then the oldest; shown rows keep creation order.
-func (r *Reporter) pick(rows []*row) (shown, hidden []*row) {
-	if len(rows) <= r.maxRows {
+// column is one column of the table: its heading and then one cell per
+// shown row.
+type column struct {
+	cells []string
+	width int // in runes
+	pos   int // its place in the full table
+	elide int // 2: a configuration key's, left out first; 1: iter and time, next; 0: kept
+}
+
+// fit picks at most limit rows to show and the columns that fit the
+// terminal's width, and returns the names of the columns left out, in
+// the table's order.
+func (r *Reporter) fit(rows []*row, keys []string, limit int) (shown, hidden []*row, cols []column, dropped []string) {
+	shown, hidden = r.pick(rows, limit)
+	add := func(head string, elide int, cell func(w *row) string) {
+		c := column{cells: []string{head}, pos: len(cols), elide: elide}
+		for _, w := range shown {
+			c.cells = append(c.cells, cell(w))
+		}
+		for _, x := range c.cells {
+			c.width = max(c.width, utf8.RuneCountInString(x))
+		}
+		cols = append(cols, c)
+	}
+	add("Trial", 0, func(w *row) string { return w.id })
+	add("Status", 0, func(w *row) string { return w.label() })
+	for _, k := range keys {
+		add(k, 2, func(w *row) string { return w.config[k] })
+	}
+	if r.metric != "" {
+		add(r.metric, 0, func(w *row) string {
+			if w.hasValue {
+				return num(w.value)
+			}
+			return ""
+		})
+	}
+	add("iter", 1, func(w *row) string {
+		if w.reported {
+			return strconv.Itoa(w.iter)
+		}
+		return ""
+	})
+	add("total time (s)", 1, func(w *row) string {
+		if w.reported {
+			return strconv.FormatFloat(w.total, 'f', 1, 64)
+		}
+		return ""
+	})
+	if r.width <= 0 {
+		return shown, hidden, cols, nil
+	}
+	total := func() int {
+		n := 2 * (len(cols) - 1) // the gaps
+		for _, c := range cols {
+			n += c.width
+		}
+		return n
+	}
+	var out []column
+	for total() > r.width-1 {
+		drop := -1
+		for level := 2; level >= 1 && drop < 0; level-- {
+			for j := len(cols) - 1; j >= 0; j-- {
+				if cols[j].elide == level {
+					drop = j
+					break
+				}
+			}
+		}
+		if drop < 0 {
+			break // what is left is cut at the terminal's width
+		}
+		out = append(out, cols[drop])
+		cols = slices.Delete(cols, drop, drop+1)
+	}
+	slices.SortFunc(out, func(a, b column) int { return cmp.Compare(a.pos, b.pos) })
+	for _, c := range out {
+		dropped = append(dropped, c.cells[0])
+	}
+	return shown, hidden, cols, dropped
+}
+
+// pick chooses at most limit rows to show: running trials first, then the
+// best by the metric, then the oldest; shown rows keep creation order.
+func (r *Reporter) pick(rows []*row, limit int) (shown, hidden []*row) {
+	if len(rows) <= limit {
 		return rows, nil
 	}
 	byPriority := slices.Clone(rows)
@@ -481,7 +607,7 @@ func (r *Reporter) pick(rows []*row) (shown, hidden []*row) {
 		return 0
 	})
 	keep := map[*row]bool{}
-	for _, w := range byPriority[:r.maxRows] {
+	for _, w := range byPriority[:limit] {
 		keep[w] = true
 	}
 	for _, w := range rows {

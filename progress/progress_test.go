@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hone-tune/hone"
 )
@@ -442,5 +443,102 @@ t0000002  ERROR       0.3
 `
 	if got := out.String(); got != want {
 		t.Errorf("the first table after a resume:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestTTYFitsTheTerminal checks that on a 80x24 terminal the live table of
+// 60 trials with many long config values fits: no line is cut, the trial,
+// its status and the metric stay, config columns are left out and named,
+// and the trials that do not fit are summarised; the final table fits the
+// width too, and lists up to WithMaxRows trials.
+func TestTTYFitsTheTerminal(t *testing.T) {
+	var out bytes.Buffer
+	clk := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	r := New(&out, WithMetric("loss", hone.Min), WithClock(clk), WithTTY(true), WithSize(80, 24))
+	var trials []*hone.Trial
+	for i := range 60 {
+		tr := trial(i, hone.Config{
+			"learning_rate": 0.001 * float64(i+1), "optimizer": []string{"adam", "sgd_with_nesterov_momentum"}[i%2],
+			"layers": i % 5, "dropout": 0.01 * float64(i), "activation": []string{"relu", "gelu", "leaky_relu"}[i%3],
+		})
+		trials = append(trials, tr)
+		switch {
+		case i < 50:
+			r.OnTrialStart(tr)
+			r.OnTrialResult(tr, res(tr, 10, 1/float64(i+1)))
+			tr.Status = hone.StatusTerminated
+			r.OnTrialComplete(tr)
+		case i < 57:
+			r.OnTrialStart(tr)
+			r.OnTrialResult(tr, res(tr, 3, 2+float64(i)))
+			tr.Status = hone.StatusPaused
+		default:
+			r.OnTrialStart(tr)
+			r.OnTrialResult(tr, res(tr, 1, 5+float64(i)))
+		}
+	}
+	clk.advance(time.Second)
+	out.Reset()
+	r.OnTrialResult(trials[59], res(trials[59], 2, 4))
+	live := lastDraw(out.String())
+	golden(t, "fit.golden", live)
+	lines := strings.Split(strings.TrimSuffix(live, "\n"), "\n")
+	if len(lines) > 23 {
+		t.Errorf("the live table has %d lines, more than the terminal's 23 free ones", len(lines))
+	}
+	for _, l := range lines {
+		if n := utf8.RuneCountInString(l); n > 79 {
+			t.Errorf("line of %d characters on an 80-wide terminal: %q", n, l)
+		}
+	}
+	head := lines[2]
+	for _, col := range []string{"Trial", "Status", "loss"} {
+		if !strings.Contains(head, col) {
+			t.Errorf("the table lost column %s: %q", col, head)
+		}
+	}
+	if !strings.Contains(live, "... 42 more trials not shown (7 PAUSED, 35 TERMINATED)") {
+		t.Errorf("no summary of the trials left out:\n%s", live)
+	}
+	if !strings.Contains(live, "... 3 more columns: layers, learning_rate, optimizer\n") {
+		t.Errorf("no note of the columns left out:\n%s", live)
+	}
+
+	out.Reset()
+	r.OnExperimentEnd(trials)
+	final := lastDraw(out.String())
+	for _, l := range strings.Split(final, "\n") {
+		if n := utf8.RuneCountInString(l); n > 79 {
+			t.Errorf("final line of %d characters on an 80-wide terminal: %q", n, l)
+		}
+	}
+	if !strings.Contains(final, "... 40 more trials not shown") || !strings.Contains(final, "  loss") {
+		t.Errorf("final table:\n%s", final)
+	}
+}
+
+// lastDraw returns the last table drawn on a terminal: what follows the
+// last clear to the end of the screen.
+func lastDraw(out string) string {
+	if i := strings.LastIndex(out, "\x1b[J"); i >= 0 {
+		return out[i+len("\x1b[J"):]
+	}
+	return out
+}
+
+// TestTTYTinyTerminal checks that a terminal too small for any row still
+// shows one, with its status and metric, and summarises the others.
+func TestTTYTinyTerminal(t *testing.T) {
+	var out bytes.Buffer
+	clk := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	r := New(&out, WithMetric("loss", hone.Min), WithClock(clk), WithTTY(true), WithSize(30, 3))
+	for i := range 3 {
+		r.OnTrialStart(trial(i, hone.Config{"lr": 0.1 * float64(i+1)}))
+		clk.advance(time.Second)
+	}
+	got := lastDraw(out.String())
+	want := "== Status: 3 trials (3 RUNNIN\nTrial     Status   loss  iter\nt0000000  RUNNING\n... 2 more trials not shown (\n... 2 more columns: lr, total\n"
+	if got != want {
+		t.Errorf("tiny terminal:\n%q\nwant\n%q", got, want)
 	}
 }
