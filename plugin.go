@@ -176,6 +176,20 @@ type Stopper interface {
 	ShouldStopAll() bool
 }
 
+// FieldStopper is an optional ability of a Stopper that reads fields of
+// every result, such as a threshold on a metric. A result (other than a
+// final one, done) that lacks one of them, or holds something other than a
+// number there, fails the experiment with an error naming the field and
+// the fields the result has, as for a metric that no result contains: the
+// field is almost certainly misspelt, and the stopper would never stop a
+// trial. The auto-filled fields (training_iteration, time_total_s, ...)
+// are in every result.
+type FieldStopper interface {
+	Stopper
+	// Fields returns the result fields the stopper reads.
+	Fields() []string
+}
+
 // Callback is told what happens in an experiment. Callbacks run on the
 // runner's goroutine after the journal has the event; a slow callback slows
 // the experiment. A callback may keep the *Trial pointers it is given and

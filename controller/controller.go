@@ -30,7 +30,10 @@
 //     stops again at once if the stopper still says so;
 //   - a searcher failure: Err names it; a resume asks the searcher again;
 //   - a metric that no result contains: Err names it; a resume checks again
-//     when its next trial finishes.
+//     when its next trial finishes;
+//   - a result without a field that a stopper reads (hone.FieldStopper,
+//     such as a spec's stop threshold): Err names the field and the
+//     result's fields; a resume checks again at its next result.
 //
 // # Per-trial limits
 //
@@ -437,6 +440,9 @@ func (c *Controller) onResult(t *hone.Trial, in Input) {
 		}
 	}
 
+	if !done && c.checkStopFields(t, r) {
+		return // the experiment stops; t saves and stops with the others
+	}
 	dec := hone.Continue
 	if done || c.shouldStop(t, r) {
 		dec = hone.Stop
@@ -1355,15 +1361,68 @@ func (c *Controller) checkMetricSeen(t *hone.Trial) {
 	if c.metric == "" || c.metricSeen || c.fatal != nil || t.LastResult == nil {
 		return
 	}
+	e := &FieldError{Setting: "metric", Field: c.metric, Keys: sortedKeys(t.LastResult.Metrics)}
 	if v, present := t.LastResult.Metrics[c.metric]; present {
-		c.fatal = fmt.Errorf("metric %q is a number in no result: trial %s finished after %d results, and in its last %q is %s",
+		e.msg = fmt.Sprintf("metric %q is a number in no result: trial %s finished after %d results, and in its last %q is %s",
 			c.metric, t.ID, t.LastResult.TrainingIteration, c.metric, describeValue(v))
 	} else {
-		c.fatal = fmt.Errorf("metric %q is in no result: trial %s finished after %d results with keys %s",
+		e.msg = fmt.Sprintf("metric %q is in no result: trial %s finished after %d results with keys %s",
 			c.metric, t.ID, t.LastResult.TrainingIteration, keys(t.LastResult.Metrics))
 	}
+	c.fatal = e
 	c.stopAll("the metric is in no result")
 }
+
+// checkStopFields fails the experiment, and reports true, when r lacks a
+// field that a stopper reads, or holds something other than a number
+// there: the stop condition is almost certainly misspelt, and would never
+// stop a trial.
+func (c *Controller) checkStopFields(t *hone.Trial, r *hone.Result) bool {
+	if c.fatal != nil || c.stopping {
+		return false
+	}
+	for _, st := range c.exp.Stoppers {
+		fs, ok := st.(hone.FieldStopper)
+		if !ok {
+			continue
+		}
+		for _, f := range fs.Fields() {
+			if _, ok := r.Value(f); ok {
+				continue
+			}
+			e := &FieldError{Setting: "stop", Field: f, Keys: sortedKeys(r.Metrics)}
+			if v, present := r.Metrics[f]; present {
+				e.msg = fmt.Sprintf("stop condition %q: result %d of trial %s has %q = %s, not a number", f, r.TrainingIteration, t.ID, f, describeValue(v))
+			} else {
+				e.msg = fmt.Sprintf("stop condition %q is not in result %d of trial %s, whose fields are %s (and the automatic ones such as training_iteration and time_total_s)",
+					f, r.TrainingIteration, t.ID, keys(r.Metrics))
+			}
+			c.fatal = e
+			c.stopAll("a stop condition's field is not in a result")
+			return true
+		}
+	}
+	return false
+}
+
+// FieldError is the failure of an experiment whose results lack a field
+// that it names: the metric, in no result of the first trial to finish, or
+// a stop condition's field, in a result. The field is almost certainly
+// misspelt; a resume with the same settings fails the same way.
+type FieldError struct {
+	// Setting is what names the field: "metric" or "stop".
+	Setting string
+	// Field is the field the results lack (or hold as something other
+	// than a number).
+	Field string
+	// Keys are the user fields the result has, sorted.
+	Keys []string
+	msg  string
+}
+
+// Error says which field is missing, from which result, and what the
+// result holds instead.
+func (e *FieldError) Error() string { return e.msg }
 
 // ---- output helpers ----
 
@@ -1383,12 +1442,18 @@ func (c *Controller) logf(format string, args ...any) {
 
 // ---- small helpers ----
 
-func keys(m map[string]any) string {
+// sortedKeys returns the keys of m, sorted.
+func sortedKeys(m map[string]any) []string {
 	ks := make([]string, 0, len(m))
 	for k := range m {
 		ks = append(ks, k)
 	}
 	sort.Strings(ks)
+	return ks
+}
+
+func keys(m map[string]any) string {
+	ks := sortedKeys(m)
 	if len(ks) == 0 {
 		return "(none)"
 	}

@@ -23,7 +23,8 @@ func (MaxIterations) ShouldStopAll() bool { return false }
 
 // Threshold stops a trial once a result field reaches a value: at or above
 // it for mode max, at or below it for mode min. Ray's dict stopper
-// ({"mean_accuracy": 0.9}) is Threshold{Field, 0.9, hone.Max}.
+// ({"mean_accuracy": 0.9}) is Threshold{Field, 0.9, hone.Max}. As there,
+// a result without the field fails the experiment (hone.FieldStopper).
 type Threshold struct {
 	Field string
 	Value float64
@@ -44,6 +45,12 @@ func (s Threshold) ShouldStop(_ string, r *hone.Result) bool {
 
 // ShouldStopAll implements hone.Stopper; it never stops the experiment.
 func (Threshold) ShouldStopAll() bool { return false }
+
+var _ hone.FieldStopper = Threshold{}
+
+// Fields implements hone.FieldStopper: every result must hold Field, as a
+// number.
+func (s Threshold) Fields() []string { return []string{s.Field} }
 
 // Func stops trials by a user function of the trial id and result.
 type Func func(trialID string, r *hone.Result) bool

@@ -320,6 +320,14 @@ func (h *harness) setup(args map[string]string) {
 		n, _ := strconv.Atoi(v)
 		exp.Stoppers = append(exp.Stoppers, stopper.MaxIterations(n))
 	}
+	if v, ok := args["stop_at"]; ok { // stop_at=field:value, a threshold (mode max)
+		field, val, _ := strings.Cut(v, ":")
+		f, err := strconv.ParseFloat(val, 64)
+		if err != nil {
+			h.t.Fatalf("stop_at=%q: want field:value", v)
+		}
+		exp.Stoppers = append(exp.Stoppers, stopper.Threshold{Field: field, Value: f, Mode: hone.Max})
+	}
 	for k, f := range map[string]*time.Duration{"budget": &exp.TimeBudget, "trial_timeout": &exp.TrialTimeout, "report_timeout": &exp.ReportTimeout} {
 		if v, ok := args[k]; ok {
 			d, err := time.ParseDuration(v)
