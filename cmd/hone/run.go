@@ -426,6 +426,9 @@ func (a *app) runExperiment(ctx context.Context, s *spec.Spec, t *target, flags 
 		if out == nil { // it never started
 			return withCode(exitFailed, err)
 		}
+		if advice := fieldAdvice(err, t); advice != nil {
+			return withCode(exitFailed, fmt.Errorf("experiment failed: %w\n%w", err, advice))
+		}
 		return withCode(exitFailed, fmt.Errorf("experiment failed: %w\n(its state is in %s; fix the cause and run hone resume %s)", err, dir, dir))
 	case out.Interrupted:
 		fmt.Fprintf(a.stderr, "hone: interrupted; resume with:\n  hone resume %s\n", dir)
