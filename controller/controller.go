@@ -186,6 +186,17 @@ func New(exp *hone.Experiment, pool hone.Resources) (*Controller, error) {
 	if err := pool.Validate(); err != nil {
 		return nil, fmt.Errorf("resource pool: %w", err)
 	}
+	if exp.ResourcesFn == nil {
+		// Every trial needs the same: one that can never start is found
+		// now, not when the first trial is due to start.
+		need := exp.Resources
+		if isZero(need) {
+			need = hone.Resources{CPU: 1}
+		}
+		if !fits(need, pool) {
+			return nil, fmt.Errorf("each trial needs %s but the whole resource pool has %s, so no trial could ever start; ask for less (Experiment.Resources) or give the pool more", need, pool)
+		}
+	}
 	mode := exp.Mode
 	if mode == "" {
 		mode = hone.Min

@@ -273,6 +273,13 @@ func TestPendingBound(t *testing.T) {
 				t.Errorf("Slots = %d, want %d", got, tc.slots)
 			}
 			c, err := New(&exp, tc.pool)
+			if tc.slots == 0 {
+				// No trial fits: the experiment is refused at once.
+				if err == nil || !strings.Contains(err.Error(), "no trial could ever start") {
+					t.Fatalf("New with no room for a trial: %v", err)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -280,7 +287,7 @@ func TestPendingBound(t *testing.T) {
 				t.Fatalf("MaxPending = %d, want %d", got, tc.bound)
 			}
 			// After begin the slots are full and the bound of trials
-			// waits PENDING (none when no trial fits: they are ERROR).
+			// waits PENDING.
 			step(t, c, Input{Kind: InBegin, Time: 1})
 			pending := 0
 			for _, tr := range c.Trials() {
@@ -288,7 +295,7 @@ func TestPendingBound(t *testing.T) {
 					pending++
 				}
 			}
-			if pending != tc.bound && !(tc.slots == 0 && pending == 0) {
+			if pending != tc.bound {
 				t.Errorf("%d trials PENDING after begin (%d running), want the bound %d", pending, c.Alive(), tc.bound)
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -36,7 +37,12 @@ type Options struct {
 	Executor hone.Executor
 	// Store keeps checkpoints. Default: a durable local store in Dir.
 	Store hone.Store
-	// Pool is the resources trials share. Default: one CPU per core.
+	// Pool is the resources trials share. Default: one CPU per core; for
+	// an executor on a virtual clock (the simulated executor), which has
+	// no cores, VirtualPool, so that MaxConcurrentTrials (or the
+	// searcher) sets how many trials run at once, the same on every
+	// machine. A pool in which a trial of Experiment.Resources does not
+	// fit is an error before anything starts.
 	Pool hone.Resources
 	// Clock stamps inputs that are not executor events. Default: the
 	// executor's clock if it has one, else the wall clock.
@@ -547,7 +553,11 @@ func newRunner(exp *hone.Experiment, opts Options) (*runner, error) {
 	}
 	opts.Dir = dir
 	if opts.Pool.CPU == 0 && opts.Pool.GPU == 0 && len(opts.Pool.Custom) == 0 {
-		opts.Pool.CPU = float64(runtime.NumCPU())
+		if virtualTime(opts.Executor) {
+			opts.Pool = VirtualPool(exp)
+		} else {
+			opts.Pool.CPU = float64(runtime.NumCPU())
+		}
 	}
 	if opts.Tick <= 0 {
 		opts.Tick = time.Second
@@ -613,6 +623,33 @@ func newRunner(exp *hone.Experiment, opts Options) (*runner, error) {
 
 // virtualTime reports whether the executor's clock is virtual
 // (hone.VirtualClock).
+// VirtualSlots is how many trials the default pool of an executor on a
+// virtual clock holds when Experiment.MaxConcurrentTrials is smaller.
+const VirtualSlots = 1024
+
+// VirtualPool is the default pool of an executor on a virtual clock: room
+// for max(MaxConcurrentTrials, VirtualSlots) trials of exp.Resources (1
+// CPU when unset), so that the pool, unlike the machine's cores, never
+// caps MaxConcurrentTrials.
+func VirtualPool(exp *hone.Experiment) hone.Resources {
+	need := exp.Resources
+	if need.CPU == 0 && need.GPU == 0 && need.Memory == 0 && len(need.Custom) == 0 {
+		need = hone.Resources{CPU: 1}
+	}
+	n := max(exp.MaxConcurrentTrials, VirtualSlots)
+	pool := hone.Resources{CPU: need.CPU * float64(n), GPU: need.GPU * float64(n), Memory: need.Memory * int64(n)}
+	if need.Memory > math.MaxInt64/int64(n) {
+		pool.Memory = math.MaxInt64
+	}
+	for k, v := range need.Custom {
+		if pool.Custom == nil {
+			pool.Custom = map[string]float64{}
+		}
+		pool.Custom[k] = v * float64(n)
+	}
+	return pool
+}
+
 func virtualTime(e hone.Executor) bool {
 	c, ok := e.(hone.Clocked)
 	if !ok {

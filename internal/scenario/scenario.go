@@ -177,7 +177,9 @@ func (h *harness) run(cmd string) string {
 		}
 	}
 	if fields[0] == "experiment" {
-		h.setup(args)
+		if err := h.setup(args); err != nil {
+			return "error: " + err.Error() + "\n"
+		}
 		return "ok\n"
 	}
 	if at, ok := args["at"]; ok {
@@ -285,7 +287,9 @@ func (h *harness) run(cmd string) string {
 
 func (h *harness) start() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
 
-func (h *harness) setup(args map[string]string) {
+// setup makes the experiment of an "experiment" line; the error is
+// controller.New's.
+func (h *harness) setup(args map[string]string) error {
 	atoi := func(k string, def int) int {
 		if v, ok := args[k]; ok {
 			n, err := strconv.Atoi(v)
@@ -341,14 +345,19 @@ func (h *harness) setup(args map[string]string) {
 		f, _ := strconv.ParseFloat(v, 64)
 		exp.Resources = hone.Resources{CPU: f}
 	}
+	if v, ok := args["trial_cpu_fn"]; ok { // trials sized one by one (ResourcesFn)
+		f, _ := strconv.ParseFloat(v, 64)
+		exp.ResourcesFn = func(hone.Config) hone.Resources { return hone.Resources{CPU: f} }
+	}
 	pool := hone.Resources{CPU: float64(atoi("cpus", 8))}
 	c, err := controller.New(exp, pool)
 	if err != nil {
-		h.t.Fatalf("experiment: %v", err)
+		return err
 	}
 	h.announced = startsAnnounced(h.t, args["starts"])
 	c.SetStartsAnnounced(h.announced)
 	h.c, h.exp, h.log = c, exp, nil
+	return nil
 }
 
 // startsAnnounced reads starts=announced|at-start ("" is at-start): whether
