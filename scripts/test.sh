@@ -49,6 +49,16 @@ echo "== examples with plots (their own module)"
 echo "== python client"
 command -v python3 >/dev/null || { echo "test.sh: python3 not found" >&2; exit 1; }
 PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s clients/python
+# pip installs the client offline (its build backend is in the repository),
+# at hone's version.
+venv=$(mktemp -d)
+python3 -m venv "$venv/env"
+"$venv/env/bin/pip" install --no-index --no-cache-dir --disable-pip-version-check -q ./clients/python
+want=$(go run ./cmd/hone --version | cut -d' ' -f2)
+got=$(cd "$venv" && PYTHONDONTWRITEBYTECODE=1 "$venv/env/bin/python" -c 'import hone; print(hone.__version__)')
+rm -rf "$venv"
+[ "$got" = "$want" ] || { echo "test.sh: pip installed the python client at version $got, hone is $want" >&2; exit 1; }
+echo "pip install ./clients/python: hone $got"
 
 echo "== chaos (short): real experiments killed and resumed; docs/RELIABILITY.md"
 go run ./scripts/chaos -q

@@ -1,7 +1,9 @@
 """Client for training scripts run by hone, the hyperparameter tuner.
 
-A single file using only the Python standard library (3.8 or newer). Copy it
-next to a training script, or put its directory on ``sys.path``.
+A single file using only the Python standard library (3.8 or newer). Install
+it with ``pip install ./clients/python`` (from the hone repository; nothing is
+downloaded), copy it next to a training script, or put its directory on
+``sys.path``.
 
 hone starts every trial as a process with its configuration and the address
 of a Unix socket in environment variables (see ``wire/doc.go`` in the hone
@@ -81,6 +83,9 @@ __all__ = [
     "PROTOCOL_VERSION",
     "REPORT_PREFIX",
 ]
+
+#: The client's version, which is hone's (hone.Version in Go).
+__version__ = "0.1.0"
 
 #: The protocol version this client speaks.
 PROTOCOL_VERSION = 1

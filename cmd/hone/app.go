@@ -20,7 +20,8 @@ import (
 )
 
 // version is the release version, set with -ldflags "-X main.version=v1.2.3";
-// when empty, the module version from the build information is shown.
+// when empty, the module version from the build information is shown, or
+// else hone.Version.
 var version string
 
 // app is one invocation of the CLI: where it writes, how it makes
@@ -230,7 +231,7 @@ func versionLine() string {
 }
 
 // buildVersion is the version set at link time, else the module version
-// from the build information, else "(devel)".
+// from the build information, else hone.Version.
 func buildVersion() string {
 	if version != "" {
 		return version
@@ -238,5 +239,5 @@ func buildVersion() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}
-	return "(devel)"
+	return hone.Version
 }
