@@ -1,4 +1,4 @@
-// Package pbtbench benchmarks population-based schedulers (BENCHMARKS.md
+// Package pbtbench benchmarks population-based schedulers (docs/BENCHMARKS.md
 // §2): hone's PBT and PB2 beside random search at equal total budget, on
 // two problems, for populations of 4 and 16, over several seeds; and it
 // measures what a PBT exploit costs at the storage level against copying

@@ -1,4 +1,4 @@
-// Package perf is the control-plane performance suite of BENCHMARKS.md §1
+// Package perf is the control-plane performance suite of docs/BENCHMARKS.md §1
 // (issue 6): Ray Tune's release-test shapes scaled to a 2-core machine,
 // each measured through hone's public API beside a physical baseline
 // measured in the same run, with the ratio hone ÷ baseline, the target of
@@ -384,7 +384,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	clusterLaunchReps := fs.Int("cluster-launch-reps", 0, "repetitions of the cluster shape's launch variant (default 7, smoke 1)")
 	quiet := fs.Bool("q", false, "no progress notes on stderr")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: perfbench [flags]\n\nMeasures hone's control plane against physical baselines (BENCHMARKS.md §1).")
+		fmt.Fprintln(stderr, "usage: perfbench [flags]\n\nMeasures hone's control plane against physical baselines (docs/BENCHMARKS.md §1).")
 		fs.PrintDefaults()
 	}
 	if status, ok := benchutil.ParseFlags(fs, args, stderr); !ok {

@@ -1,4 +1,4 @@
-// Package process is the subprocess benchmark of BENCHMARKS.md §1: what
+// Package process is the subprocess benchmark of docs/BENCHMARKS.md §1: what
 // running trials as processes costs in hone, beside the physical limits
 // measured in the same run on the same machine.
 //

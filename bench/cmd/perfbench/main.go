@@ -1,5 +1,5 @@
 // Command perfbench is the control-plane performance suite of
-// BENCHMARKS.md §1 (issue 6): bookkeeping, result throughput, checkpoint
+// docs/BENCHMARKS.md §1 (issue 6): bookkeeping, result throughput, checkpoint
 // I/O, journal, memory, frequent pausing and the process executor's
 // overhead on one-second trials (the overhead shape), each measured through hone
 // beside a physical baseline in the same run, with the ratio, issue 6's

@@ -1,4 +1,4 @@
-// Command procbench is the subprocess benchmark of BENCHMARKS.md §1: trial
+// Command procbench is the subprocess benchmark of docs/BENCHMARKS.md §1: trial
 // launches per second and results per second through hone's process
 // executor and runner, for a Go trial and (if python3 is installed) a
 // Python one, each beside fork+exec of /bin/true or a pipe round trip with
