@@ -78,6 +78,13 @@ func Build(s *Spec, dir string, stdout io.Writer) (*Plan, error) {
 			return nil, fmt.Errorf("the %s executor's resources: %w", s.Executor.Name, err)
 		}
 		pool = p
+		// The cluster's pool is known only now: a trial it can never
+		// hold is an error of the spec, before any trial starts.
+		c := &collector{file: s.file, lines: s.lines}
+		s.checkPool(c, pool, "the "+s.Executor.Name+" executor's pool")
+		if err := c.result(); err != nil {
+			return nil, err
+		}
 	}
 	// HyperBand for BOHB tells the BOHB searcher of pauses, so paused
 	// trials do not count against its concurrency limit.
@@ -193,6 +200,26 @@ func (s *Spec) stoppers() []hone.Stopper {
 		out = append(out, &stopper.Plateau{Metric: metric, Std: pl.Std, NumResults: pl.NumResults, GracePeriod: pl.GracePeriod})
 	}
 	return out
+}
+
+// checkPool reports, at the resources key, each resource of which a trial
+// needs more than pool, the pool's figure named by what.
+func (s *Spec) checkPool(c *collector, pool hone.Resources, what string) {
+	r := s.Resources
+	if r.CPU > pool.CPU {
+		c.errorf("resources.cpu", "each trial needs %s CPUs but %s has %s", formatNum(r.CPU), what, formatNum(pool.CPU))
+	}
+	if r.GPU > pool.GPU {
+		c.errorf("resources.gpu", "each trial needs %s GPU(s) but %s has %s", formatNum(r.GPU), what, formatNum(pool.GPU))
+	}
+	if pool.Memory > 0 && r.Memory > pool.Memory {
+		c.errorf("resources.memory", "each trial needs %s but %s has %s", formatSize(r.Memory), what, formatSize(pool.Memory))
+	}
+	for _, k := range sortedKeys(r.Custom) {
+		if r.Custom[k] > pool.Custom[k] {
+			c.errorf(join("resources.custom", k), "each trial needs %s but %s has %s", formatNum(r.Custom[k]), what, formatNum(pool.Custom[k]))
+		}
+	}
 }
 
 // absDir returns dir made absolute (as it is if that fails).

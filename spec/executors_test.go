@@ -3,6 +3,8 @@ package spec
 import (
 	"reflect"
 	"testing"
+
+	"github.com/hone-tune/hone"
 )
 
 // TestExecutorSection: executor takes a name or a mapping; a wrong
@@ -52,5 +54,31 @@ func TestExecutorSection(t *testing.T) {
 				t.Errorf("errors:\n got %q\nwant %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestCheckPool: a trial that needs more of a resource than an executor's
+// pool (a cluster's, known only when the plan is built) is an error at
+// the resource's key, naming both figures.
+func TestCheckPool(t *testing.T) {
+	src := "command: [python3, train.py]\nexecutor: slurm\nresources: {cpu: 8, gpu: 2, memory: 4GiB, custom: {tpu: 1}}\n"
+	s, err := Parse([]byte(src), "experiment.yaml", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &collector{file: s.file, lines: s.lines}
+	s.checkPool(c, hone.Resources{CPU: 4, GPU: 2, Memory: 1 << 30}, "the slurm executor's pool")
+	want := []string{
+		`experiment.yaml:3: resources.cpu: each trial needs 8 CPUs but the slurm executor's pool has 4`,
+		`experiment.yaml:3: resources.memory: each trial needs 4GiB but the slurm executor's pool has 1GiB`,
+		`experiment.yaml:3: resources.custom.tpu: each trial needs 1 but the slurm executor's pool has 0`,
+	}
+	if got := messages(t, c.result()); !reflect.DeepEqual(got, want) {
+		t.Errorf("errors:\n got %q\nwant %q", got, want)
+	}
+	c = &collector{file: s.file, lines: s.lines}
+	s.checkPool(c, hone.Resources{CPU: 64, GPU: 8, Memory: 1 << 40, Custom: map[string]float64{"tpu": 4}}, "the pool")
+	if err := c.result(); err != nil {
+		t.Errorf("a pool that holds the trial: %v", err)
 	}
 }

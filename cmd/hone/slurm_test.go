@@ -239,6 +239,22 @@ func TestSlurmBadPartition(t *testing.T) {
 	}
 }
 
+// TestSlurmTrialBiggerThanCluster: a trial that needs more CPUs than the
+// cluster's pool has is an error of the spec before any trial starts,
+// naming the key and the pool's figure (exit 2); hone validate cannot
+// know the cluster's size.
+func TestSlurmTrialBiggerThanCluster(t *testing.T) {
+	slurmtest.Require(t)
+	path, storage := slurmSpec(t, 2, 2, "slurm", "resources: {cpu: 100000}\n")
+	code, out, errOut := runBinary(t, "run", path)
+	if code != exitUsage || !strings.Contains(errOut, "resources.cpu: each trial needs 100000 CPUs but the slurm executor's pool has ") {
+		t.Fatalf("hone run: exit %d, want %d naming resources.cpu and the pool\n%s%s", code, exitUsage, out, errOut)
+	}
+	if e, err := results.Open(filepath.Join(storage, "onslurm")); err == nil && len(e.Trials) > 0 {
+		t.Errorf("%d trials started", len(e.Trials))
+	}
+}
+
 // waitJobs waits until the queue shows at least n running jobs whose
 // names start with prefix, and returns their ids.
 func waitJobs(t *testing.T, prefix string, n int, cmd *exec.Cmd) []string {
