@@ -40,6 +40,13 @@ func fieldAdvice(err error, t *target) error {
 		fix = fmt.Sprintf("Did you mean %s %q? ", what, near)
 	}
 	specFile := adviceSpec(t.dir)
+	return fmt.Errorf("%sA resume reads the experiment's spec and would fail the same way; fix %s in %s and start a new experiment beside this one:\n  %s\n(this one stays in %s; delete it once you no longer need it)",
+		fix, key, specFile, newRunCommand(t, specFile), shellArg(t.shown))
+}
+
+// newRunCommand returns the command that runs specFile as a new
+// experiment beside the one of t, under a name not in use (name-2, ...).
+func newRunCommand(t *target, specFile string) string {
 	var storage, name string
 	if t.exp != nil {
 		parent, base := splitURL(t.shown)
@@ -47,8 +54,7 @@ func fieldAdvice(err error, t *target) error {
 	} else {
 		storage, name = filepath.Dir(t.dir), freeName(filepath.Dir(t.dir), filepath.Base(t.dir))
 	}
-	return fmt.Errorf("%sA resume reads the experiment's spec and would fail the same way; fix %s in %s and start a new experiment beside this one:\n  hone run %s --storage %s --name %s\n(this one stays in %s; delete it once you no longer need it)",
-		fix, key, specFile, shellArg(specFile), shellArg(storage), shellArg(name), shellArg(t.shown))
+	return fmt.Sprintf("hone run %s --storage %s --name %s", shellArg(specFile), shellArg(storage), shellArg(name))
 }
 
 // adviceSpec returns the spec file to fix: the one the experiment in dir

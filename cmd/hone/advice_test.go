@@ -89,6 +89,21 @@ func TestFieldTypoAdvice(t *testing.T) {
 			if _, v, err := e.Best("score", hone.Max, results.ScopeLast); err != nil || v < 6 {
 				t.Errorf("the new experiment's best score: %v %v", v, err)
 			}
+
+			// Resuming the failed experiment with the fixed spec is refused
+			// (its decisions were made with the wrong field), with the
+			// command that runs the fixed spec beside it, which works.
+			code, _, errOut = c.run("resume", dir, "--spec", path)
+			if code != exitUsage || !strings.Contains(errOut, "resuming with it would mix two experiments") {
+				t.Fatalf("resume --spec: exit %d, stderr:\n%s", code, errOut)
+			}
+			args = adviceCommand(t, errOut)
+			if code, out, errOut := c.run(args...); code != exitOK || !strings.Contains(out, "Experiment finished") {
+				t.Fatalf("hone %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out, errOut)
+			}
+			if _, err := results.Open(dir + "-3"); err != nil {
+				t.Errorf("the experiment the refusal advised: %v", err)
+			}
 		})
 	}
 }

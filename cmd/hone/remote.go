@@ -171,7 +171,7 @@ func shownPath(u, dir, p string) string {
 // resumeWithSpec resumes the experiment at t for hone run --resume, with
 // the spec given to run (specPath, data).
 func (a *app) resumeWithSpec(ctx context.Context, t *target, s *spec.Spec, specPath string, data []byte) error {
-	if err := a.checkResumeSpec(t.dir, specPath, s); err != nil {
+	if err := a.checkResumeSpec(t, specPath, s); err != nil {
 		return err
 	}
 	finish, err := a.adoptSpec(t.dir, specPath, data)

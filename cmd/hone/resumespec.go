@@ -48,12 +48,13 @@ func nextKept(dir string) (int, error) {
 }
 
 // checkResumeSpec compares s, the spec read from path, with the spec of the
-// experiment in dir. Differences that change decisions are refused, all
+// experiment of t. Differences that change decisions are refused, all
 // named in one error with the usage exit code; the others are printed as a
 // note. An experiment whose own spec is missing cannot be compared: hone
 // says so and goes on (replaying the journal still refuses a different
 // search space, seed or searcher).
-func (a *app) checkResumeSpec(dir, path string, s *spec.Spec) error {
+func (a *app) checkResumeSpec(t *target, path string, s *spec.Spec) error {
+	dir := t.dir
 	stored := filepath.Join(dir, specCopy)
 	if _, err := os.Stat(stored); errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(a.stderr, "hone: note: %s is missing, so %s cannot be compared with the spec the experiment ran with\n", stored, path)
@@ -86,8 +87,8 @@ func (a *app) checkResumeSpec(dir, path string, s *spec.Spec) error {
 	old.Storage, old.Name = s.Storage, s.Name
 	refused, allowed := spec.Compare(old, s)
 	if len(refused) > 0 {
-		return withCode(exitUsage, fmt.Errorf("%s changes %s that the experiment's decisions depend on (%s has the spec it ran with):\n  %s\nresuming with it would mix two experiments; change these back, or start a new experiment with hone run",
-			path, plural(len(refused), "setting"), stored, strings.Join(refused, "\n  ")))
+		return withCode(exitUsage, fmt.Errorf("%s changes %s that the experiment's decisions depend on (%s has the spec it ran with):\n  %s\nresuming with it would mix two experiments; change these back, or start a new experiment with it beside this one:\n  %s",
+			path, plural(len(refused), "setting"), stored, strings.Join(refused, "\n  "), newRunCommand(t, path)))
 	}
 	if len(allowed) > 0 {
 		fmt.Fprintf(a.stderr, "hone: note: %s changes %s that do not change decisions:\n  %s\n", path, plural(len(allowed), "setting"), strings.Join(allowed, "\n  "))

@@ -230,7 +230,7 @@ the lines cut in experiment_state.jsonl.corrupt-N beside the journal.
 			}
 			finish := func(err error) error { return err }
 			if specPath != "" {
-				if err := a.checkResumeSpec(t.dir, specPath, s); err != nil {
+				if err := a.checkResumeSpec(t, specPath, s); err != nil {
 					return err
 				}
 				if finish, err = a.adoptSpec(t.dir, specPath, data); err != nil {
