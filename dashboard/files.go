@@ -35,7 +35,9 @@ func confine(root, rel string) (string, error) {
 	}
 	p, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(rel)))
 	if err != nil {
-		return "", fmt.Errorf("path %q: %w", rel, err)
+		// Not the error itself, which names where links led: a missing
+		// file, or a path through one (ENOTDIR), is not there.
+		return "", fmt.Errorf("path %q: %w", rel, fs.ErrNotExist)
 	}
 	in, err := filepath.Rel(realRoot, p)
 	if err != nil || in == ".." || strings.HasPrefix(in, ".."+string(filepath.Separator)) || filepath.IsAbs(in) {
