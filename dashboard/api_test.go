@@ -6,11 +6,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/dashboard"
 	"github.com/hone-tune/hone/executor/inproc"
 	"github.com/hone-tune/hone/report"
 	"github.com/hone-tune/hone/results"
@@ -306,4 +308,38 @@ func TestEventsAnnounceNewResults(t *testing.T) {
 		}
 	}
 	t.Fatal("the event stream ended before the new result showed")
+}
+
+// TestWaitsForTheJournal serves a directory before its experiment begins
+// (hone run --dashboard): the summary says it waits, the rest of the API
+// answers 503, and once a run writes its journal there the dashboard
+// shows it. Without Wait, a directory without a journal is an error.
+func TestWaitsForTheJournal(t *testing.T) {
+	empty := t.TempDir()
+	if _, err := dashboard.New(dashboard.Options{Dir: empty}); err == nil || !strings.Contains(err.Error(), "no experiment journal") {
+		t.Errorf("a directory without a journal: %v", err)
+	}
+	gate := make(chan struct{})
+	close(gate)
+	base := t.TempDir()
+	dir := filepath.Join(base, "results", "late")
+	_, hs := serve(t, dir, &report.Info{Metric: "loss", Mode: hone.Min, Scope: results.ScopeLast, TimeAttr: hone.FieldTrainingIteration})
+	var w struct {
+		Waiting bool `json:"waiting"`
+	}
+	getJSON(t, hs.URL+"/api/summary", http.StatusOK, &w)
+	if !w.Waiting {
+		t.Fatal("the summary before the journal exists does not say it waits")
+	}
+	getJSON(t, hs.URL+"/api/trials", http.StatusServiceUnavailable, nil)
+	x := startSpecIn(t, base, "late", gatedSpec, gated(gate))
+	if x.dir != dir {
+		t.Fatalf("the run is in %s, not %s", x.dir, dir)
+	}
+	x.wait(t)
+	var sum summaryView
+	eventually(t, "the summary shows the run", func() bool {
+		getJSON(t, hs.URL+"/api/summary", http.StatusOK, &sum)
+		return sum.Trials == 1 && sum.Counts["TERMINATED"] == 1
+	})
 }

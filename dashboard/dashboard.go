@@ -70,8 +70,8 @@ type Options struct {
 	// store); Dir when empty.
 	Shown string
 	// Wait lets New succeed before the experiment's journal exists (a
-	// dashboard started with its run): until it does, the API answers
-	// 503.
+	// dashboard started with its run): until it does, /api/summary says
+	// it is waiting and the rest of the API answers 503.
 	Wait bool
 }
 
@@ -281,7 +281,15 @@ func (s *Server) cached(f func(r *http.Request, info report.Info) (any, error)) 
 		key := r.URL.Path + "?" + r.URL.RawQuery
 		s.mu.Lock()
 		if s.live == nil {
+			v := s.version
 			s.mu.Unlock()
+			if r.URL.Path == "/api/summary" {
+				// The page waits for the journal without an error.
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Cache-Control", "no-store")
+				_ = json.NewEncoder(w).Encode(map[string]any{"waiting": true, "shown": s.opts.Shown, "version": v})
+				return
+			}
 			writeError(w, &httpError{http.StatusServiceUnavailable, errors.New("the experiment has not started yet")})
 			return
 		}

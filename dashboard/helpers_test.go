@@ -44,10 +44,22 @@ type experiment struct {
 
 // startSpec starts the experiment the spec text describes in a new
 // directory, its trials made by exec (nil: the spec's own executor, which
-// runs the spec's command as processes), and returns at once.
-func startSpec(t *testing.T, name, body string, exec func(spec.Process) (hone.Executor, error)) *experiment {
+// runs the spec's command as processes), and returns at once. files are
+// written beside the spec first, as name and content.
+func startSpec(t *testing.T, name, body string, exec func(spec.Process) (hone.Executor, error), files ...[2]string) *experiment {
 	t.Helper()
-	base := t.TempDir()
+	return startSpecIn(t, t.TempDir(), name, body, exec, files...)
+}
+
+// startSpecIn is startSpec with the spec in base and the experiment in
+// base/results/name.
+func startSpecIn(t *testing.T, base, name, body string, exec func(spec.Process) (hone.Executor, error), files ...[2]string) *experiment {
+	t.Helper()
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(base, f[0]), []byte(f[1]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	path := filepath.Join(base, name+".yaml")
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
@@ -137,7 +149,8 @@ func curveFunc(iterations int) func(spec.Process) (hone.Executor, error) {
 	}
 }
 
-// serve starts the dashboard of dir, refreshing every 50 ms.
+// serve starts the dashboard of dir, refreshing every 50 ms; the
+// experiment may not have begun yet.
 func serve(t *testing.T, dir string, info *report.Info) (*dashboard.Server, *httptest.Server) {
 	t.Helper()
 	inf, err := report.ReadInfo(dir)
@@ -147,7 +160,7 @@ func serve(t *testing.T, dir string, info *report.Info) (*dashboard.Server, *htt
 	if info != nil {
 		inf = *info
 	}
-	srv, err := dashboard.New(dashboard.Options{Dir: dir, Info: inf, Interval: 50 * time.Millisecond})
+	srv, err := dashboard.New(dashboard.Options{Dir: dir, Info: inf, Interval: 50 * time.Millisecond, Wait: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -487,7 +487,13 @@
       do {
         again = false;
         const v = state.version;
-        renderSummary(await get('summary'));
+        const s = await get('summary');
+        if (s.waiting) {
+          $('shown').textContent = s.shown;
+          $('summary').textContent = 'Waiting for the experiment to start…';
+          continue;
+        }
+        renderSummary(s);
         const trial = route();
         if (trial) {
           await loadTrial(trial);
