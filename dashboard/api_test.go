@@ -272,8 +272,7 @@ func TestEventsAnnounceNewResults(t *testing.T) {
 	api := hs.URL + "/api/"
 	var tb report.Table
 	eventually(t, "the first result shows", func() bool {
-		getJSON(t, api+"trials", http.StatusOK, &tb)
-		return len(tb.Rows) == 1 && tb.Rows[0].Value != nil && *tb.Rows[0].Value == 0.9
+		return tryJSON(t, api+"trials", &tb) && len(tb.Rows) == 1 && tb.Rows[0].Value != nil && *tb.Rows[0].Value == 0.9
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

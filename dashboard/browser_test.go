@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,8 +17,10 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/report"
 	"github.com/hone-tune/hone/results"
+	"github.com/hone-tune/hone/spec"
 )
 
 // chromium returns the path of a Chromium or Chrome binary, or "".
@@ -105,6 +108,20 @@ func (b *browser) mark() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.console)
+}
+
+// open serves the dashboard of dir (see serve) and opens it in the tab,
+// which leaves it for a blank page before the server stops, so that the
+// page's event stream never sees the server go away.
+func (b *browser) open(t *testing.T, dir string, info *report.Info, fragment string) {
+	t.Helper()
+	_, hs := serve(t, dir, info)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+		defer cancel()
+		_ = chromedp.Do(ctx, chromedp.Navigate("about:blank"))
+	})
+	b.do(t, "open the dashboard", chromedp.Navigate(hs.URL+"/"+fragment))
 }
 
 // do runs actions with a deadline of a minute.
@@ -196,6 +213,21 @@ for i in range(1, 10):
         break
 `
 
+// manySpec is an ASHA experiment of simulated trials, as many as its %d
+// says.
+const manySpec = `metric: loss
+mode: min
+seed: 1
+num_samples: %d
+command: [unused]
+search_space:
+  rate: {uniform: [0.05, 0.5]}
+  asymptote: {uniform: [0, 0.5]}
+  width: {choice: [8, 16, 32, 64]}
+scheduler: {name: asha, max_t: 9, grace_period: 1, reduction_factor: 3}
+max_concurrent_trials: 32
+`
+
 // TestBrowser drives the dashboard in headless Chromium: the trial table
 // of a real run (Python trials under ASHA), every chart, sorting and
 // filtering, a trial's page, a result that arrives while the page is
@@ -229,8 +261,7 @@ func TestBrowser(t *testing.T) {
 		if len(exp.Trials) != 9 || failed == "" {
 			t.Fatalf("the run has %d trials, failed %q; want 9 and one failed", len(exp.Trials), failed)
 		}
-		_, hs := serve(t, x.dir, nil)
-		b.do(t, "open the dashboard", chromedp.Navigate(hs.URL+"/"))
+		b.open(t, x.dir, nil, "")
 		b.wait(t, "the table lists every trial", `document.querySelectorAll('#trials tbody tr').length === 9`)
 		ids := eval[[]string](t, b, `Array.from(document.querySelectorAll('#trials tbody tr')).map((r) => r.dataset.id)`)
 		want := []string{}
@@ -262,7 +293,7 @@ func TestBrowser(t *testing.T) {
 			document.getElementById('t-stderr').textContent.includes('RuntimeError') &&
 			document.getElementById('t-error').textContent.trim() !== '' && document.getElementById('t-error').textContent !== '(none)'`)
 		// The best trial's page draws its curve.
-		b.do(t, "open the best trial", chromedp.Navigate(hs.URL+"/#/trial/"+best.ID))
+		b.do(t, "open the best trial", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = '#/trial/%s'`, best.ID)))
 		b.wait(t, "the best trial's curve", drawn("t-chart"))
 		if got := eval[string](t, b, `document.getElementById('t-id').textContent`); got != best.ID {
 			t.Errorf("trial page shows %q, want %s", got, best.ID)
@@ -276,8 +307,7 @@ func TestBrowser(t *testing.T) {
 		mark := b.mark()
 		gate := make(chan struct{})
 		x := startSpec(t, "live", gatedSpec, gated(gate))
-		_, hs := serve(t, x.dir, nil)
-		b.do(t, "open the dashboard", chromedp.Navigate(hs.URL+"/"))
+		b.open(t, x.dir, nil, "")
 		b.wait(t, "the first result", `(() => { const r = document.querySelector('#trials tbody tr'); return !!r && r.textContent.includes('0.9'); })()`)
 		b.do(t, "mark the page", chromedp.Evaluate[chromedp.Void](`window.notReloaded = true`))
 		close(gate)
@@ -286,6 +316,47 @@ func TestBrowser(t *testing.T) {
 		b.wait(t, "the curve shows it", `(() => { const c = window.hone.charts.curves; return !!c && c.u.data[1].includes(0.123); })()`)
 		x.wait(t)
 		b.wait(t, "the trial shown finished", `document.querySelector('#trials tbody tr').textContent.includes('TERMINATED')`)
+		if errs := b.errors(mark); len(errs) > 0 {
+			t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+		}
+	})
+
+	t.Run("many", func(t *testing.T) {
+		// HONE_DASHBOARD_TRIALS=10000 runs it at the size the dashboard
+		// is made for (half a minute for the run alone, here).
+		n := 1000
+		if v := os.Getenv("HONE_DASHBOARD_TRIALS"); v != "" {
+			var err error
+			if n, err = strconv.Atoi(v); err != nil || n < 100 {
+				t.Fatalf("HONE_DASHBOARD_TRIALS=%q: want a count of at least 100", v)
+			}
+		}
+		mark := b.mark()
+		x := startSpec(t, "many", fmt.Sprintf(manySpec, n), func(spec.Process) (hone.Executor, error) {
+			return sim.New(sim.Curve{MaxIterations: 9, Noise: 0.01}.New), nil
+		})
+		b.open(t, x.dir, nil, "")
+		b.wait(t, "a first page of 50 trials", `document.querySelectorAll('#trials tbody tr').length === 50`)
+		x.wait(t)
+		b.wait(t, "every trial, finished", fmt.Sprintf(`document.getElementById('page-info').textContent === 'trials 1–50 of %d' &&
+			document.querySelector('#c-trials b').textContent === '%d' &&
+			Array.from(document.querySelectorAll('#summary .card')).some((c) => c.textContent === '%dTERMINATED')`, n, n, n))
+		b.do(t, "the next page", chromedp.Click(chromedp.CSS(`#next`)))
+		b.wait(t, "the second page", fmt.Sprintf(`document.getElementById('page-info').textContent === 'trials 51–100 of %d'`, n))
+		exp, err := results.Open(x.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		best, _, err := exp.Best("loss", hone.Min, results.ScopeLast)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.do(t, "sort by the metric", chromedp.Click(chromedp.CSS(`#trials th[data-sort="value"]`)))
+		b.wait(t, "the best trial first, on the first page", fmt.Sprintf(`(document.querySelector('#trials tbody tr') || {dataset: {}}).dataset.id === %q &&
+			document.getElementById('page-info').textContent === 'trials 1–50 of %d'`, best.ID, n))
+		for _, c := range []string{"curves", "parallel", "rungs"} {
+			b.wait(t, c+" draw", drawn(c))
+		}
 		if errs := b.errors(mark); len(errs) > 0 {
 			t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
 		}
@@ -323,8 +394,7 @@ func TestBrowser(t *testing.T) {
 		f.Close()
 		// The example runs from Go and saves no spec: the metric is given.
 		info := report.Info{Metric: "Q", Mode: hone.Max, Scope: results.ScopeLast, TimeAttr: hone.FieldTrainingIteration}
-		_, hs := serve(t, dir, &info)
-		b.do(t, "open the dashboard", chromedp.Navigate(hs.URL+"/"))
+		b.open(t, dir, &info, "")
 		b.wait(t, "the lineage lists every exploit", fmt.Sprintf(`!document.getElementById('lineage-section').hidden &&
 			document.querySelectorAll('#lineage-table tr.exploit').length === %d`, lines))
 		first := eval[string](t, b, `document.querySelector('#lineage-table tr.exploit').textContent`)
@@ -337,7 +407,7 @@ func TestBrowser(t *testing.T) {
 		b.wait(t, "the hyperparameter schedules draw", drawn("lineage-chart"))
 		b.wait(t, "the learning curves draw", drawn("curves", 214, 39, 40))
 		// A trial's page lists its own lineage.
-		b.do(t, "open an exploited trial", chromedp.Navigate(hs.URL+"/#/trial/"+x.TargetID))
+		b.do(t, "open an exploited trial", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = '#/trial/%s'`, x.TargetID)))
 		b.wait(t, "its lineage", `!document.getElementById('t-lineage-section').hidden && document.querySelectorAll('#t-lineage tr').length > 1`)
 		if errs := b.errors(mark); len(errs) > 0 {
 			t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))

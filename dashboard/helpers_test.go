@@ -203,6 +203,24 @@ func getJSON(t *testing.T, url string, want int, v any) {
 	}
 }
 
+// tryJSON fetches url and decodes its JSON into v; it reports false for
+// any status but 200 (the experiment may not have begun).
+func tryJSON(t *testing.T, url string, v any) bool {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	return true
+}
+
 // eventually polls cond every 20 ms until it holds, failing the test after
 // a minute.
 func eventually(t *testing.T, what string, cond func() bool) {

@@ -196,6 +196,7 @@
       if (state.sort === key && state.desc) th.classList.add('desc');
       th.addEventListener('click', () => {
         if (state.sort === key) state.desc = !state.desc; else { state.sort = key; state.desc = false; }
+        state.offset = 0;
         loadTable().catch(fail);
       });
       hr.append(th);
@@ -479,35 +480,43 @@
     return trial;
   }
 
-  let busy = false, again = false;
-  async function refresh() {
+  // A refresh starts at most every MIN_GAP ms: a running experiment
+  // announces news every quarter second, and a page of a large one need
+  // not fetch that often to stay within a second of it.
+  const MIN_GAP = 500;
+  let busy = false, again = false, last = 0, timer = null;
+  function refresh() {
     if (busy) { again = true; return; }
-    busy = true;
-    try {
-      do {
-        again = false;
-        const v = state.version;
-        const s = await get('summary');
-        if (s.waiting) {
-          $('shown').textContent = s.shown;
-          $('summary').textContent = 'Waiting for the experiment to start…';
-          continue;
-        }
-        renderSummary(s);
-        const trial = route();
-        if (trial) {
-          await loadTrial(trial);
-        } else {
-          await Promise.all([loadTable(), loadCurves(), loadParallel(), loadRungs(), loadLineage()]);
-        }
-        hone.shown = v;
-        document.body.dataset.shown = String(v);
-      } while (again);
-    } catch (e) {
-      fail(e);
-    } finally {
-      busy = false;
+    const wait = last + MIN_GAP - Date.now();
+    if (wait > 0) {
+      if (!timer) timer = setTimeout(() => { timer = null; refresh(); }, wait);
+      return;
     }
+    busy = true;
+    last = Date.now();
+    load().catch(fail).finally(() => {
+      busy = false;
+      if (again) { again = false; refresh(); }
+    });
+  }
+
+  async function load() {
+    const v = state.version;
+    const s = await get('summary');
+    if (s.waiting) {
+      $('shown').textContent = s.shown;
+      $('summary').textContent = 'Waiting for the experiment to start…';
+      return;
+    }
+    renderSummary(s);
+    const trial = route();
+    if (trial) {
+      await loadTrial(trial);
+    } else {
+      await Promise.all([loadTable(), loadCurves(), loadParallel(), loadRungs(), loadLineage()]);
+    }
+    hone.shown = v;
+    document.body.dataset.shown = String(v);
   }
 
   function fail(e) {
