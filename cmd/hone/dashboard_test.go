@@ -159,3 +159,108 @@ func TestDashboardCommand(t *testing.T) {
 	cancel()
 	<-code
 }
+
+// TestS3Dashboard serves an experiment that lives in an object store, from
+// another machine's point of view (an empty cache), while it runs: the
+// dashboard shows its first result, then one reported later, and the
+// trial's files.
+func TestS3Dashboard(t *testing.T) {
+	storage := s3Storage(t)
+	t.Setenv("HONE_CACHE_DIR", t.TempDir())
+	gate := make(chan struct{})
+	c := cli{t: t, exec: goTrainer(func(s trial.Session, it int) {
+		if it == 2 {
+			<-gate
+		}
+	})}
+	path, _ := writeSpec(t, "s3dash", `metric: score
+mode: max
+search_space:
+  x: {grid: [5]}
+stop: {training_iteration: 3}
+command: [unused]
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	runErr, runCode := startCLI(ctx, c, "run", "--storage", storage, path)
+	u := expURL(storage, "s3dash")
+
+	// The dashboard, started once the bucket has the journal.
+	var errb *syncBuffer
+	var code <-chan int
+	deadline := time.Now().Add(time.Minute)
+	for {
+		errb, code = startCLI(ctx, c, "dashboard", u, "--addr", "127.0.0.1:0")
+		select {
+		case c := <-code:
+			if c != exitUsage || time.Now().After(deadline) {
+				t.Fatalf("hone dashboard %s: exit %d\n%s\nrun:\n%s", u, c, errb.String(), runErr.String())
+			}
+			time.Sleep(100 * time.Millisecond) // no journal in the bucket yet
+			continue
+		case <-time.After(200 * time.Millisecond):
+		}
+		break
+	}
+	url := waitURL(t, errb, code)
+	value := func() (float64, string, bool) {
+		resp, err := http.Get(url + "api/trials")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var tb struct {
+			Rows []struct {
+				ID     string   `json:"id"`
+				Status string   `json:"status"`
+				Value  *float64 `json:"value"`
+			} `json:"rows"`
+		}
+		if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&tb) != nil || len(tb.Rows) != 1 || tb.Rows[0].Value == nil {
+			return 0, "", false
+		}
+		return *tb.Rows[0].Value, tb.Rows[0].Status, true
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("after a minute: %s\ndashboard:\n%s", what, errb.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitFor("the first result, the trial running", func() bool {
+		v, st, ok := value()
+		return ok && v == 5 && st == "RUNNING"
+	})
+	close(gate)
+	waitFor("the last result, the trial finished", func() bool {
+		v, st, ok := value()
+		return ok && v == 15 && st == "TERMINATED"
+	})
+	if c := <-runCode; c != exitOK {
+		t.Fatalf("run: exit %d\n%s", c, runErr.String())
+	}
+	var sum struct {
+		Shown string `json:"shown"`
+		Info  struct {
+			Running bool `json:"running"`
+		} `json:"info"`
+	}
+	resp, err := http.Get(url + "api/summary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&sum)
+	resp.Body.Close()
+	if !strings.HasPrefix(sum.Shown, "s3://") {
+		t.Errorf("the dashboard names the experiment %q", sum.Shown)
+	}
+	if secret := os.Getenv("AWS_SECRET_ACCESS_KEY"); secret != "" && strings.Contains(sum.Shown+errb.String(), secret) {
+		t.Error("the dashboard shows the secret key")
+	}
+	cancel()
+	<-code
+}
