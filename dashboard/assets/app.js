@@ -151,7 +151,7 @@
     const budget = [];
     if (info.num_samples > 0) budget.push(info.num_samples + ' trials');
     if (info.num_samples === -1) budget.push('trials until stopped');
-    if (info.time_budget_s) budget.push(duration(info.time_budget_s) + ' (' + Math.min(100, Math.round((100 * s.elapsed_s) / info.time_budget_s)) + '% used)');
+    if (info.time_budget_s) budget.push('time budget ' + duration(info.time_budget_s));
     if (info.max_iterations) budget.push(info.max_iterations + ' iterations per trial');
     if (info.rungs) budget.push(info.rungs.time_attr + ' up to ' + fmt(info.rungs.max_t));
     if (budget.length) card('budget', budget.join(', '), 'c-budget');
@@ -248,7 +248,8 @@
       scales: { x: { time: false } },
       axes: [{ label: c.x }, { label: c.metric, size: 70 }],
       legend: { show: false },
-      cursor: { drag: { x: true, y: true } },
+      cursor: { drag: { x: true, y: true }, focus: { prox: 16 } },
+      focus: { alpha: 0.3 },
     }, data);
   }
 
