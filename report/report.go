@@ -234,8 +234,11 @@ type Row struct {
 // Query selects, orders and pages the table.
 type Query struct {
 	// Sort is id, index, status, value, iter, time_total_s, results or
-	// config/<key>; "" sorts by index.
+	// config/<key>; "" sorts by index. value sorts best first. Rows
+	// without a value for the key come last either way; ties keep the
+	// order of creation.
 	Sort string
+	// Desc reverses the order.
 	Desc bool
 	// Status keeps the trials whose shown status is one of these; empty
 	// keeps all.
@@ -284,12 +287,22 @@ func TrialTable(e *results.Experiment, info Info, q Query) (Table, error) {
 		}
 		rows = append(rows, r)
 	}
-	less, err := rowOrder(q.Sort, info.Mode)
+	order, missing, err := rowOrder(q.Sort, info.Mode)
 	if err != nil {
 		return Table{}, err
 	}
 	slices.SortStableFunc(rows, func(a, b Row) int {
-		c := less(a, b)
+		ma, mb := missing(a), missing(b)
+		switch {
+		case ma && !mb:
+			return 1
+		case mb && !ma:
+			return -1
+		}
+		c := 0
+		if !ma {
+			c = order(a, b)
+		}
 		if q.Desc {
 			c = -c
 		}
@@ -347,61 +360,48 @@ func finite(v float64) *float64 {
 	return &v
 }
 
-// rowOrder returns the comparison for a sort key. Rows without a value
-// sort after those with one, in either direction of the key's own order;
-// value sorts best first.
-func rowOrder(key string, mode hone.Mode) (func(a, b Row) int, error) {
-	num := func(get func(Row) *float64, better bool) func(a, b Row) int {
+// rowOrder returns the comparison for a sort key, and which rows have no
+// value for it: those sort after the others, in either direction. value
+// sorts best first.
+func rowOrder(key string, mode hone.Mode) (order func(a, b Row) int, missing func(Row) bool, err error) {
+	none := func(Row) bool { return false }
+	num := func(get func(Row) *float64, better bool) (func(a, b Row) int, func(Row) bool, error) {
 		return func(a, b Row) int {
-			x, y := get(a), get(b)
-			switch {
-			case x == nil && y == nil:
-				return 0
-			case x == nil:
-				return 1
-			case y == nil:
-				return -1
-			}
-			c := cmp.Compare(*x, *y)
-			if better && mode == hone.Max {
-				c = -c
-			}
-			return c
-		}
+				c := cmp.Compare(*get(a), *get(b))
+				if better && mode == hone.Max {
+					c = -c
+				}
+				return c
+			}, func(r Row) bool {
+				return get(r) == nil
+			}, nil
 	}
 	switch key {
 	case "", "index":
-		return func(a, b Row) int { return cmp.Compare(a.Index, b.Index) }, nil
+		return func(a, b Row) int { return cmp.Compare(a.Index, b.Index) }, none, nil
 	case "id":
-		return func(a, b Row) int { return cmp.Compare(a.ID, b.ID) }, nil
+		return func(a, b Row) int { return cmp.Compare(a.ID, b.ID) }, none, nil
 	case "status":
-		return func(a, b Row) int { return cmp.Compare(a.Status, b.Status) }, nil
+		return func(a, b Row) int { return cmp.Compare(a.Status, b.Status) }, none, nil
 	case "value":
-		return num(func(r Row) *float64 { return r.Value }, true), nil
+		return num(func(r Row) *float64 { return r.Value }, true)
 	case "iter":
-		return num(func(r Row) *float64 { return r.Iteration }, false), nil
+		return num(func(r Row) *float64 { return r.Iteration }, false)
 	case "time_total_s":
-		return num(func(r Row) *float64 { return r.TimeTotal }, false), nil
+		return num(func(r Row) *float64 { return r.TimeTotal }, false)
 	case "results":
-		return func(a, b Row) int { return cmp.Compare(a.Results, b.Results) }, nil
+		return func(a, b Row) int { return cmp.Compare(a.Results, b.Results) }, none, nil
 	}
 	if k, ok := strings.CutPrefix(key, "config/"); ok && k != "" {
-		return func(a, b Row) int { return compareLeaves(a.Config[k], b.Config[k]) }, nil
+		return func(a, b Row) int { return compareLeaves(a.Config[k], b.Config[k]) },
+			func(r Row) bool { return r.Config[k] == nil }, nil
 	}
-	return nil, fmt.Errorf("sort by %q: allowed keys are id, index, status, value, iter, time_total_s, results and config/<key>", key)
+	return nil, nil, fmt.Errorf("sort by %q: allowed keys are id, index, status, value, iter, time_total_s, results and config/<key>", key)
 }
 
-// compareLeaves orders configuration values: missing last, numbers by
-// value before anything else, the rest by their JSON text.
+// compareLeaves orders configuration values: numbers by value before
+// anything else, the rest by their text.
 func compareLeaves(a, b any) int {
-	switch {
-	case a == nil && b == nil:
-		return 0
-	case a == nil:
-		return 1
-	case b == nil:
-		return -1
-	}
 	x, xok := hone.Number(a)
 	y, yok := hone.Number(b)
 	switch {
