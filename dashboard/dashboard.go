@@ -434,7 +434,7 @@ func intParam(v string, def int) (int, error) {
 }
 
 func (s *Server) curves(r *http.Request, info report.Info) (any, error) {
-	return report.LearningCurves(s.live.Experiment(), info, r.URL.Query().Get("x"), "", report.DefaultCurveLimits)
+	return report.LearningCurves(s.live.Experiment(), info, r.URL.Query().Get("x"), "", report.DefaultCurveLimits())
 }
 
 // maxParallelLines bounds the lines of the parallel-coordinates chart.

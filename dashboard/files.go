@@ -81,8 +81,10 @@ func tailFile(p string, limit int64) ([]byte, int64, error) {
 // Entry is one entry of a directory listing.
 type Entry struct {
 	Name string `json:"name"`
-	Dir  bool   `json:"dir"`
-	Size int64  `json:"size"`
+	// Dir says it is a directory.
+	Dir bool `json:"dir"`
+	// Size is a file's size in bytes, 0 for a directory.
+	Size int64 `json:"size"`
 }
 
 // listDir lists the directory at p, directories first, then by name.

@@ -15,6 +15,7 @@ import (
 // the best first, and at most MaxPoints x values, each the last value of
 // its trial within an equal-width bin.
 type Curves struct {
+	// X is the result field on the x axis, Metric the one on the y axis.
 	X      string `json:"x"`
 	Metric string `json:"metric"`
 	// Xs are the x values, ascending.
@@ -31,18 +32,22 @@ type Curves struct {
 
 // Series is one trial's curve.
 type Series struct {
-	ID string     `json:"id"`
+	ID string `json:"id"`
+	// Ys are its values at Curves.Xs, nil where it has none.
 	Ys []*float64 `json:"ys"`
 }
 
-// CurveLimits bound a curve chart.
+// CurveLimits bound a curve chart; zero means no bound.
 type CurveLimits struct {
-	MaxTrials, MaxPoints int
+	// MaxTrials bounds the curves: the best ones are kept.
+	MaxTrials int
+	// MaxPoints bounds the x values: beyond it, x is binned.
+	MaxPoints int
 }
 
-// DefaultCurveLimits keep a chart of a 10,000-trial experiment quick to
-// draw in a browser.
-var DefaultCurveLimits = CurveLimits{MaxTrials: 200, MaxPoints: 400}
+// DefaultCurveLimits returns limits that keep a chart of a 10,000-trial
+// experiment quick to draw in a browser: 200 curves, 400 points each.
+func DefaultCurveLimits() CurveLimits { return CurveLimits{MaxTrials: 200, MaxPoints: 400} }
 
 type point struct{ x, y float64 }
 
@@ -164,21 +169,28 @@ func LearningCurves(e *results.Experiment, info Info, x, metric string, lim Curv
 // categorical configuration key and a last one for the metric; one line
 // per trial with a score, its values scaled to [0, 1] on each axis.
 type Parallel struct {
-	Axes  []Axis `json:"axes"`
+	// Axes are the configuration keys, sorted, then the metric.
+	Axes []Axis `json:"axes"`
+	// Lines are the trials, best first.
 	Lines []Line `json:"lines"`
 	// Trials counts the trials with a score; Lines may hold fewer (the
 	// best MaxLines).
-	Trials int    `json:"trials"`
-	Best   string `json:"best"`
+	Trials int `json:"trials"`
+	// Best is the best trial's id.
+	Best string `json:"best"`
 }
 
 // Axis is one axis of a parallel-coordinates chart.
 type Axis struct {
+	// Name is the configuration key (as NumericLeaves names it) or the
+	// metric.
 	Name string `json:"name"`
 	// Kind is linear, log or category.
-	Kind       string   `json:"kind"`
-	Min        float64  `json:"min"`
-	Max        float64  `json:"max"`
+	Kind string `json:"kind"`
+	// Min and Max are the values at the bottom and the top of the axis.
+	Min float64 `json:"min"`
+	Max float64 `json:"max"`
+	// Categories are a category axis's values, bottom to top.
 	Categories []string `json:"categories,omitempty"`
 }
 
@@ -188,7 +200,8 @@ type Line struct {
 	// Values are scaled to [0, 1], one per axis; nil where the trial has
 	// no value for the key.
 	Values []*float64 `json:"values"`
-	Score  float64    `json:"score"`
+	// Score is the trial's score, unscaled.
+	Score float64 `json:"score"`
 }
 
 // ParallelCoordinates returns the chart for the best maxLines trials

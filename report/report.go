@@ -143,10 +143,13 @@ func DisplayStatus(t *results.Trial, running bool) string {
 
 // Summary is the experiment at a glance.
 type Summary struct {
-	Name   string `json:"name"`
-	Dir    string `json:"dir"`
-	Info   Info   `json:"info"`
-	Trials int    `json:"trials"`
+	// Name and Dir are the experiment's name and directory.
+	Name string `json:"name"`
+	Dir  string `json:"dir"`
+	// Info is what the summary was computed with.
+	Info Info `json:"info"`
+	// Trials counts the trials, whether or not they started.
+	Trials int `json:"trials"`
 	// Counts are the trials by status as shown (DisplayStatus).
 	Counts map[string]int `json:"counts"`
 	// Results counts the results the journal records.
@@ -164,7 +167,8 @@ type Summary struct {
 
 // Best is the best trial and its score.
 type Best struct {
-	ID     string         `json:"id"`
+	ID string `json:"id"`
+	// Value is its score under Info's metric, mode and scope.
 	Value  float64        `json:"value"`
 	Config map[string]any `json:"config"`
 }
@@ -216,17 +220,22 @@ func bestTrial(e *results.Experiment, info Info) (*results.Trial, float64, error
 
 // Row is one trial in the table.
 type Row struct {
-	ID     string `json:"id"`
-	Index  int    `json:"index"`
+	ID string `json:"id"`
+	// Index is the trial's place in the order of creation.
+	Index int `json:"index"`
+	// Status is as DisplayStatus shows it.
 	Status string `json:"status"`
 	// Config holds the configuration's leaves by key path ("model/width").
 	Config map[string]any `json:"config"`
 	// Value is the trial's score, nil when no result has the metric.
-	Value     *float64 `json:"value"`
+	Value *float64 `json:"value"`
+	// Iteration and TimeTotal are the last result's training_iteration
+	// and time_total_s, nil without them.
 	Iteration *float64 `json:"iter"`
 	TimeTotal *float64 `json:"time_total_s"`
-	Results   int      `json:"results"`
-	Failures  int      `json:"failures,omitempty"`
+	// Results counts the trial's results; Failures its failures so far.
+	Results  int `json:"results"`
+	Failures int `json:"failures,omitempty"`
 	// Error is the first line of the trial's error.
 	Error string `json:"error,omitempty"`
 }
@@ -251,10 +260,11 @@ type Query struct {
 type Table struct {
 	Total   int `json:"total"`   // trials in the experiment
 	Matched int `json:"matched"` // trials the status filter keeps
-	Offset  int `json:"offset"`
+	Offset  int `json:"offset"`  // of the first row of the page
 	// ConfigKeys are every configuration key of any trial, sorted.
 	ConfigKeys []string `json:"config_keys"`
-	Rows       []Row    `json:"rows"`
+	// Rows are the page's rows.
+	Rows []Row `json:"rows"`
 }
 
 // MaxLimit bounds a table page.

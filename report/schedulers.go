@@ -31,17 +31,22 @@ const (
 // Rungs shows successive halving: for each milestone, the trials that
 // reached it, their metric there and what became of them.
 type Rungs struct {
-	Plan   RungPlan `json:"plan"`
-	Metric string   `json:"metric"`
-	Rungs  []Rung   `json:"rungs"`
+	// Plan is the scheduler's rung structure.
+	Plan RungPlan `json:"plan"`
+	// Metric is the metric the values are of.
+	Metric string `json:"metric"`
+	// Rungs are the milestones, lowest first.
+	Rungs []Rung `json:"rungs"`
 }
 
 // Rung is one milestone.
 type Rung struct {
+	// Milestone is the value of the time attribute the rung is at.
 	Milestone float64 `json:"milestone"`
 	// Counts are the trials that reached it by outcome.
-	Counts  map[string]int `json:"counts"`
-	Reached int            `json:"reached"`
+	Counts map[string]int `json:"counts"`
+	// Reached counts the trials that reached it.
+	Reached int `json:"reached"`
 	// Trials are those that reached it, best first, at most the limit
 	// asked for.
 	Trials []RungTrial `json:"trials"`
@@ -52,8 +57,9 @@ type RungTrial struct {
 	ID string `json:"id"`
 	// Value is the metric of its first result at or past the milestone,
 	// the one the scheduler judged it by; nil when not a finite number.
-	Value   *float64 `json:"value"`
-	Outcome string   `json:"outcome"`
+	Value *float64 `json:"value"`
+	// Outcome is one of the Outcome constants.
+	Outcome string `json:"outcome"`
 }
 
 // SuccessiveHalving returns the rungs of an experiment whose scheduler
@@ -160,34 +166,45 @@ type Lineage struct {
 // ExploitView is one exploit.
 type ExploitView struct {
 	// Iteration is the target's training iteration when it exploited.
-	Iteration      int            `json:"iteration"`
-	Target         string         `json:"target"`
-	TargetID       string         `json:"target_id"`
-	Donor          string         `json:"donor"`
-	DonorID        string         `json:"donor_id"`
-	DonorIteration int            `json:"donor_iteration"`
-	Changes        []Change       `json:"changes"`
-	DonorConfig    map[string]any `json:"donor_config"`
-	Config         map[string]any `json:"config"`
+	Iteration int `json:"iteration"`
+	// Target and Donor are the original tags of the trial that exploited
+	// and of the one it cloned; TargetID and DonorID their ids ("" when
+	// the tag names no trial).
+	Target   string `json:"target"`
+	TargetID string `json:"target_id"`
+	Donor    string `json:"donor"`
+	DonorID  string `json:"donor_id"`
+	// DonorIteration is the iteration of the donor's checkpoint restored.
+	DonorIteration int `json:"donor_iteration"`
+	// Changes are the hyperparameters explore changed, by key.
+	Changes []Change `json:"changes"`
+	// DonorConfig is the donor's configuration, Config the one the
+	// target went on with.
+	DonorConfig map[string]any `json:"donor_config"`
+	Config      map[string]any `json:"config"`
 }
 
 // Change is a hyperparameter an exploit's explore step changed from the
 // donor's value.
 type Change struct {
-	Key  string `json:"key"`
-	From any    `json:"from"`
-	To   any    `json:"to"`
+	// Key is the hyperparameter, as NumericLeaves names it.
+	Key string `json:"key"`
+	// From is the donor's value, To the new one; nil where absent.
+	From any `json:"from"`
+	To   any `json:"to"`
 }
 
 // Schedule is one trial's hyperparameters over time.
 type Schedule struct {
-	ID    string `json:"id"`
+	ID string `json:"id"`
+	// Steps are in the order of training.
 	Steps []Step `json:"steps"`
 }
 
 // Step is a schedule segment: from training iteration From on, Values.
 type Step struct {
-	From   int            `json:"from"`
+	From int `json:"from"`
+	// Values are the changed keys' values (Lineage.Keys).
 	Values map[string]any `json:"values"`
 }
 
