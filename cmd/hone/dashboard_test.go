@@ -182,8 +182,29 @@ command: [unused]
 `)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	runErr, runCode := startCLI(ctx, c, "run", "--storage", storage, path)
+	runErr, runCode := startCLI(ctx, c, "run", "--storage", storage, path, "--dashboard", "--dashboard-addr", "127.0.0.1:0")
 	u := expURL(storage, "s3dash")
+	// The run's own dashboard reads its working copy and names the URL.
+	runURL := waitURL(t, runErr, runCode)
+	for deadline := time.Now().Add(time.Minute); ; {
+		var s struct {
+			Shown  string `json:"shown"`
+			Trials int    `json:"trials"`
+		}
+		resp, err := http.Get(runURL + "api/summary")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&s)
+		resp.Body.Close()
+		if s.Trials == 1 && strings.HasPrefix(s.Shown, "s3://") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run's dashboard shows %+v", s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 
 	// The dashboard, started once the bucket has the journal.
 	var errb *syncBuffer
