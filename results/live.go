@@ -74,9 +74,13 @@ func (l *Live) Update() (Changes, error) {
 		ch.Reset = true
 		lines, err = l.tail.Next()
 	}
-	if err != nil {
+	var corrupt *journal.CorruptError
+	if err != nil && !errors.As(err, &corrupt) {
 		return ch, fmt.Errorf("follow experiment: %w", err)
 	}
+	// A corrupt line: the lines before it are applied, and the error is
+	// returned at the end (and again by every later Update).
+	jerr := err
 	h := l.tail.Header()
 	l.exp.Name, l.exp.Seed = h.Name, h.Seed
 	touched := map[string]bool{}
@@ -111,6 +115,9 @@ func (l *Live) Update() (Changes, error) {
 		if touched[t.ID] {
 			ch.Trials = append(ch.Trials, t.ID)
 		}
+	}
+	if jerr != nil {
+		return ch, fmt.Errorf("follow experiment: %w", jerr)
 	}
 	return ch, nil
 }

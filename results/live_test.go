@@ -1,9 +1,11 @@
 package results_test
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hone-tune/hone/internal/journal"
@@ -99,6 +101,34 @@ func TestLiveFollowsGrowingFiles(t *testing.T) {
 			t.Fatalf("trial %d: got %s %s %d rows (%d reported), want %s %s %d rows", i, g.ID, g.Status, len(gr), g.Reported, tr.ID, tr.Status, len(wr))
 		}
 	}
+	// A result file cut back and written on past where it was read (a
+	// resume dropped rows and the trial reported again) is read again
+	// from its start.
+	tr := got.Trials[0]
+	rows, _ := tr.Results()
+	p := filepath.Join(tr.Dir, "result.json")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := bytes.SplitAfter(data, []byte("\n"))[0]
+	again := append(append([]byte(nil), first...), bytes.Repeat([]byte(`{"loss": 7, "pad": "`+strings.Repeat("x", 500)+`"}`+"\n"), len(rows))...)
+	if len(again) < len(data) {
+		t.Fatalf("the rewritten file (%d bytes) is shorter than the original (%d); the test needs it longer", len(again), len(data))
+	}
+	if err := os.WriteFile(p, again, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// (Live looks at a finished trial again only when the journal says
+	// something of it, as a resume does of those whose rows it rewrites.)
+	if _, err := tr.Update(); err != nil {
+		t.Fatal(err)
+	}
+	rows2, _ := tr.Results()
+	if len(rows2) != len(rows)+1 || fmt.Sprint(rows2[0]) != fmt.Sprint(rows[0]) || rows2[1]["loss"] != 7.0 {
+		t.Fatalf("after a rewrite: %d rows (%v), want %d with loss 7 after the first", len(rows2), rows2, len(rows)+1)
+	}
+
 	// A journal cut shorter (a resume cut a torn tail) is read again.
 	if err := os.WriteFile(jpath, jdata[:half], 0o644); err != nil {
 		t.Fatal(err)

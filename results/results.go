@@ -61,7 +61,8 @@ type Trial struct {
 
 	rows []Row
 	read bool
-	off  int64 // bytes of result.json read into rows: whole lines only
+	off  int64  // bytes of result.json read into rows: whole lines only
+	end  []byte // the last bytes before off, as read
 	exp  *Experiment
 }
 
@@ -203,8 +204,9 @@ func (t *Trial) Update() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("results of trial %s: %w", t.ID, err)
 	}
-	if info.Size() < t.off {
-		t.rows, t.off = nil, 0
+	if info.Size() < t.off || !t.sameEnd(f) {
+		// Cut back, and perhaps written on since: read it again.
+		t.rows, t.off, t.end = nil, 0, nil
 	}
 	if info.Size() == t.off {
 		t.read = true
@@ -236,8 +238,31 @@ func (t *Trial) Update() (int, error) {
 			return n, fmt.Errorf("results of trial %s: %w", t.ID, err)
 		}
 	}
+	if t.off > 0 {
+		t.end = make([]byte, min(t.off, endLen))
+		if _, err := f.ReadAt(t.end, t.off-int64(len(t.end))); err != nil {
+			t.end = nil
+		}
+	}
 	t.read = true
 	return n, nil
+}
+
+// endLen is how many of the last bytes read Update keeps to see whether
+// the file was rewritten since.
+const endLen = 64
+
+// sameEnd reports whether the file still holds, just before the offset
+// read up to, the bytes it held when they were read.
+func (t *Trial) sameEnd(f *os.File) bool {
+	if len(t.end) == 0 {
+		return true
+	}
+	b := make([]byte, len(t.end))
+	if _, err := f.ReadAt(b, t.off-int64(len(b))); err != nil {
+		return false
+	}
+	return bytes.Equal(b, t.end)
 }
 
 // parseRow decodes one line of result.json; it reports false for a blank
