@@ -165,11 +165,13 @@ func TestAPI(t *testing.T) {
 		Files       []struct {
 			Name string `json:"name"`
 		} `json:"files"`
-		Results []map[string]any `json:"results"`
-		Rows    int              `json:"rows"`
+		Results []map[string]any   `json:"results"`
+		Rows    int                `json:"rows"`
+		Rungs   []report.TrialRung `json:"rungs"`
 	}
 	getJSON(t, api+"trial?id="+url.QueryEscape(failed.ID), http.StatusOK, &tv)
-	if tv.Row.ID != failed.ID || !strings.Contains(tv.Error, "fails on purpose") || tv.Rows != 1 || len(tv.Results) != 1 {
+	if tv.Row.ID != failed.ID || !strings.Contains(tv.Error, "fails on purpose") || tv.Rows != 1 || len(tv.Results) != 1 ||
+		len(tv.Rungs) != 1 || tv.Rungs[0].Milestone != 1 || tv.Rungs[0].Outcome != report.OutcomeError {
 		t.Errorf("trial page of %s: %+v", failed.ID, tv)
 	}
 	if !slices.ContainsFunc(tv.Files, func(f struct {

@@ -295,6 +295,9 @@ func TestBrowser(t *testing.T) {
 		// The best trial's page draws its curve.
 		b.do(t, "open the best trial", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = '#/trial/%s'`, best.ID)))
 		b.wait(t, "the best trial's curve", drawn("t-chart"))
+		b.wait(t, "the best trial's rungs, promoted up to the last", `(() => {
+			const o = Array.from(document.querySelectorAll('#t-rungs tr[data-outcome]')).map((r) => r.dataset.outcome);
+			return !document.getElementById('t-rungs-section').hidden && o.join() === 'promoted,promoted,completed'; })()`)
 		if got := eval[string](t, b, `document.getElementById('t-id').textContent`); got != best.ID {
 			t.Errorf("trial page shows %q, want %s", got, best.ID)
 		}

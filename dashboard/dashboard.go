@@ -470,6 +470,8 @@ type trialView struct {
 	Rows    int               `json:"rows"`
 	Columns []string          `json:"columns"`
 	Lineage []results.Exploit `json:"lineage"`
+	// Rungs are the rungs it reached under ASHA or HyperBand.
+	Rungs []report.TrialRung `json:"rungs"`
 }
 
 // maxTrialRows bounds the result rows a trial's page shows.
@@ -487,7 +489,7 @@ func (s *Server) trial(r *http.Request, info report.Info) (any, error) {
 		return nil, err
 	}
 	v := trialView{Row: tb.Rows[0], Tag: t.Tag, Dir: s.rel(t.Dir), Config: t.Config, Error: t.Error,
-		Checkpoints: []string{}, Files: []Entry{}, Lineage: []results.Exploit{}}
+		Checkpoints: []string{}, Files: []Entry{}, Lineage: []results.Exploit{}, Rungs: []report.TrialRung{}}
 	for _, c := range t.Checkpoints {
 		v.Checkpoints = append(v.Checkpoints, s.rel(c))
 	}
@@ -514,6 +516,13 @@ func (s *Server) trial(r *http.Request, info report.Info) (any, error) {
 	slices.Sort(v.Columns)
 	if lin, err := t.Lineage(); err == nil && lin != nil {
 		v.Lineage = lin
+	}
+	rungs, err := report.TrialRungs(t, info)
+	if err != nil {
+		return nil, err
+	}
+	if rungs != nil {
+		v.Rungs = rungs
 	}
 	return v, nil
 }

@@ -82,49 +82,15 @@ func SuccessiveHalving(e *results.Experiment, info Info, maxTrials int) (*Rungs,
 		mode = hone.Min
 	}
 	for _, t := range e.Trials {
-		rows, err := t.Results()
+		rs, err := TrialRungs(t, info)
 		if err != nil {
 			return nil, err
 		}
-		if len(rows) == 0 {
-			continue
-		}
-		last := rows[len(rows)-1]
-		lastT, _ := last.Value(plan.TimeAttr)
-		done, _ := last[hone.FieldDone].(bool)
-		for i := range out.Rungs {
+		for i, rt := range rs {
 			g := &out.Rungs[i]
-			at := -1
-			for j, r := range rows {
-				if v, ok := r.Value(plan.TimeAttr); ok && v >= g.Milestone {
-					at = j
-					break
-				}
-			}
-			if at < 0 {
-				break // later rungs are higher
-			}
-			rt := RungTrial{ID: t.ID}
-			if v, ok := rows[at].Value(info.Metric); ok && isFinite(v) {
-				rt.Value = ptr(v)
-			}
-			switch {
-			case at < len(rows)-1:
-				rt.Outcome = OutcomePromoted
-			case t.Status == hone.StatusError:
-				rt.Outcome = OutcomeError
-			case t.Status == hone.StatusPaused:
-				rt.Outcome = OutcomePaused
-			case t.Status == hone.StatusTerminated && (done || lastT >= plan.MaxT):
-				rt.Outcome = OutcomeCompleted
-			case t.Status == hone.StatusTerminated:
-				rt.Outcome = OutcomeStopped
-			default:
-				rt.Outcome = OutcomePending
-			}
 			g.Counts[rt.Outcome]++
 			g.Reached++
-			g.Trials = append(g.Trials, rt)
+			g.Trials = append(g.Trials, rt.RungTrial)
 		}
 	}
 	for i := range out.Rungs {
@@ -147,6 +113,59 @@ func SuccessiveHalving(e *results.Experiment, info Info, maxTrials int) (*Rungs,
 		if maxTrials > 0 && len(g.Trials) > maxTrials {
 			g.Trials = g.Trials[:maxTrials]
 		}
+	}
+	return out, nil
+}
+
+// TrialRung is a rung a trial reached.
+type TrialRung struct {
+	Milestone float64 `json:"milestone"`
+	RungTrial
+}
+
+// TrialRungs returns the rungs trial t reached, lowest first, with its
+// metric there and what became of it (see SuccessiveHalving); none when
+// info has no rungs.
+func TrialRungs(t *results.Trial, info Info) ([]TrialRung, error) {
+	if info.Rungs == nil {
+		return nil, nil
+	}
+	plan := info.Rungs
+	rows, err := t.Results()
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	last := rows[len(rows)-1]
+	lastT, _ := last.Value(plan.TimeAttr)
+	done, _ := last[hone.FieldDone].(bool)
+	var out []TrialRung
+	for _, m := range plan.Milestones {
+		at := slices.IndexFunc(rows, func(r results.Row) bool {
+			v, ok := r.Value(plan.TimeAttr)
+			return ok && v >= m
+		})
+		if at < 0 {
+			break // later rungs are higher
+		}
+		rt := TrialRung{Milestone: m, RungTrial: RungTrial{ID: t.ID}}
+		if v, ok := rows[at].Value(info.Metric); ok && isFinite(v) {
+			rt.Value = ptr(v)
+		}
+		switch {
+		case at < len(rows)-1:
+			rt.Outcome = OutcomePromoted
+		case t.Status == hone.StatusError:
+			rt.Outcome = OutcomeError
+		case t.Status == hone.StatusPaused:
+			rt.Outcome = OutcomePaused
+		case t.Status == hone.StatusTerminated && (done || lastT >= plan.MaxT):
+			rt.Outcome = OutcomeCompleted
+		case t.Status == hone.StatusTerminated:
+			rt.Outcome = OutcomeStopped
+		default:
+			rt.Outcome = OutcomePending
+		}
+		out = append(out, rt)
 	}
 	return out, nil
 }

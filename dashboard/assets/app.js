@@ -455,6 +455,16 @@
     } else {
       dropChart('t-chart');
     }
+    const rsec = $('t-rungs-section');
+    rsec.hidden = !t.rungs.length;
+    const rt = $('t-rungs');
+    rt.textContent = '';
+    const attr = state.summary && state.summary.info.rungs ? state.summary.info.rungs.time_attr : 'time';
+    rt.append(el('tr', {}, el('th', { text: attr + ' ≥' }), el('th', { text: state.metric || 'metric' }), el('th', { text: 'outcome' })));
+    for (const g of t.rungs) {
+      rt.append(el('tr', { 'data-outcome': g.outcome }, el('td', { class: 'num', text: fmt(g.milestone) }),
+        el('td', { class: 'num', text: fmt(g.value) }), el('td', {}, el('span', { class: 'status', text: g.outcome }))));
+    }
     const lsec = $('t-lineage-section');
     lsec.hidden = !t.lineage.length;
     const lt = $('t-lineage');
@@ -545,5 +555,12 @@
   $('next').addEventListener('click', () => { state.offset += state.limit; loadTable().catch(fail); });
   $('limit').addEventListener('change', (e) => { state.limit = Number(e.target.value); state.offset = 0; loadTable().catch(fail); });
   window.addEventListener('hashchange', () => { refresh(); });
+  // Charts take the width of the page when drawn: draw them again after
+  // the window changed size.
+  let resizing = null;
+  window.addEventListener('resize', () => {
+    clearTimeout(resizing);
+    resizing = setTimeout(refresh, 200);
+  });
   listen();
 })();
