@@ -566,8 +566,38 @@ const DefaultTail = 64 << 10
 // maxTail bounds what /api/file returns.
 const maxTail = 4 << 20
 
-// file serves the tail of a file in the experiment directory as text:
-// ?path= relative to the experiment, ?tail= bytes.
+// resolve confines rel, relative to the experiment directory, to the
+// directory of one of its trials (see confine): the rest of the
+// experiment directory (its spec, which may hold environment variables,
+// its journal) is not served.
+func (s *Server) resolve(rel string) (string, error) {
+	p, err := confine(s.opts.Dir, rel)
+	if err != nil {
+		return "", err
+	}
+	root, err := filepath.EvalSymlinks(s.opts.Dir)
+	if err != nil {
+		return "", fmt.Errorf("experiment directory: %w", err)
+	}
+	in, err := filepath.Rel(root, p)
+	if err != nil {
+		return "", fmt.Errorf("path %q: %w", rel, errOutside)
+	}
+	in = filepath.ToSlash(in)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.live != nil {
+		for _, t := range s.live.Experiment().Trials {
+			if d := s.rel(t.Dir); d != "." && (in == d || strings.HasPrefix(in, d+"/")) {
+				return p, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("path %q: only the files of the experiment's trials are served: %w", rel, errOutside)
+}
+
+// file serves the tail of a file in a trial's directory as text: ?path=
+// relative to the experiment, ?tail= bytes.
 func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	limit, err := intParam(q.Get("tail"), DefaultTail)
@@ -575,7 +605,7 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	p, err := confine(s.opts.Dir, q.Get("path"))
+	p, err := s.resolve(q.Get("path"))
 	if err != nil {
 		writeError(w, err)
 		return
@@ -594,10 +624,10 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(b)
 }
 
-// ls lists a directory in the experiment directory: ?path= relative to the
-// experiment ("" for the experiment itself).
+// ls lists a directory in a trial's directory: ?path= relative to the
+// experiment.
 func (s *Server) ls(w http.ResponseWriter, r *http.Request) {
-	p, err := confine(s.opts.Dir, r.URL.Query().Get("path"))
+	p, err := s.resolve(r.URL.Query().Get("path"))
 	if err != nil {
 		writeError(w, err)
 		return

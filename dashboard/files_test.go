@@ -7,18 +7,29 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/hone-tune/hone/dashboard"
+	"github.com/hone-tune/hone/results"
 )
 
 // TestFileEndpointsStayInside asks the file and listing endpoints for
 // paths that leave the experiment directory (parent elements, absolute
-// paths, encoded and backslashed forms, symbolic links to outside) and
-// checks that none is served, while files and links inside are.
+// paths, encoded and backslashed forms, symbolic links to outside) or its
+// trials' directories (the spec, the journal) and checks that none is
+// served, while files and links inside a trial's directory are.
 func TestFileEndpointsStayInside(t *testing.T) {
 	dir := runSpec(t, "files", gatedSpec, curveFunc(2))
+	exp, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trialRel, err := filepath.Rel(dir, exp.Trials[0].Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	root := t.TempDir()
 	secret := filepath.Join(root, "secret.txt")
 	if err := os.WriteFile(secret, []byte("SECRET"), 0o644); err != nil {
@@ -48,13 +59,24 @@ func TestFileEndpointsStayInside(t *testing.T) {
 		"to-outside": outside,
 		"to-sibling": sibling,
 		"to-parent":  "..",
-		"to-spec":    "spec.yaml", // a link that stays inside
+		"to-spec":    "spec.yaml",
 	} {
 		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("line 1\nline 2\nline 3\n"), 0o644); err != nil {
+	// In a trial's directory: a link that stays inside it, and links out
+	// of it, to the experiment's spec and outside.
+	for name, target := range map[string]string{
+		"to-result": "result.json",
+		"to-spec":   "../spec.yaml",
+		"to-secret": secret,
+	} {
+		if err := os.Symlink(target, filepath.Join(dir, trialRel, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, trialRel, "notes.txt"), []byte("line 1\nline 2\nline 3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, hs := serve(t, dir, nil)
@@ -63,6 +85,14 @@ func TestFileEndpointsStayInside(t *testing.T) {
 		t.Fatal(err)
 	}
 	refused := []string{
+		"",
+		".",
+		"spec.yaml",
+		"experiment_state.jsonl",
+		trialRel + "/to-spec",
+		trialRel + "/to-secret",
+		trialRel + "/../spec.yaml",
+		"to-spec",
 		"..",
 		"../",
 		"../secret.txt",
@@ -81,7 +111,7 @@ func TestFileEndpointsStayInside(t *testing.T) {
 		"to-sibling/s.txt",
 		"to-parent/secret.txt",
 		"to-parent",
-		"notes.txt\x00.png",
+		trialRel + "/notes.txt\x00.png",
 	}
 	for _, p := range refused {
 		for _, ep := range []string{"file", "ls"} {
@@ -92,7 +122,7 @@ func TestFileEndpointsStayInside(t *testing.T) {
 			}
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode != http.StatusForbidden || strings.Contains(string(b), "SECRET") || strings.Contains(string(b), "root:") {
+			if resp.StatusCode != http.StatusForbidden || strings.Contains(string(b), "SECRET") || strings.Contains(string(b), "root:") || strings.Contains(string(b), "metric: loss") {
 				t.Errorf("%s %q: %d %q, want 403", ep, p, resp.StatusCode, b)
 			}
 		}
@@ -118,8 +148,9 @@ func TestFileEndpointsStayInside(t *testing.T) {
 	}
 
 	for p, want := range map[string]string{
-		"notes.txt": "line 1\nline 2\nline 3\n",
-		"to-spec":   "metric: loss",
+		trialRel + "/notes.txt":   "line 1\nline 2\nline 3\n",
+		trialRel + "/to-result":   `"loss"`,
+		trialRel + "/result.json": `"loss"`,
 	} {
 		resp, err := http.Get(hs.URL + "/api/file?" + url.Values{"path": {p}}.Encode())
 		if err != nil {
@@ -132,7 +163,7 @@ func TestFileEndpointsStayInside(t *testing.T) {
 		}
 	}
 	// A tail starts after a newline.
-	resp, err = http.Get(hs.URL + "/api/file?path=notes.txt&tail=9")
+	resp, err = http.Get(hs.URL + "/api/file?" + url.Values{"path": {trialRel + "/notes.txt"}, "tail": {"9"}}.Encode())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,15 +172,19 @@ func TestFileEndpointsStayInside(t *testing.T) {
 	if string(b) != "line 3\n" || resp.Header.Get("X-File-Size") != "21" {
 		t.Errorf("tail of 9 bytes: %q (size %s), want %q", b, resp.Header.Get("X-File-Size"), "line 3\n")
 	}
-	// The listing of the experiment leaves symbolic links out.
+	// The listing of a trial's directory leaves symbolic links out.
 	var entries []dashboard.Entry
-	getJSON(t, hs.URL+"/api/ls?path=", http.StatusOK, &entries)
+	getJSON(t, hs.URL+"/api/ls?"+url.Values{"path": {trialRel}}.Encode(), http.StatusOK, &entries)
+	if !slices.ContainsFunc(entries, func(e dashboard.Entry) bool { return e.Name == "notes.txt" }) {
+		t.Errorf("listing of %s: %v", trialRel, entries)
+	}
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name, "to-") {
 			t.Errorf("listing shows the link %s", e.Name)
 		}
 	}
-	getJSON(t, hs.URL+"/api/file?path=", http.StatusBadRequest, nil)
+	// A directory is no file.
+	getJSON(t, hs.URL+"/api/file?"+url.Values{"path": {trialRel}}.Encode(), http.StatusBadRequest, nil)
 }
 
 // TestListen binds loopback addresses, and refuses any other unless told
