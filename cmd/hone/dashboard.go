@@ -187,8 +187,9 @@ func (r *remoteSync) sync(ctx context.Context, e *results.Experiment) error {
 }
 
 // fetch downloads the journal, the top-level files and the files of every
-// trial that was not finished when last downloaded; e is the experiment
-// as last read (nil at first, when every trial's files are fetched).
+// trial that started and was not finished when last downloaded; e is the
+// experiment as last read (nil at first, when it is read from the journal
+// just downloaded).
 func (r *remoteSync) fetch(ctx context.Context, e *results.Experiment) error {
 	store := r.t.exp.Store
 	// The journal is written beside the copy and renamed over it, so the
@@ -214,8 +215,8 @@ func (r *remoteSync) fetch(ctx context.Context, e *results.Experiment) error {
 			continue
 		}
 		rel = path.Clean(filepath.ToSlash(rel))
-		if r.synced[rel] {
-			continue
+		if r.synced[rel] || t.NotStarted() {
+			continue // nothing new, or nothing yet
 		}
 		prefixes = append(prefixes, rel)
 		if t.Status.Finished() {
