@@ -140,7 +140,7 @@ func (a *app) dashboardSource(ctx context.Context, arg string) (*dashSource, err
 		t.close()
 		return nil, withCode(exitFailed, err)
 	}
-	rs := &remoteSync{t: t, dir: tmp, synced: map[string]bool{}}
+	rs := &remoteSync{t: t, dir: tmp, done: map[string]int{}, synced: map[string]bool{}}
 	src := &dashSource{dir: tmp, shown: t.shown, sync: rs.sync, running: rs.isRunning,
 		close: func() { t.close(); _ = os.RemoveAll(tmp) }}
 	if err := rs.fetch(ctx, nil); err != nil {
@@ -166,8 +166,16 @@ type remoteSync struct {
 	mu      sync.Mutex
 	last    time.Time
 	running bool
-	synced  map[string]bool // finished trials whose files were downloaded
+	// done counts, per trial directory, the downloads made since the
+	// trial was seen finished; synced are those whose files are final.
+	done   map[string]int
+	synced map[string]bool
 }
+
+// finalAfter is how many downloads after a trial is seen finished make its
+// files final: the store receives the journal and the files each second,
+// not at once, so its last rows may come a second after its last status.
+const finalAfter = 3
 
 func (r *remoteSync) isRunning() bool {
 	r.mu.Lock()
@@ -233,7 +241,10 @@ func (r *remoteSync) fetch(ctx context.Context, e *results.Experiment) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, rel := range finished {
-		r.synced[rel] = true
+		if r.done[rel]++; r.done[rel] >= finalAfter {
+			r.synced[rel] = true
+			delete(r.done, rel)
+		}
 	}
 	r.last, r.running = time.Now(), running
 	return nil
