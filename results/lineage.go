@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/scheduler/pbt"
 )
 
 // Exploit is one line of a trial's PBT policy log: at TargetIteration the
@@ -26,9 +27,10 @@ type Exploit struct {
 }
 
 // trialByTag returns the id of the trial whose original tag is tag: tags
-// start with the trial's index ("<index>_<config>").
-func (t *Trial) trialByTag(tag string) string {
-	if t.exp == nil {
+// start with the trial's index ("<index>_<config>"). It is "" when e is
+// nil or no trial has that index.
+func (e *Experiment) trialByTag(tag string) string {
+	if e == nil {
 		return ""
 	}
 	i := strings.IndexByte(tag, '_')
@@ -39,7 +41,7 @@ func (t *Trial) trialByTag(tag string) string {
 	if err != nil {
 		return ""
 	}
-	for _, x := range t.exp.Trials {
+	for _, x := range e.Trials {
 		if x.Index == idx {
 			return x.ID
 		}
@@ -51,12 +53,33 @@ func (t *Trial) trialByTag(tag string) string {
 // exploits of its donors (its policy log starts as a copy of its donor's)
 // and then its own. It is empty for a trial that never cloned another.
 func (t *Trial) Lineage() ([]Exploit, error) {
-	f, err := os.Open(filepath.Join(t.Dir, "pbt_policy_"+t.ID+".txt"))
+	out, err := readExploits(filepath.Join(t.Dir, "pbt_policy_"+t.ID+".txt"), t.exp)
+	if err != nil {
+		return nil, fmt.Errorf("lineage of trial %s: %w", t.ID, err)
+	}
+	return out, nil
+}
+
+// Exploits returns every exploit of a PBT or PB2 experiment in the order
+// they happened, from its global policy log (pbt.GlobalLog); none for
+// other experiments.
+func (e *Experiment) Exploits() ([]Exploit, error) {
+	out, err := readExploits(filepath.Join(e.Dir, pbt.GlobalLog), e)
+	if err != nil {
+		return nil, fmt.Errorf("exploits of %s: %w", e.Dir, err)
+	}
+	return out, nil
+}
+
+// readExploits reads a PBT policy log; a missing file has no exploits. Tags
+// are resolved to trial ids in e, when e is not nil.
+func readExploits(path string, e *Experiment) ([]Exploit, error) {
+	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("lineage of trial %s: %w", t.ID, err)
+		return nil, err
 	}
 	defer f.Close()
 	var out []Exploit
@@ -67,17 +90,17 @@ func (t *Trial) Lineage() ([]Exploit, error) {
 		if err := json.Unmarshal(sc.Bytes(), &row); err != nil || len(row) != 6 {
 			continue // a torn line from a crash
 		}
-		var e Exploit
-		if json.Unmarshal(row[0], &e.Target) != nil || json.Unmarshal(row[1], &e.Donor) != nil ||
-			json.Unmarshal(row[2], &e.TargetIteration) != nil || json.Unmarshal(row[3], &e.DonorIteration) != nil ||
-			json.Unmarshal(row[4], &e.DonorConfig) != nil || json.Unmarshal(row[5], &e.Config) != nil {
+		var x Exploit
+		if json.Unmarshal(row[0], &x.Target) != nil || json.Unmarshal(row[1], &x.Donor) != nil ||
+			json.Unmarshal(row[2], &x.TargetIteration) != nil || json.Unmarshal(row[3], &x.DonorIteration) != nil ||
+			json.Unmarshal(row[4], &x.DonorConfig) != nil || json.Unmarshal(row[5], &x.Config) != nil {
 			continue
 		}
-		e.TargetID, e.DonorID = t.trialByTag(e.Target), t.trialByTag(e.Donor)
-		out = append(out, e)
+		x.TargetID, x.DonorID = e.trialByTag(x.Target), e.trialByTag(x.Donor)
+		out = append(out, x)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("lineage of trial %s: %w", t.ID, err)
+		return nil, err
 	}
 	return out, nil
 }

@@ -86,4 +86,29 @@ func TestLineage(t *testing.T) {
 	if exploited == 0 {
 		t.Fatal("no trial was exploited; the test needs PBT to act")
 	}
+	// The global log holds every exploit once; each trial's own exploits
+	// (the last of its lineage) are among them.
+	all, err := res.Exploits()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < exploited {
+		t.Fatalf("%d exploits in the global log, fewer than the %d trials exploited", len(all), exploited)
+	}
+	for _, tr := range res.Trials {
+		lin, _ := tr.Lineage()
+		if len(lin) == 0 {
+			continue
+		}
+		last := lin[len(lin)-1]
+		found := false
+		for _, x := range all {
+			if x.TargetID == last.TargetID && x.DonorID == last.DonorID && x.TargetIteration == last.TargetIteration {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("trial %s: exploit %+v is not in the global log", tr.ID, last)
+		}
+	}
 }

@@ -5,6 +5,7 @@ package results
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/callback"
+	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/internal/journal"
 )
 
@@ -29,6 +31,13 @@ type Experiment struct {
 	Name   string
 	Seed   uint64
 	Trials []*Trial // in creation order
+	// Began is when the experiment first began (unix nanoseconds), 0 if
+	// the journal records no beginning yet.
+	Began int64
+	// LastResult is when the latest result arrived (unix nanoseconds), or 0.
+	LastResult int64
+
+	byID map[string]*Trial
 }
 
 // Trial is one trial as recorded in the journal.
@@ -46,9 +55,14 @@ type Trial struct {
 	// that never started (one still queued, or left PENDING when a stop
 	// condition or an interrupt ended the experiment) has no results.
 	Started bool
+	// Reported counts the results the journal records for the trial; its
+	// result.json holds as many rows once they are flushed.
+	Reported int
 
 	rows []Row
 	read bool
+	off  int64  // bytes of result.json read into rows: whole lines only
+	end  []byte // the last bytes before off, as read
 	exp  *Experiment
 }
 
@@ -71,55 +85,74 @@ func Open(dir string) (*Experiment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open experiment: %w", err)
 	}
-	e := &Experiment{Dir: dir, Name: j.Header.Name, Seed: j.Header.Seed}
-	byID := map[string]*Trial{}
+	e := &Experiment{Dir: dir, Name: j.Header.Name, Seed: j.Header.Seed, byID: map[string]*Trial{}}
 	for _, l := range j.Lines {
-		r := l.Rec
-		if r == nil {
-			continue
+		e.apply(l)
+	}
+	return e, nil
+}
+
+// apply updates the experiment with one journal line: records change
+// trials; a result input counts towards its trial's Reported.
+func (e *Experiment) apply(l journal.Line) {
+	if in := l.In; in != nil {
+		if in.Kind == controller.InResult {
+			if t := e.byID[in.Trial]; t != nil {
+				t.Reported++
+				if in.Time > e.LastResult {
+					e.LastResult = in.Time
+				}
+			}
 		}
-		t := byID[r.Trial]
-		switch r.Op {
-		case "trial":
-			t = &Trial{ID: r.Trial, Index: r.Index, Config: r.Config, Tag: r.Tag, Dir: filepath.Join(dir, filepath.FromSlash(r.Dir)), exp: e}
-			byID[r.Trial] = t
-			e.Trials = append(e.Trials, t)
-		case "status":
-			if t != nil {
-				t.Status, t.Error, t.Failures = r.Status, r.Error, r.Failures
-				if r.Status == hone.StatusRunning {
-					t.Started = true
-				}
+		if in.Kind == controller.InBegin && e.Began == 0 {
+			e.Began = in.Time
+		}
+		return
+	}
+	r := l.Rec
+	if r == nil {
+		return
+	}
+	t := e.byID[r.Trial]
+	switch r.Op {
+	case "trial":
+		t = &Trial{ID: r.Trial, Index: r.Index, Config: r.Config, Tag: r.Tag, Dir: filepath.Join(e.Dir, filepath.FromSlash(r.Dir)), exp: e}
+		e.byID[r.Trial] = t
+		e.Trials = append(e.Trials, t)
+	case "status":
+		if t != nil {
+			t.Status, t.Error, t.Failures = r.Status, r.Error, r.Failures
+			if r.Status == hone.StatusRunning {
+				t.Started = true
 			}
-		case "config":
-			if t != nil {
-				t.Config, t.Tag = r.Config, r.Tag
-			}
-		case "ckpt":
-			if t != nil {
-				t.Checkpoints = append(t.Checkpoints, filepath.Join(dir, filepath.FromSlash(r.Path)))
-			}
-		case "ckdel":
-			if t != nil {
-				p := filepath.Join(dir, filepath.FromSlash(r.Path))
-				for i, c := range t.Checkpoints {
-					if c == p {
-						t.Checkpoints = append(t.Checkpoints[:i], t.Checkpoints[i+1:]...)
-						break
-					}
-				}
-			}
-		case "drop":
-			delete(byID, r.Trial)
-			for i, x := range e.Trials {
-				if x.ID == r.Trial {
-					e.Trials = append(e.Trials[:i], e.Trials[i+1:]...)
+		}
+	case "config":
+		if t != nil {
+			t.Config, t.Tag = r.Config, r.Tag
+		}
+	case "ckpt":
+		if t != nil {
+			t.Checkpoints = append(t.Checkpoints, filepath.Join(e.Dir, filepath.FromSlash(r.Path)))
+		}
+	case "ckdel":
+		if t != nil {
+			p := filepath.Join(e.Dir, filepath.FromSlash(r.Path))
+			for i, c := range t.Checkpoints {
+				if c == p {
+					t.Checkpoints = append(t.Checkpoints[:i], t.Checkpoints[i+1:]...)
 					break
 				}
 			}
 		}
+	case "drop":
+		delete(e.byID, r.Trial)
+		for i, x := range e.Trials {
+			if x.ID == r.Trial {
+				e.Trials = append(e.Trials[:i], e.Trials[i+1:]...)
+				break
+			}
+		}
 	}
-	return e, nil
 }
 
 // NotStarted reports whether the trial never ran and is not in ERROR: it
@@ -138,44 +171,119 @@ func (e *Experiment) Trial(id string) *Trial {
 }
 
 // Results returns every row of the trial's result.json (cached after the
-// first call). A torn last line from a crash is ignored.
+// first call; Update reads rows written since). A torn last line from a
+// crash is ignored.
 func (t *Trial) Results() ([]Row, error) {
 	if t.read {
 		return t.rows, nil
 	}
+	if _, err := t.Update(); err != nil {
+		return nil, err
+	}
+	return t.rows, nil
+}
+
+// Update reads the rows appended to the trial's result.json since it was
+// last read and reports how many there were. A file that shrank (a resume
+// dropped rows a cut journal no longer holds) is read again from the
+// start; Update then reports changed rows as added. A line being written
+// is left for the next call.
+func (t *Trial) Update() (int, error) {
 	f, err := os.Open(filepath.Join(t.Dir, "result.json"))
 	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		// No file, or no trial directory: a trial whose directory was
 		// replaced by a file failed on it, as its journaled error says.
 		t.read = true
-		return nil, nil
+		return 0, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("results of trial %s: %w", t.ID, err)
+		return 0, fmt.Errorf("results of trial %s: %w", t.ID, err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	for sc.Scan() {
-		var row Row
-		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
-			continue // a torn line from a crash
-		}
-		for k, v := range row {
-			if str, ok := v.(string); ok {
-				if f, ok := callback.ParseNonFinite(str); ok {
-					row[k] = f
-				}
+	info, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("results of trial %s: %w", t.ID, err)
+	}
+	if info.Size() < t.off || !t.sameEnd(f) {
+		// Cut back, and perhaps written on since: read it again.
+		t.rows, t.off, t.end = nil, 0, nil
+	}
+	if info.Size() == t.off {
+		t.read = true
+		return 0, nil
+	}
+	if _, err := f.Seek(t.off, io.SeekStart); err != nil {
+		return 0, fmt.Errorf("results of trial %s: %w", t.ID, err)
+	}
+	br := bufio.NewReaderSize(io.LimitReader(f, info.Size()-t.off), 64<<10)
+	n := 0
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			complete := line[len(line)-1] == '\n'
+			row, ok := parseRow(line)
+			if !complete && !ok {
+				break // being written, or torn: read again next time
+			}
+			t.off += int64(len(line))
+			if ok {
+				t.rows = append(t.rows, row)
+				n++
 			}
 		}
-
-		t.rows = append(t.rows, row)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return n, fmt.Errorf("results of trial %s: %w", t.ID, err)
+		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("results of trial %s: %w", t.ID, err)
+	if t.off > 0 {
+		t.end = make([]byte, min(t.off, endLen))
+		if _, err := f.ReadAt(t.end, t.off-int64(len(t.end))); err != nil {
+			t.end = nil
+		}
 	}
 	t.read = true
-	return t.rows, nil
+	return n, nil
+}
+
+// endLen is how many of the last bytes read Update keeps to see whether
+// the file was rewritten since.
+const endLen = 64
+
+// sameEnd reports whether the file still holds, just before the offset
+// read up to, the bytes it held when they were read.
+func (t *Trial) sameEnd(f *os.File) bool {
+	if len(t.end) == 0 {
+		return true
+	}
+	b := make([]byte, len(t.end))
+	if _, err := f.ReadAt(b, t.off-int64(len(b))); err != nil {
+		return false
+	}
+	return bytes.Equal(b, t.end)
+}
+
+// parseRow decodes one line of result.json; it reports false for a blank
+// or torn line.
+func parseRow(line []byte) (Row, bool) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil, false
+	}
+	var row Row
+	if err := json.Unmarshal(line, &row); err != nil || row == nil {
+		return nil, false // a torn line from a crash
+	}
+	for k, v := range row {
+		if str, ok := v.(string); ok {
+			if f, ok := callback.ParseNonFinite(str); ok {
+				row[k] = f
+			}
+		}
+	}
+	return row, true
 }
 
 // Last returns the trial's last result, or nil.

@@ -2,7 +2,8 @@
 # Runs every check hone has: formatting, vet, the Go tests under the race
 # detector, and short fuzzing of the parsers. It installs nothing that the
 # Go toolchain does not fetch by itself (module downloads), but Slurm and
-# munge from the Debian packages (apt-get, once per machine, as root), and
+# munge from the Debian packages (apt-get, once per machine, as root),
+# Chromium the same way for the dashboard's browser tests, and
 # python3-optuna the same way for the Optuna baselines of the search-quality
 # benchmark, whose smoke run installs it (skipped loudly where it cannot); the
 # S3 server the object-store tests use is built with `go install` into a
@@ -36,6 +37,10 @@ hone_s3_start
 # trap stops both.
 . scripts/slurm.sh
 hone_slurm_start
+
+# Chromium for the dashboard's browser tests (scripts/chromium.sh).
+. scripts/chromium.sh
+hone_chromium_install
 
 echo "== go test -race"
 go test -race -count=1 -timeout 20m ./...

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"runtime"
@@ -33,6 +34,9 @@ type app struct {
 	// handleSignals makes run and resume stop gracefully on the first
 	// SIGINT, SIGTERM or SIGHUP and exit at once on the second.
 	handleSignals bool
+	// dashLn, when set, is where run and resume serve the experiment's
+	// dashboard (--dashboard).
+	dashLn net.Listener
 }
 
 func newApp(stdout, stderr io.Writer) *app {
@@ -98,7 +102,7 @@ processes, checkpoints and retries them, and keeps everything under
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return withCode(exitUsage, fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath()))
 	})
-	root.AddCommand(a.runCmd(), a.resumeCmd(), a.statusCmd(), a.resultsCmd(), a.validateCmd(), a.versionCmd(), a.agentCmd())
+	root.AddCommand(a.runCmd(), a.resumeCmd(), a.statusCmd(), a.resultsCmd(), a.validateCmd(), a.versionCmd(), a.agentCmd(), a.dashboardCmd())
 	return root
 }
 

@@ -1,12 +1,18 @@
 // Command hone tunes hyperparameters from an experiment spec (a YAML file;
 // see examples/reference.yaml) whose trials run as processes.
 //
-//	hone run SPEC.yaml [--storage DIR] [--name NAME] [--executor local|slurm] [--resume]
-//	hone resume DIR [--spec SPEC] [--resume-errored] [--restart-errored] [--no-unfinished]
+//	hone run SPEC.yaml [--storage DIR] [--name NAME] [--executor local|slurm] [--resume] [--dashboard]
+//	hone resume DIR [--spec SPEC] [--resume-errored] [--restart-errored] [--no-unfinished] [--dashboard]
 //	hone status DIR
 //	hone results DIR [--best] [--metric M] [--mode min|max] [--scope S] [--csv]
+//	hone dashboard DIR|URL [--addr 127.0.0.1:8265] [--allow-remote] [--metric M] [--mode min|max]
 //	hone validate SPEC.yaml
 //	hone version (or hone --version)
+//
+// dashboard serves a read-only web dashboard of an experiment, running or
+// finished, on a loopback address unless --allow-remote is given (package
+// dashboard, docs/DASHBOARD.md); run --dashboard and resume --dashboard
+// serve it alongside the run, on --dashboard-addr.
 //
 // run copies the spec into the experiment directory as spec.yaml, so
 // resume needs only the directory. The first Ctrl-C (SIGINT), SIGTERM or

@@ -37,7 +37,8 @@ type origin struct {
 
 func (a *app) runCmd() *cobra.Command {
 	var storage, name, executor string
-	var resume bool
+	var resume, dash bool
+	var df dashboardFlags
 	cmd := &cobra.Command{
 		Use:   "run SPEC.yaml",
 		Short: "Run the experiment a spec describes",
@@ -53,6 +54,10 @@ SIGTERM and SIGHUP (the terminal or SSH session closing) do the same.
 ` + exitCodesHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := a.openDashboard(dash, df); err != nil {
+				return err
+			}
+			defer a.closeDashboard()
 			path := args[0]
 			data, err := os.ReadFile(path)
 			if err != nil {
@@ -110,6 +115,8 @@ SIGTERM and SIGHUP (the terminal or SSH session closing) do the same.
 	cmd.Flags().StringVar(&storage, "storage", "", "where experiments live: a directory, file:///abs/path, or s3://bucket/prefix?endpoint=...&region=... (default: the spec's storage, or hone_results)")
 	cmd.Flags().StringVar(&name, "name", "", "experiment name, the directory under storage (default: the spec's name, or the spec file's base name)")
 	cmd.Flags().BoolVar(&resume, "resume", false, "resume the experiment if its directory exists")
+	cmd.Flags().BoolVar(&dash, "dashboard", false, "serve the experiment's web dashboard while it runs (see hone dashboard)")
+	df.register(cmd.Flags(), "dashboard-")
 	return cmd
 }
 
@@ -140,7 +147,8 @@ func checkNameFlag(name string) error {
 
 func (a *app) resumeCmd() *cobra.Command {
 	var specPath, executor string
-	var flags struct{ errored, restart, noUnfinished, truncate bool }
+	var flags struct{ errored, restart, noUnfinished, truncate, dash bool }
+	var df dashboardFlags
 	cmd := &cobra.Command{
 		Use:   "resume DIR",
 		Short: "Resume a stopped, interrupted or crashed experiment",
@@ -167,6 +175,10 @@ the lines cut in experiment_state.jsonl.corrupt-N beside the journal.
 ` + exitCodesHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := a.openDashboard(flags.dash, df); err != nil {
+				return err
+			}
+			defer a.closeDashboard()
 			ctx := cmd.Context()
 			var t *target
 			var parent, name string
@@ -252,6 +264,8 @@ the lines cut in experiment_state.jsonl.corrupt-N beside the journal.
 	cmd.Flags().BoolVar(&flags.restart, "restart-errored", false, "restart trials that ended in ERROR from scratch, under new ids")
 	cmd.Flags().BoolVar(&flags.noUnfinished, "no-unfinished", false, "terminate unfinished (pending, running, paused) trials instead of resuming them")
 	cmd.Flags().BoolVar(&flags.truncate, "truncate-journal", false, "continue from the valid lines before a corrupt journal line, keeping the rest in a file beside the journal")
+	cmd.Flags().BoolVar(&flags.dash, "dashboard", false, "serve the experiment's web dashboard while it runs (see hone dashboard)")
+	df.register(cmd.Flags(), "dashboard-")
 	cmd.MarkFlagsMutuallyExclusive("resume-errored", "restart-errored")
 	return cmd
 }
@@ -364,6 +378,13 @@ func loadStoredSpecFrom(dir, base string) (*spec.Spec, error) {
 // maps the outcome to an exit code. opts adjust the runner's options.
 func (a *app) runExperiment(ctx context.Context, s *spec.Spec, t *target, flags *controller.ResumeFlags, opts ...func(*runner.Options)) error {
 	dir := shellArg(t.shown) // in messages, and in commands to copy
+	if a.dashLn != nil {
+		stopDash, err := a.startDashboard(ctx, a.dashLn, t.dir, t.shown)
+		if err != nil {
+			return err
+		}
+		defer stopDash()
+	}
 	plan, err := spec.Build(s, t.dir, a.stdout)
 	if err != nil {
 		return a.specError(err)

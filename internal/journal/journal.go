@@ -331,26 +331,14 @@ func read(path string) (*Contents, error) {
 				return nil, fmt.Errorf("read journal %s: format version %d is newer than this hone (%d)", path, c.Header.Journal, Version)
 			}
 		} else {
-			l, fast := parseLine(raw)
-			if !fast {
-				l = Line{}
-				if err := json.Unmarshal(raw, &l); err != nil {
-					l = Line{}
-				}
-			}
-			if (l.In == nil) == (l.Rec == nil) {
+			l, ok := decodeLine(raw)
+			if !ok {
 				if last {
 					c.Torn = true
 					break
 				}
 				c.Corrupt = &CorruptError{Path: path, Line: lineNo, Offset: int64(off)}
 				break
-			}
-			if l.In != nil && l.In.Metrics != nil && !fast {
-				l.In.Metrics = decodeNonFinite(l.In.Metrics).(map[string]any)
-			}
-			if l.Rec != nil && l.Rec.Config != nil && !fast {
-				l.Rec.Config = decodeNonFinite(map[string]any(l.Rec.Config)).(map[string]any)
 			}
 			c.Lines = append(c.Lines, l)
 		}
@@ -361,6 +349,28 @@ func read(path string) (*Contents, error) {
 		return nil, fmt.Errorf("read journal %s: empty or torn header", path)
 	}
 	return c, nil
+}
+
+// decodeLine decodes one journal line after the header; it reports false
+// for a line that is not exactly one input or one record.
+func decodeLine(raw []byte) (Line, bool) {
+	l, fast := parseLine(raw)
+	if !fast {
+		l = Line{}
+		if err := json.Unmarshal(raw, &l); err != nil {
+			l = Line{}
+		}
+	}
+	if (l.In == nil) == (l.Rec == nil) {
+		return Line{}, false
+	}
+	if l.In != nil && l.In.Metrics != nil && !fast {
+		l.In.Metrics = decodeNonFinite(l.In.Metrics).(map[string]any)
+	}
+	if l.Rec != nil && l.Rec.Config != nil && !fast {
+		l.Rec.Config = decodeNonFinite(map[string]any(l.Rec.Config)).(map[string]any)
+	}
+	return l, true
 }
 
 // nonFiniteKey marks an encoded non-finite float: {"$f": "NaN"}.
