@@ -187,3 +187,30 @@ func TestPlotErrors(t *testing.T) {
 		t.Errorf("plot without a directory: exit %d", code)
 	}
 }
+
+// TestS3Plot plots an experiment that lives in an object store from
+// another machine's point of view (an empty cache): by default into
+// NAME-plots in the current directory.
+func TestS3Plot(t *testing.T) {
+	storage := s3Storage(t)
+	c := cli{t: t, exec: goTrainer(nil)}
+	path, _ := writeSpec(t, "s3plot", gridSpec)
+	if code, _, errOut := c.run("run", "--storage", storage, path); code != exitOK {
+		t.Fatalf("run: exit %d\n%s", code, errOut)
+	}
+	t.Setenv("HONE_CACHE_DIR", t.TempDir())
+	wd := t.TempDir()
+	t.Chdir(wd)
+	code, out, errOut := c.run("plot", expURL(storage, "s3plot"))
+	if code != exitOK {
+		t.Fatalf("plot: exit %d\n%s", code, errOut)
+	}
+	checkPlots(t, strings.ReplaceAll(out, "s3plot-plots/", filepath.Join(wd, "s3plot-plots")+"/"), filepath.Join(wd, "s3plot-plots"), plotFiles)
+	if secret := os.Getenv("AWS_SECRET_ACCESS_KEY"); secret != "" && strings.Contains(out+errOut, secret) {
+		t.Error("hone plot shows the secret key")
+	}
+	code, _, errOut = c.run("plot", expURL(storage, "nothing"))
+	if code != exitUsage || !strings.Contains(errOut, "holds no experiment (no journal)") {
+		t.Errorf("an empty prefix: exit %d %q", code, errOut)
+	}
+}
