@@ -112,7 +112,7 @@ func bestFigure(e *results.Experiment, info report.Info, _ Options) (*Figure, st
 		title, x string
 		at       func(report.ProgressPoint) float64
 	}{
-		{fmt.Sprintf("Best %s so far: %s (trial %s), %s", pr.Metric, num(last.Best), last.ID, plural(pr.Results, "result")),
+		{fmt.Sprintf("Best %s in any result so far: %s (trial %s), %s", pr.Metric, num(last.Best), last.ID, plural(pr.Results, "result")),
 			timeLabel, func(p report.ProgressPoint) float64 { return p.Time }},
 		{fmt.Sprintf("Best %s so far against the budget spent: %s of %s", pr.Metric, num(pr.Budget), pr.TimeAttr),
 			fmt.Sprintf("budget: the sum of %s over trials", pr.TimeAttr), func(p report.ProgressPoint) float64 { return p.Budget }},

@@ -57,8 +57,11 @@ func rungsFigure(e *results.Experiment, info report.Info, o Options) (*Figure, s
 	var ticks []plot.Tick
 	var note string
 	for k, g := range rg.Rungs {
-		ticks = append(ticks, plot.Tick{Value: float64(k),
-			Label: fmt.Sprintf("%s ≥ %s\n%d reached", rg.Plan.TimeAttr, num(g.Milestone), g.Reached)})
+		label := fmt.Sprintf("%s ≥ %s\n%d reached", rg.Plan.TimeAttr, num(g.Milestone), g.Reached)
+		if len(g.Trials) < g.Reached {
+			label += fmt.Sprintf(", the best %d drawn", len(g.Trials))
+		}
+		ticks = append(ticks, plot.Tick{Value: float64(k), Label: label})
 		for out, c := range g.Counts {
 			totals[out] += c
 		}
