@@ -24,6 +24,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/report"
 	"github.com/hone-tune/hone/results"
 )
@@ -116,14 +117,21 @@ func newFigure(name string, panels ...*plot.Plot) *Figure {
 }
 
 // Figures builds every figure the experiment has data for, with info's
-// metric, mode and time attribute, and says why the others were skipped.
-// An experiment without a metric has none (every figure is skipped).
+// metric, mode (min when not set) and time attribute (training_iteration
+// when not set), and says why the others were skipped. Without a metric
+// there are none (every figure is skipped).
 func Figures(e *results.Experiment, info report.Info, o Options) ([]*Figure, []Skipped, error) {
 	if o.MaxTrials <= 0 {
 		o.MaxTrials = DefaultMaxTrials
 	}
 	if o.MaxPoints <= 0 {
 		o.MaxPoints = DefaultMaxPoints
+	}
+	if !info.Mode.Valid() {
+		info.Mode = hone.Min
+	}
+	if info.TimeAttr == "" {
+		info.TimeAttr = hone.FieldTrainingIteration
 	}
 	var figs []*Figure
 	var skipped []Skipped

@@ -372,8 +372,9 @@ func TestPBT(t *testing.T) {
 	}
 }
 
-// TestNothingToDraw checks the figures of an experiment without a metric,
-// and that an output directory that cannot be made is an error that
+// TestNothingToDraw checks the figures of an experiment without a metric
+// and with a metric but no mode or time attribute, and that an output
+// directory that cannot be made, or an unknown format, is an error that
 // names it.
 func TestNothingToDraw(t *testing.T) {
 	dir := run(t, fifoSpec, curves(2))
@@ -385,7 +386,11 @@ func TestNothingToDraw(t *testing.T) {
 	if err != nil || len(figs) != 0 || len(skipped) != 6 || skipped[0].Reason != "no metric" {
 		t.Errorf("without a metric: %v, skipped %v, %v", figs, skipped, err)
 	}
-	_, figs, _ = figures(t, dir)
+	// A metric alone is enough: min, training_iteration.
+	figs, _, err = plots.Figures(e, report.Info{Metric: "loss"}, plots.Options{})
+	if err != nil || len(figs) != 3 || figs[0].Lines != 7 {
+		t.Errorf("with a metric alone: %d figures, %v", len(figs), err)
+	}
 	file := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
