@@ -94,7 +94,9 @@ type Figure struct {
 
 // Skipped is a figure the experiment has no data for.
 type Skipped struct {
-	Name   string
+	// Name is the figure's (one of the Name constants).
+	Name string
+	// Reason says what the experiment lacks for it.
 	Reason string
 }
 
@@ -166,6 +168,9 @@ func Figures(e *results.Experiment, info report.Info, o Options) ([]*Figure, []S
 
 // Encode writes the figure in format (PNG or SVG) to w.
 func (f *Figure) Encode(w io.Writer, format string) error {
+	if len(f.panels) == 0 {
+		return fmt.Errorf("encode %s: the figure has nothing to draw", f.Name)
+	}
 	var c vg.CanvasWriterTo
 	switch format {
 	case PNG:
