@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/xml"
 	"image/png"
 	"io"
@@ -9,7 +10,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/hone-tune/hone/trial"
 )
 
 // plotFiles are the files hone plot writes for a FIFO experiment.
@@ -212,5 +217,48 @@ func TestS3Plot(t *testing.T) {
 	code, _, errOut = c.run("plot", expURL(storage, "nothing"))
 	if code != exitUsage || !strings.Contains(errOut, "holds no experiment (no journal)") {
 		t.Errorf("an empty prefix: exit %d %q", code, errOut)
+	}
+}
+
+// TestPlotRunning plots an experiment while it runs: the charts of the
+// results so far, and a note that it runs.
+func TestPlotRunning(t *testing.T) {
+	reached, gate := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	c := cli{t: t, exec: goTrainer(func(s trial.Session, it int) {
+		if it == 3 {
+			once.Do(func() { close(reached) })
+			<-gate
+		}
+	})}
+	path, dir := writeSpec(t, "running", gridSpec)
+	errb, code := startCLI(context.Background(), c, "run", path)
+	defer func() {
+		close(gate)
+		if c := <-code; c != exitOK {
+			t.Errorf("run: exit %d\n%s", c, errb.String())
+		}
+	}()
+	select {
+	case <-reached:
+	case c := <-code:
+		t.Fatalf("run: exit %d before its third iteration\n%s", c, errb.String())
+	}
+	// Rows reach result.json within about 100 ms of their result.
+	out := t.TempDir()
+	for deadline := time.Now().Add(time.Minute); ; {
+		n, stdout, stderr := c.run("plot", dir, "--out", out)
+		if n == exitOK {
+			// The parallel coordinates need two trials with a score.
+			if !strings.Contains(stdout, "learning_curves.svg") || !strings.Contains(stdout, "best_so_far.png") ||
+				!strings.Contains(stderr, "hone: "+dir+" is running: the plots show it as it is now") {
+				t.Errorf("plot of a running experiment:\n%s\n%s", stdout, stderr)
+			}
+			break
+		}
+		if n != exitFailed || !strings.Contains(stderr, "has no results yet") || time.Now().After(deadline) {
+			t.Fatalf("plot of a running experiment: exit %d\n%s", n, stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
