@@ -332,3 +332,63 @@ func TestReadInfo(t *testing.T) {
 		t.Error("a spec that does not parse was accepted")
 	}
 }
+
+// TestBestSoFar checks the best-so-far of real runs: it only improves, the
+// budget and the time only grow, the budget ends at the sum of the trials'
+// last training iterations, and the best ends at the best result.
+func TestBestSoFar(t *testing.T) {
+	fifo := run(t, fmt.Sprintf(fifoSpec, hone.Max), curves(6))
+	hb := run(t, `metric: loss
+mode: min
+seed: 4
+num_samples: 12
+command: [unused]
+search_space:
+  rate: {uniform: [0.05, 0.5]}
+  asymptote: {uniform: [0, 0.5]}
+scheduler: {name: hyperband, max_t: 9, reduction_factor: 3}
+max_concurrent_trials: 4
+`, sim.New(sim.Curve{MaxIterations: 9}.New))
+	for _, dir := range []string{fifo, hb} {
+		e, info := openExp(t, dir)
+		p, err := report.BestSoFar(e, info)
+		if err != nil {
+			t.Fatal(err)
+		}
+		budget, results, want := 0.0, 0, math.NaN()
+		for _, tr := range e.Trials {
+			rows, err := tr.Results()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rows {
+				if v, ok := r.Value("loss"); ok {
+					results++
+					if math.IsNaN(want) || info.Mode.Better(v, want) {
+						want = v
+					}
+				}
+			}
+			if len(rows) > 0 {
+				v, _ := rows[len(rows)-1].Value(hone.FieldTrainingIteration)
+				budget += v
+			}
+		}
+		if p.Results != results || p.Budget != budget || p.NoTime || len(p.Points) < 2 {
+			t.Fatalf("%s: %d results, budget %v, %d points; want %d results, budget %v", info.Mode, p.Results, p.Budget, len(p.Points), results, budget)
+		}
+		for i := 1; i < len(p.Points); i++ {
+			a, b := p.Points[i-1], p.Points[i]
+			if b.Time < a.Time || b.Budget < a.Budget || info.Mode.Better(a.Best, b.Best) {
+				t.Errorf("%s: point %d %+v after %+v", info.Mode, i, b, a)
+			}
+		}
+		last := p.Points[len(p.Points)-1]
+		if last.Best != want || last.Budget != budget || last.Time != p.Elapsed || p.Points[0].Time < 0 || e.Trial(last.ID) == nil {
+			t.Errorf("%s: last point %+v, want best %v at budget %v", info.Mode, last, want, budget)
+		}
+	}
+	if p, err := report.BestSoFar(nil, report.Info{}); err != nil || len(p.Points) != 0 {
+		t.Errorf("without a metric: %+v, %v", p, err)
+	}
+}

@@ -102,7 +102,7 @@ processes, checkpoints and retries them, and keeps everything under
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return withCode(exitUsage, fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath()))
 	})
-	root.AddCommand(a.runCmd(), a.resumeCmd(), a.statusCmd(), a.resultsCmd(), a.validateCmd(), a.versionCmd(), a.agentCmd(), a.dashboardCmd())
+	root.AddCommand(a.runCmd(), a.resumeCmd(), a.statusCmd(), a.resultsCmd(), a.validateCmd(), a.versionCmd(), a.agentCmd(), a.dashboardCmd(), a.plotCmd())
 	return root
 }
 

@@ -6,6 +6,7 @@
 //	hone status DIR
 //	hone results DIR [--best] [--metric M] [--mode min|max] [--scope S] [--csv]
 //	hone dashboard DIR|URL [--addr 127.0.0.1:8265] [--allow-remote] [--metric M] [--mode min|max]
+//	hone plot DIR|URL [--out DIR] [--metric M] [--mode min|max] [--max-trials N]
 //	hone validate SPEC.yaml
 //	hone version (or hone --version)
 //
@@ -13,6 +14,12 @@
 // finished, on a loopback address unless --allow-remote is given (package
 // dashboard, docs/DASHBOARD.md); run --dashboard and resume --dashboard
 // serve it alongside the run, on --dashboard-addr.
+//
+// plot writes an experiment's charts as PNG and SVG files, without a
+// browser: learning curves, the best so far against time and budget, PBT's
+// lineage and schedules, the rungs of ASHA and HyperBand, and parallel
+// coordinates (package plots, docs/PLOTS.md); into DIR/plots unless --out
+// says elsewhere.
 //
 // run copies the spec into the experiment directory as spec.yaml, so
 // resume needs only the directory. The first Ctrl-C (SIGINT), SIGTERM or

@@ -1,0 +1,436 @@
+package plots_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"image/png"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/executor/inproc"
+	"github.com/hone-tune/hone/executor/sim"
+	"github.com/hone-tune/hone/plots"
+	"github.com/hone-tune/hone/report"
+	"github.com/hone-tune/hone/results"
+	"github.com/hone-tune/hone/runner"
+	"github.com/hone-tune/hone/spec"
+	"github.com/hone-tune/hone/trial"
+)
+
+// run runs the experiment of the spec text to its end with exec's trials
+// and returns its directory, which holds the spec as hone run saves it.
+func run(t *testing.T, body string, exec hone.Executor) string {
+	t.Helper()
+	base := t.TempDir()
+	path := filepath.Join(base, "exp.yaml")
+	s, err := spec.Parse([]byte(body), path, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(base, "exp")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, report.SpecFile), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := spec.Build(s, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan.Options.Executor, plan.Options.Log = exec, io.Discard
+	_, err = runner.Run(context.Background(), plan.Experiment, plan.Options)
+	if err := errors.Join(err, plan.Close()); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// figures opens the experiment in dir and builds its figures.
+func figures(t *testing.T, dir string) (*results.Experiment, []*plots.Figure, []plots.Skipped) {
+	t.Helper()
+	e, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := report.ReadInfo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs, skipped, err := plots.Figures(e, info, plots.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, figs, skipped
+}
+
+// curves is a Go trainable: loss falls from (1+x)/2 towards x; a trial with
+// x = 0.5 fails before its first result.
+func curves(iterations int) hone.Executor {
+	return inproc.NewFunc(func(ctx context.Context, s trial.Session) error {
+		x, _ := hone.Number(s.Config()["x"])
+		if x == 0.5 {
+			return errors.New("x = 0.5 fails")
+		}
+		for i := 1; i <= iterations; i++ {
+			if err := s.Report(trial.Metrics{"loss": x + (1-x)*math.Pow(0.5, float64(i))}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+const fifoSpec = `metric: loss
+mode: min
+seed: 2
+num_samples: 8
+command: [unused]
+search_space:
+  x: {uniform: [0, 0.9]}
+  lr: {loguniform: [0.0001, 0.1]}
+  opt: {choice: [adam, sgd]}
+  fixed: 3
+points_to_evaluate:
+  - {x: 0.5, lr: 0.01, opt: sgd}
+failure: {max_failures: 0}
+max_concurrent_trials: 2
+stop: {training_iteration: 6}
+`
+
+// names returns the figures' names and the skipped ones'.
+func names(figs []*plots.Figure, skipped []plots.Skipped) (got, left []string) {
+	for _, f := range figs {
+		got = append(got, f.Name)
+	}
+	for _, s := range skipped {
+		if s.Reason == "" {
+			left = append(left, s.Name+" (no reason)")
+			continue
+		}
+		left = append(left, s.Name)
+	}
+	return got, left
+}
+
+// checkFiles checks that every figure was written in both formats, each
+// file decodes and is not blank, and returns the SVGs by figure name.
+func checkFiles(t *testing.T, dir string, figs []*plots.Figure, paths []string) map[string]string {
+	t.Helper()
+	if len(paths) != 2*len(figs) {
+		t.Fatalf("%d files for %d figures: %v", len(paths), len(figs), paths)
+	}
+	svgs := map[string]string{}
+	for _, f := range figs {
+		for _, format := range plots.Formats() {
+			path := filepath.Join(dir, f.Name+"."+format)
+			if !slices.Contains(paths, path) {
+				t.Errorf("%s was not reported written", path)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch format {
+			case plots.PNG:
+				checkPNG(t, path, data)
+			case plots.SVG:
+				checkSVG(t, path, data)
+				svgs[f.Name] = string(data)
+			}
+		}
+	}
+	return svgs
+}
+
+// checkPNG decodes a PNG and checks it has pixels of more than one colour.
+func checkPNG(t *testing.T, path string, data []byte) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	b := img.Bounds()
+	if b.Dx() < 400 || b.Dy() < 300 {
+		t.Errorf("%s: %v is too small", path, b)
+	}
+	colours := map[[4]uint32]bool{}
+	for y := b.Min.Y; y < b.Max.Y; y += 3 {
+		for x := b.Min.X; x < b.Max.X; x += 3 {
+			r, g, bl, a := img.At(x, y).RGBA()
+			colours[[4]uint32{r, g, bl, a}] = true
+		}
+	}
+	if len(colours) < 3 {
+		t.Errorf("%s is blank: %d colours", path, len(colours))
+	}
+}
+
+// checkSVG parses an SVG as XML and checks it draws lines and text.
+func checkSVG(t *testing.T, path string, data []byte) {
+	t.Helper()
+	elements := map[string]int{}
+	d := xml.NewDecoder(bytes.NewReader(data))
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			elements[se.Name.Local]++
+		}
+	}
+	if elements["svg"] != 1 || elements["path"] < 10 || elements["text"] < 3 {
+		t.Errorf("%s: elements %v", path, elements)
+	}
+}
+
+// strokes counts the SVG's paths of the line width w (points): each is
+// one line the figure drew in that width.
+func strokes(svg string, w string) int {
+	return len(regexp.MustCompile(`<path [^>]*stroke-width:`+regexp.QuoteMeta(w)+`"`).FindAllString(svg, -1))
+}
+
+// withResults counts the trials with a result.
+func withResults(t *testing.T, e *results.Experiment) int {
+	t.Helper()
+	n := 0
+	for _, tr := range e.Trials {
+		rows, err := tr.Results()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// TestFIFO draws a real FIFO run of Go trials with a trial that fails
+// before its first result: learning curves (a line per trial with results,
+// the best thicker), best so far and parallel coordinates, in files that
+// decode and are not blank; no PBT or rung figures, each with a reason.
+func TestFIFO(t *testing.T) {
+	dir := run(t, fifoSpec, curves(6))
+	e, figs, skipped := figures(t, dir)
+	got, left := names(figs, skipped)
+	if !slices.Equal(got, []string{plots.NameCurves, plots.NameBestSoFar, plots.NameParallel}) ||
+		!slices.Equal(left, []string{plots.NameLineage, plots.NameSchedules, plots.NameRungs}) {
+		t.Fatalf("figures %v, skipped %v", got, left)
+	}
+	n := withResults(t, e)
+	if n != 7 || figs[0].Lines != n || figs[2].Lines != n || figs[0].Note != "" {
+		t.Errorf("%d trials with results; %d curves, %d parallel lines, note %q", n, figs[0].Lines, figs[2].Lines, figs[0].Note)
+	}
+	out := filepath.Join(t.TempDir(), "a", "plots") // made with its parent
+	paths, err := plots.Write(out, figs, plots.Formats())
+	if err != nil {
+		t.Fatal(err)
+	}
+	svgs := checkFiles(t, out, figs, paths)
+	// A line per trial: the others thin, the best thick.
+	if thin, thick := strokes(svgs[plots.NameCurves], "1.2"), strokes(svgs[plots.NameCurves], "3"); thin != n-1 || thick != 1 {
+		t.Errorf("learning curves: %d thin and %d thick lines for %d trials", thin, thick, n)
+	}
+	if thin, thick := strokes(svgs[plots.NameParallel], "1.2"), strokes(svgs[plots.NameParallel], "3"); thin != n-1 || thick != 1 {
+		t.Errorf("parallel coordinates: %d thin and %d thick lines for %d trials", thin, thick, n)
+	}
+	best, _, err := e.Best("loss", hone.Min, results.ScopeLast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{plots.NameCurves, plots.NameParallel, plots.NameBestSoFar} {
+		if !strings.Contains(svgs[name], best.ID) {
+			t.Errorf("%s does not name the best trial %s", name, best.ID)
+		}
+	}
+	for _, want := range []string{"training_iteration", "lr", "opt", "adam", "sgd", "(log)"} {
+		if !strings.Contains(svgs[plots.NameCurves]+svgs[plots.NameParallel], want) {
+			t.Errorf("no %q in the learning curves or the parallel coordinates", want)
+		}
+	}
+}
+
+// TestHyperBand draws the rungs of a real HyperBand run: a mark per trial
+// and rung reached, shaped by its outcome, and every rung labelled.
+func TestHyperBand(t *testing.T) {
+	dir := run(t, hyperbandSpec, sim.New(sim.Curve{MaxIterations: 9}.New))
+	e, figs, skipped := figures(t, dir)
+	got, left := names(figs, skipped)
+	if !slices.Equal(got, []string{plots.NameCurves, plots.NameBestSoFar, plots.NameRungs, plots.NameParallel}) ||
+		!slices.Equal(left, []string{plots.NameLineage, plots.NameSchedules}) {
+		t.Fatalf("figures %v, skipped %v", got, left)
+	}
+	info, err := report.ReadInfo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rg, err := report.SuccessiveHalving(e, info, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reached := 0
+	for _, g := range rg.Rungs {
+		reached += g.Reached
+	}
+	if figs[2].Lines != reached || reached <= 12 {
+		t.Errorf("%d marks for %d trials at rungs", figs[2].Lines, reached)
+	}
+	out := t.TempDir()
+	paths, err := plots.Write(out, figs, plots.Formats())
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := checkFiles(t, out, figs, paths)[plots.NameRungs]
+	for _, g := range rg.Rungs {
+		if want := fmt.Sprintf("%d reached", g.Reached); !strings.Contains(svg, want) {
+			t.Errorf("rung %v: no %q", g.Milestone, want)
+		}
+	}
+	for _, o := range []string{report.OutcomePromoted, report.OutcomeStopped, report.OutcomeCompleted} {
+		if !strings.Contains(svg, fmt.Sprintf("%s (%d)", o, countOutcome(rg, o))) {
+			t.Errorf("no legend entry for %s", o)
+		}
+	}
+}
+
+func countOutcome(rg *report.Rungs, o string) int {
+	n := 0
+	for _, g := range rg.Rungs {
+		n += g.Counts[o]
+	}
+	return n
+}
+
+// TestPBT draws the lineage and the schedules of a real PBT run: a row
+// per trial, a dashed line per exploit, and a schedule per trial; and
+// checks that drawing the same experiment again gives the same bytes.
+func TestPBT(t *testing.T) {
+	dir := run(t, pbtSpec, sim.New(sim.Curve{MaxIterations: 15}.New))
+	e, figs, skipped := figures(t, dir)
+	got, left := names(figs, skipped)
+	if !slices.Equal(got, []string{plots.NameCurves, plots.NameBestSoFar, plots.NameLineage, plots.NameSchedules, plots.NameParallel}) ||
+		!slices.Equal(left, []string{plots.NameRungs}) {
+		t.Fatalf("figures %v, skipped %v", got, left)
+	}
+	lin, err := report.PBTLineage(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lin.Exploits) == 0 || figs[2].Lines != len(e.Trials) || figs[3].Lines != len(e.Trials) {
+		t.Fatalf("%d exploits; lineage of %d trials, schedules of %d, for %d trials", len(lin.Exploits), figs[2].Lines, figs[3].Lines, len(e.Trials))
+	}
+	out := t.TempDir()
+	paths, err := plots.Write(out, figs, plots.Formats())
+	if err != nil {
+		t.Fatal(err)
+	}
+	svgs := checkFiles(t, out, figs, paths)
+	for _, tr := range e.Trials {
+		if !strings.Contains(svgs[plots.NameLineage], tr.ID) || !strings.Contains(svgs[plots.NameSchedules], "trial "+tr.ID) {
+			t.Errorf("trial %s is not named in the lineage and the schedules", tr.ID)
+		}
+	}
+	// A dashed line per exploit, from the donor.
+	if dashed := strings.Count(svgs[plots.NameLineage], "stroke-dasharray"); dashed != len(lin.Exploits) {
+		t.Errorf("%d dashed lines for %d exploits", dashed, len(lin.Exploits))
+	}
+	if !strings.Contains(svgs[plots.NameSchedules], "PBT schedule of rate") {
+		t.Error("no schedule of rate")
+	}
+
+	// The same experiment, read again, gives the same files byte for byte.
+	_, again, _ := figures(t, dir)
+	for _, f := range again {
+		for _, format := range plots.Formats() {
+			var b bytes.Buffer
+			if err := f.Encode(&b, format); err != nil {
+				t.Fatal(err)
+			}
+			written, err := os.ReadFile(filepath.Join(out, f.Name+"."+format))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(b.Bytes(), written) {
+				t.Errorf("%s.%s differs between two drawings of the same experiment", f.Name, format)
+			}
+		}
+	}
+}
+
+// TestNothingToDraw checks the figures of an experiment without a metric
+// and with a metric but no mode or time attribute, and that an output
+// directory that cannot be made, or an unknown format, is an error that
+// names it.
+func TestNothingToDraw(t *testing.T) {
+	dir := run(t, fifoSpec, curves(2))
+	e, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs, skipped, err := plots.Figures(e, report.Info{TimeAttr: hone.FieldTrainingIteration}, plots.Options{})
+	if err != nil || len(figs) != 0 || len(skipped) != 6 || skipped[0].Reason != "no metric" {
+		t.Errorf("without a metric: %v, skipped %v, %v", figs, skipped, err)
+	}
+	// A metric alone is enough: min, training_iteration.
+	figs, _, err = plots.Figures(e, report.Info{Metric: "loss"}, plots.Options{})
+	if err != nil || len(figs) != 3 || figs[0].Lines != 7 {
+		t.Errorf("with a metric alone: %d figures, %v", len(figs), err)
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	paths, err := plots.Write(filepath.Join(file, "plots"), figs, plots.Formats())
+	if err == nil || len(paths) != 0 || !strings.Contains(err.Error(), filepath.Join(file, "plots")) {
+		t.Errorf("writing under a file: %v, %v", paths, err)
+	}
+	var b bytes.Buffer
+	if err := figs[0].Encode(&b, "pdf"); err == nil || !strings.Contains(err.Error(), "pdf") {
+		t.Errorf("encode as pdf: %v", err)
+	}
+}
+
+const hyperbandSpec = `metric: loss
+mode: min
+seed: 4
+num_samples: 12
+command: [unused]
+search_space:
+  rate: {uniform: [0.05, 0.5]}
+  asymptote: {uniform: [0, 0.5]}
+scheduler: {name: hyperband, max_t: 9, reduction_factor: 3}
+max_concurrent_trials: 4
+`
+
+const pbtSpec = `metric: loss
+mode: min
+seed: 6
+num_samples: 4
+command: [unused]
+search_space:
+  rate: {uniform: [0.05, 0.5]}
+scheduler:
+  name: pbt
+  time_attr: training_iteration
+  perturbation_interval: 3
+  resample_probability: 1
+  hyperparam_mutations:
+    rate: {uniform: [0.05, 0.5]}
+max_concurrent_trials: 4
+stop: {training_iteration: 15}
+`
