@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hone-tune/hone"
@@ -73,15 +74,19 @@ func Build(s *Spec, dir string, stdout io.Writer) (*Plan, error) {
 		Custom: maps.Clone(s.CustomResources),
 	}
 	if s.executor != nil && s.executor.pool != nil {
-		p, err := s.executor.pool(context.Background())
+		p, nodes, err := s.executor.pool(context.Background())
 		if err != nil {
 			return nil, fmt.Errorf("the %s executor's resources: %w", s.Executor.Name, err)
 		}
 		pool = p
 		// The cluster's pool is known only now: a trial it can never
-		// hold is an error of the spec, before any trial starts.
+		// hold, or that no single node can, is an error of the spec,
+		// before any trial starts.
 		c := &collector{file: s.file, lines: s.lines}
 		s.checkPool(c, pool, "the "+s.Executor.Name+" executor's pool")
+		if c.result() == nil {
+			s.checkNodes(c, nodes, "the "+s.Executor.Name+" executor's pool")
+		}
 		if err := c.result(); err != nil {
 			return nil, err
 		}
@@ -220,6 +225,48 @@ func (s *Spec) checkPool(c *collector, pool hone.Resources, what string) {
 			c.errorf(join("resources.custom", k), "each trial needs %s but %s has %s", formatNum(r.Custom[k]), what, formatNum(pool.Custom[k]))
 		}
 	}
+}
+
+// checkNodes reports a trial that no node of nodes can hold although the
+// pool they make up can: a trial runs on one node. It names the first
+// resource no node has enough of, or, if each is on some node but never
+// all on one, the resources key.
+func (s *Spec) checkNodes(c *collector, nodes []node, what string) {
+	if len(nodes) == 0 {
+		return
+	}
+	r := s.Resources
+	var most node
+	for _, n := range nodes {
+		if r.CPU <= n.CPU && r.GPU <= n.GPU && (n.Memory == 0 || r.Memory <= n.Memory) {
+			return
+		}
+		most.CPU, most.GPU, most.Memory = max(most.CPU, n.CPU), max(most.GPU, n.GPU), max(most.Memory, n.Memory)
+	}
+	const one = "each trial runs on one node"
+	switch {
+	case r.CPU > most.CPU:
+		c.errorf("resources.cpu", "%s and needs %s CPUs, but the largest node of %s has %s", one, formatNum(r.CPU), what, formatNum(most.CPU))
+	case r.GPU > most.GPU:
+		c.errorf("resources.gpu", "%s and needs %s GPU(s), but the largest node of %s has %s", one, formatNum(r.GPU), what, formatNum(most.GPU))
+	case most.Memory > 0 && r.Memory > most.Memory:
+		c.errorf("resources.memory", "%s and needs %s, but the largest node of %s has %s", one, formatSize(r.Memory), what, formatSize(most.Memory))
+	default:
+		var list []string
+		for _, n := range nodes {
+			list = append(list, fmt.Sprintf("%s%s CPUs, %s GPU(s), %s", nodeName(n), formatNum(n.CPU), formatNum(n.GPU), formatSize(n.Memory)))
+		}
+		c.errorf("resources", "%s, and no node of %s has all a trial needs (%s CPUs, %s GPU(s), %s); the nodes: %s",
+			one, what, formatNum(r.CPU), formatNum(r.GPU), formatSize(r.Memory), strings.Join(list, "; "))
+	}
+}
+
+// nodeName returns "NAME: " for a named node, "" otherwise.
+func nodeName(n node) string {
+	if n.name == "" {
+		return ""
+	}
+	return n.name + ": "
 }
 
 // absDir returns dir made absolute (as it is if that fails).

@@ -25,8 +25,15 @@ type executorBuild struct {
 	// new makes the executor for the trials described by proc.
 	new func(ctx context.Context, proc Process) (hone.Executor, error)
 	// pool, when not nil, is the resource pool of the trials (this
-	// machine's otherwise).
-	pool func(ctx context.Context) (hone.Resources, error)
+	// machine's otherwise), and the nodes that make it up when each trial
+	// runs on one of them (nil: no such limit).
+	pool func(ctx context.Context) (pool hone.Resources, nodes []node, err error)
+}
+
+// node is one machine of an executor's pool, which a trial must fit.
+type node struct {
+	name string // "" if unknown
+	hone.Resources
 }
 
 // executors is the executor table: every name a spec may give under
@@ -100,7 +107,14 @@ func readSlurm(p *Params) *executorBuild {
 			}
 			return slurm.New(ctx, o)
 		},
-		pool: func(ctx context.Context) (hone.Resources, error) { return slurm.Pool(ctx, o) },
+		pool: func(ctx context.Context) (hone.Resources, []node, error) {
+			c, err := slurm.Capacity(ctx, o)
+			nodes := make([]node, len(c.Nodes))
+			for i, n := range c.Nodes {
+				nodes[i] = node{name: n.Name, Resources: n.Resources}
+			}
+			return c.Pool, nodes, err
+		},
 	}
 }
 

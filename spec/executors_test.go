@@ -82,3 +82,45 @@ func TestCheckPool(t *testing.T) {
 		t.Errorf("a pool that holds the trial: %v", err)
 	}
 }
+
+// TestCheckNodes: a trial runs on one node, so a pool that holds it is
+// not enough when no node does; the error names the resource no node has
+// enough of, or lists the nodes when each resource is on some node but
+// never all on one.
+func TestCheckNodes(t *testing.T) {
+	big := []node{
+		{"n1", hone.Resources{CPU: 2, Memory: 4000 << 20}},
+		{"n2", hone.Resources{CPU: 8, GPU: 4, Memory: 16000 << 20}},
+	}
+	split := []node{
+		{"a", hone.Resources{CPU: 8, Memory: 1 << 30}},
+		{"b", hone.Resources{CPU: 2, Memory: 16 << 30}},
+	}
+	for _, tc := range []struct {
+		resources string
+		nodes     []node
+		want      []string
+	}{
+		{"{cpu: 3}", big, nil},
+		{"{cpu: 8, gpu: 1, memory: 4GiB}", big, nil},
+		{"{cpu: 100}", nil, nil},
+		{"{cpu: 10}", big, []string{`experiment.yaml:3: resources.cpu: each trial runs on one node and needs 10 CPUs, but the largest node of the pool has 8`}},
+		{"{gpu: 5}", big, []string{`experiment.yaml:3: resources.gpu: each trial runs on one node and needs 5 GPU(s), but the largest node of the pool has 4`}},
+		{"{cpu: 1, memory: 20GiB}", big, []string{`experiment.yaml:3: resources.memory: each trial runs on one node and needs 20GiB, but the largest node of the pool has 15.6GiB`}},
+		{"{cpu: 4, memory: 4GiB}", split, []string{`experiment.yaml:3: resources: each trial runs on one node, and no node of the pool has all a trial needs (4 CPUs, 0 GPU(s), 4GiB); the nodes: a: 8 CPUs, 0 GPU(s), 1GiB; b: 2 CPUs, 0 GPU(s), 16GiB`}},
+	} {
+		s, err := Parse([]byte("command: [python3, train.py]\nexecutor: slurm\nresources: "+tc.resources+"\n"), "experiment.yaml", t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &collector{file: s.file, lines: s.lines}
+		s.checkNodes(c, tc.nodes, "the pool")
+		var got []string
+		if err := c.result(); err != nil {
+			got = messages(t, err)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("resources %s:\n got %q\nwant %q", tc.resources, got, tc.want)
+		}
+	}
+}

@@ -237,12 +237,23 @@ func TestSlurmBadPartition(t *testing.T) {
 	if e, err := results.Open(filepath.Join(storage, "onslurm")); err == nil && len(e.Trials) > 0 {
 		t.Errorf("%d trials started", len(e.Trials))
 	}
+
+	// 3 CPUs: the two nodes have 4 together, but a trial runs on one
+	// node, and each has 2.
+	path, storage = slurmSpec(t, 2, 2, "slurm", "resources: {cpu: 3}\n")
+	code, out, errOut = runBinary(t, "run", path)
+	if code != exitUsage || !strings.Contains(errOut, "resources.cpu: each trial runs on one node and needs 3 CPUs, but the largest node of the slurm executor's pool has 2") {
+		t.Fatalf("hone run with a trial bigger than a node: exit %d, want %d naming resources.cpu and the largest node\n%s%s", code, exitUsage, out, errOut)
+	}
+	if e, err := results.Open(filepath.Join(storage, "onslurm")); err == nil && len(e.Trials) > 0 {
+		t.Errorf("%d trials started", len(e.Trials))
+	}
 }
 
 // TestSlurmTrialBiggerThanCluster: a trial that needs more CPUs than the
-// cluster's pool has is an error of the spec before any trial starts,
-// naming the key and the pool's figure (exit 2); hone validate cannot
-// know the cluster's size.
+// cluster's pool has, or than any one node has (a trial runs on one node),
+// is an error of the spec before any trial starts, naming the key and the
+// figure (exit 2); hone validate cannot know the cluster's size.
 func TestSlurmTrialBiggerThanCluster(t *testing.T) {
 	slurmtest.Require(t)
 	path, storage := slurmSpec(t, 2, 2, "slurm", "resources: {cpu: 100000}\n")

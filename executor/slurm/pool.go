@@ -17,9 +17,29 @@ import (
 // that hone never has more trials waiting in Slurm's queue than the
 // cluster can run at once.
 func Pool(ctx context.Context, o Options) (hone.Resources, error) {
+	c, err := Capacity(ctx, o)
+	return c.Pool, err
+}
+
+// Cluster is what a cluster offers the experiment's trials: the pool they
+// share, and each node's part of it. A trial runs on one node (--nodes=1),
+// so it must fit a node, not just the pool.
+type Cluster struct {
+	Pool  hone.Resources
+	Nodes []Node
+}
+
+// Node is one node's resources.
+type Node struct {
+	Name string // "" where Slurm does not say (inside an allocation)
+	hone.Resources
+}
+
+// Capacity returns the pool as Pool does, with the nodes that make it up.
+func Capacity(ctx context.Context, o Options) (Cluster, error) {
 	mode, err := resolve(o.Mode)
 	if err != nil {
-		return hone.Resources{}, err
+		return Cluster{}, err
 	}
 	if mode == Step {
 		return allocationPool(os.Getenv)
@@ -27,7 +47,7 @@ func Pool(ctx context.Context, o Options) (hone.Resources, error) {
 	args := []string{"--noheader", "--Node", "--format=%N|%c|%m|%G"}
 	if o.Partition != "" {
 		if err := checkPartition(ctx, o.Env, o.Partition); err != nil {
-			return hone.Resources{}, err
+			return Cluster{}, err
 		}
 		args = append(args, "--partition="+o.Partition)
 	}
@@ -35,14 +55,15 @@ func Pool(ctx context.Context, o Options) (hone.Resources, error) {
 	defer cancel()
 	out, err := slurmcmd.Exec{Env: o.Env}.Run(ctx, "sinfo", args...)
 	if err != nil {
-		return hone.Resources{}, fmt.Errorf("the cluster's nodes: %w", err)
+		return Cluster{}, fmt.Errorf("the cluster's nodes: %w", err)
 	}
 	return parseNodes(string(out))
 }
 
-// parseNodes sums sinfo's node lines ("n1|2|4000|gpu:4"), each node once.
-func parseNodes(out string) (hone.Resources, error) {
-	var r hone.Resources
+// parseNodes reads sinfo's node lines ("n1|2|4000|gpu:4"), each node once,
+// and sums them into the pool.
+func parseNodes(out string) (Cluster, error) {
+	var c Cluster
 	seen := map[string]bool{}
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Split(strings.TrimSpace(line), "|")
@@ -52,17 +73,19 @@ func parseNodes(out string) (hone.Resources, error) {
 		seen[f[0]] = true
 		cpus, err := strconv.Atoi(f[1])
 		if err != nil {
-			return hone.Resources{}, fmt.Errorf("sinfo: node %s has %q CPUs", f[0], f[1])
+			return Cluster{}, fmt.Errorf("sinfo: node %s has %q CPUs", f[0], f[1])
 		}
 		mem, _ := strconv.ParseInt(strings.TrimSuffix(f[2], "+"), 10, 64)
-		r.CPU += float64(cpus)
-		r.Memory += mem << 20
-		r.GPU += float64(gresCount(f[3], "gpu"))
+		n := Node{Name: f[0], Resources: hone.Resources{CPU: float64(cpus), Memory: mem << 20, GPU: float64(gresCount(f[3], "gpu"))}}
+		c.Nodes = append(c.Nodes, n)
+		c.Pool.CPU += n.CPU
+		c.Pool.Memory += n.Memory
+		c.Pool.GPU += n.GPU
 	}
 	if len(seen) == 0 {
-		return hone.Resources{}, fmt.Errorf("sinfo lists no node")
+		return Cluster{}, fmt.Errorf("sinfo lists no node")
 	}
-	return r, nil
+	return c, nil
 }
 
 // gresCount returns how many of name a node's gres ("gpu:a100:4(S:0-1),mps:100") has.
@@ -81,23 +104,24 @@ func gresCount(gres, name string) int {
 	return n
 }
 
-// allocationPool reads the allocation's CPUs and memory from the
-// environment Slurm gives a job.
-func allocationPool(getenv func(string) string) (hone.Resources, error) {
-	var r hone.Resources
+// allocationPool reads the allocation's CPUs and memory, per node, from
+// the environment Slurm gives a job.
+func allocationPool(getenv func(string) string) (Cluster, error) {
+	var c Cluster
 	cpus, err := expandCounts(getenv("SLURM_JOB_CPUS_PER_NODE"))
 	if err != nil {
-		return r, fmt.Errorf("SLURM_JOB_CPUS_PER_NODE: %w", err)
+		return c, fmt.Errorf("SLURM_JOB_CPUS_PER_NODE: %w", err)
 	}
-	nodes := 0
-	for _, c := range cpus {
-		r.CPU += float64(c)
-		nodes++
-	}
+	var mem int64
 	if mb, err := strconv.ParseInt(getenv("SLURM_MEM_PER_NODE"), 10, 64); err == nil && mb > 0 {
-		r.Memory = int64(nodes) * mb << 20
+		mem = mb << 20
 	}
-	return r, nil
+	for _, n := range cpus {
+		c.Nodes = append(c.Nodes, Node{Resources: hone.Resources{CPU: float64(n), Memory: mem}})
+		c.Pool.CPU += float64(n)
+		c.Pool.Memory += mem
+	}
+	return c, nil
 }
 
 // expandCounts expands Slurm's compressed per-node counts, "2(x3),1" to

@@ -48,17 +48,24 @@ func TestExpandCounts(t *testing.T) {
 		}
 	}
 	env := map[string]string{"SLURM_JOB_CPUS_PER_NODE": "2(x2)", "SLURM_MEM_PER_NODE": "1500"}
-	r, err := allocationPool(func(k string) string { return env[k] })
-	if err != nil || r.CPU != 4 || r.Memory != 3000<<20 {
-		t.Errorf("allocationPool = %v, %v; want 4 CPUs and 3000 MiB", r, err)
+	c, err := allocationPool(func(k string) string { return env[k] })
+	if err != nil || c.Pool.CPU != 4 || c.Pool.Memory != 3000<<20 {
+		t.Errorf("allocationPool = %v, %v; want 4 CPUs and 3000 MiB", c.Pool, err)
+	}
+	if len(c.Nodes) != 2 || c.Nodes[1].CPU != 2 || c.Nodes[1].Memory != 1500<<20 {
+		t.Errorf("allocationPool nodes = %v; want two of 2 CPUs and 1500 MiB", c.Nodes)
 	}
 }
 
 func TestParseNodes(t *testing.T) {
 	// A node in two partitions is listed twice; it counts once.
-	r, err := parseNodes("n1|2|4000|(null)\nn2|8|16000|gpu:a100:4(S:0-1),mps:100\nn2|8|16000|gpu:a100:4(S:0-1),mps:100\n")
-	if err != nil || r.CPU != 10 || r.Memory != 20000<<20 || r.GPU != 4 {
+	c, err := parseNodes("n1|2|4000|(null)\nn2|8|16000|gpu:a100:4(S:0-1),mps:100\nn2|8|16000|gpu:a100:4(S:0-1),mps:100\n")
+	if r := c.Pool; err != nil || r.CPU != 10 || r.Memory != 20000<<20 || r.GPU != 4 {
 		t.Errorf("parseNodes = %v, %v", r, err)
+	}
+	want := []Node{{"n1", hone.Resources{CPU: 2, Memory: 4000 << 20}}, {"n2", hone.Resources{CPU: 8, Memory: 16000 << 20, GPU: 4}}}
+	if !reflect.DeepEqual(c.Nodes, want) {
+		t.Errorf("parseNodes nodes = %v, want %v", c.Nodes, want)
 	}
 	if _, err := parseNodes(""); err == nil {
 		t.Error("parseNodes of nothing: no error")
