@@ -63,6 +63,10 @@ type Info struct {
 	// Rungs are the scheduler's milestones, when it has any (ASHA,
 	// HyperBand, HyperBand for BOHB).
 	Rungs *RungPlan `json:"rungs,omitempty"`
+	// Brackets are which trials ran in which bracket, from a Replay of
+	// the experiment; nil when not known. The rungs are then shown per
+	// bracket.
+	Brackets *Assignment `json:"-"`
 }
 
 // RungPlan is the rung structure a scheduler was built with.

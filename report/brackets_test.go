@@ -1,0 +1,261 @@
+package report_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/executor/sim"
+	"github.com/hone-tune/hone/report"
+	"github.com/hone-tune/hone/runner"
+	"github.com/hone-tune/hone/scheduler/asha"
+	"github.com/hone-tune/hone/scheduler/hyperband"
+	"github.com/hone-tune/hone/spec"
+)
+
+// watch is a callback that, on each result, records the bracket the live
+// scheduler put the trial in, and replays the journal as written so far
+// with one Replay that follows the run.
+type watch struct {
+	hone.NopCallback
+	t      *testing.T
+	dir    string
+	sched  hone.Scheduler
+	live   map[string]string // trial -> the live scheduler's bracket
+	replay *report.Replay
+	seen   int // trials the replay placed while the run went on, at most
+}
+
+// OnTrialStart records the trial's bracket: a trial is in its bracket
+// from before it starts (ASHA forgets it once it ends).
+func (w *watch) OnTrialStart(tr *hone.Trial) { w.record(tr.ID) }
+
+func (w *watch) record(id string) {
+	switch sc := w.sched.(type) {
+	case *asha.Scheduler:
+		if b := sc.Bracket(id); b >= 0 {
+			w.live[id] = "bracket " + string(rune('0'+b))
+		}
+	case *hyperband.Scheduler:
+		w.live = liveHyperBand(sc)
+	}
+}
+
+// OnTrialResult replays the journal as written so far.
+func (w *watch) OnTrialResult(tr *hone.Trial, _ *hone.Result) {
+	w.record(tr.ID)
+	if w.replay == nil {
+		r, err := report.NewReplay(w.dir)
+		if err != nil || r == nil {
+			w.t.Errorf("replay: %v %v", r, err)
+			return
+		}
+		w.replay = r
+	}
+	if _, err := w.replay.Update(); err != nil {
+		w.t.Errorf("replay while running: %v", err)
+		return
+	}
+	a := w.replay.Assignment()
+	if a.Note != "" {
+		w.t.Errorf("replay while running: %s", a.Note)
+	}
+	// The journal on disk may lag the run: what the replay placed must
+	// agree with the live scheduler.
+	got := placed(a)
+	for id := range got {
+		w.record(id) // a trial created but not started yet
+	}
+	for id, b := range got {
+		if w.live[id] != b {
+			w.t.Errorf("while running, trial %s: replay says %s, the scheduler %q", id, b, w.live[id])
+		}
+	}
+	w.seen = max(w.seen, len(got))
+}
+
+// liveHyperBand returns the brackets HyperBand put the trials in.
+func liveHyperBand(sc *hyperband.Scheduler) map[string]string {
+	out := map[string]string{}
+	for band, bs := range sc.Brackets() {
+		for _, b := range bs {
+			for _, id := range b.Members {
+				out[id] = "band " + string(rune('0'+band)) + " · s=" + string(rune('0'+b.S))
+			}
+		}
+	}
+	return out
+}
+
+// placed returns each trial's bracket label.
+func placed(a *report.Assignment) map[string]string {
+	out := map[string]string{}
+	for _, b := range a.Brackets {
+		for _, id := range b.Trials {
+			out[id] = b.Label
+		}
+	}
+	return out
+}
+
+// runWatched runs the spec to its end, watched by a watch.
+func runWatched(t *testing.T, body string, exec hone.Executor) (string, *watch) {
+	t.Helper()
+	base := t.TempDir()
+	path := filepath.Join(base, "exp.yaml")
+	s, err := spec.Parse([]byte(body), path, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(base, "exp")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, report.SpecFile), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := spec.Build(s, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &watch{t: t, dir: dir, sched: plan.Experiment.Scheduler, live: map[string]string{}}
+	plan.Experiment.Callbacks = append(plan.Experiment.Callbacks, w)
+	plan.Options.Executor, plan.Options.Log = exec, io.Discard
+	_, err = runner.Run(context.Background(), plan.Experiment, plan.Options)
+	if err := errors.Join(err, plan.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if sc, ok := w.sched.(*hyperband.Scheduler); ok {
+		w.live = liveHyperBand(sc)
+	}
+	return dir, w
+}
+
+// checkBrackets compares the brackets read from a finished run, by a
+// replay from the start and by the replay that followed the run, with the
+// live scheduler's, and the rungs per bracket with them.
+func checkBrackets(t *testing.T, dir string, w *watch, brackets int) {
+	t.Helper()
+	a, err := report.Brackets(dir)
+	if err != nil || a == nil {
+		t.Fatalf("brackets: %v %v", a, err)
+	}
+	if a.Note != "" {
+		t.Fatal(a.Note)
+	}
+	got := placed(a)
+	if len(got) == 0 || !mapsEqual(got, w.live) {
+		t.Fatalf("brackets replayed %v, the scheduler's %v", got, w.live)
+	}
+	labels := map[string]bool{}
+	for _, b := range got {
+		labels[b] = true
+	}
+	if len(labels) < brackets {
+		t.Errorf("trials ran in %d brackets, want at least %d: %v", len(labels), brackets, got)
+	}
+	if w.replay == nil {
+		t.Fatal("the run was not followed")
+	}
+	if _, err := w.replay.Update(); err != nil {
+		t.Fatal(err)
+	}
+	if followed := placed(w.replay.Assignment()); !mapsEqual(followed, got) {
+		t.Errorf("the replay that followed the run says %v, a fresh one %v", followed, got)
+	}
+	if w.seen == 0 || w.seen >= len(got) {
+		t.Logf("the replay saw %d of %d trials while the run went on", w.seen, len(got))
+	}
+
+	e, info := openExp(t, dir)
+	info.Brackets = a
+	rg, err := report.SuccessiveHalving(e, info, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rg.BracketsNote != "" || len(rg.Brackets) != len(a.Brackets) {
+		t.Fatalf("rungs: %d brackets, note %q", len(rg.Brackets), rg.BracketsNote)
+	}
+	total := 0
+	for i, b := range rg.Brackets {
+		ab := a.Brackets[i]
+		if b.Label != ab.Label || b.Trials != len(ab.Trials) || len(b.Rungs) != len(ab.Milestones) {
+			t.Errorf("bracket %s: %+v, assigned %+v", ab.Label, b, ab)
+		}
+		total += b.Trials
+		for k, g := range b.Rungs {
+			for _, rt := range g.Trials {
+				if !slices.Contains(ab.Trials, rt.ID) {
+					t.Errorf("bracket %s shows trial %s, which ran elsewhere", ab.Label, rt.ID)
+				}
+			}
+			if g.Counts[report.OutcomePaused]+g.Counts[report.OutcomePending] != 0 {
+				t.Errorf("bracket %s rung %v of a finished run: %v", ab.Label, g.Milestone, g.Counts)
+			}
+			if k+1 < len(b.Rungs) && g.Counts[report.OutcomePromoted] != b.Rungs[k+1].Reached {
+				t.Errorf("bracket %s rung %v promoted %d, the next reached by %d", ab.Label, g.Milestone, g.Counts[report.OutcomePromoted], b.Rungs[k+1].Reached)
+			}
+		}
+	}
+	if total != len(e.Trials) {
+		t.Errorf("the brackets hold %d trials, the experiment %d", total, len(e.Trials))
+	}
+	for _, tr := range e.Trials {
+		rs, err := report.TrialRungs(tr, info)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			if r.Bracket != got[tr.ID] {
+				t.Errorf("trial %s: a rung of %q, it ran in %q", tr.ID, r.Bracket, got[tr.ID])
+			}
+		}
+	}
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestBracketsOfASHA(t *testing.T) {
+	dir, w := runWatched(t, `metric: loss
+mode: min
+seed: 7
+num_samples: 30
+command: [unused]
+search_space:
+  rate: {uniform: [0.05, 0.5]}
+  asymptote: {uniform: [0, 0.5]}
+scheduler: {name: asha, max_t: 27, grace_period: 1, reduction_factor: 3, brackets: 3}
+max_concurrent_trials: 4
+`, sim.New(sim.Curve{MaxIterations: 27}.New))
+	checkBrackets(t, dir, w, 3)
+}
+
+func TestBracketsOfHyperBand(t *testing.T) {
+	dir, w := runWatched(t, `metric: loss
+mode: min
+seed: 4
+num_samples: 20
+command: [unused]
+search_space:
+  rate: {uniform: [0.05, 0.5]}
+  asymptote: {uniform: [0, 0.5]}
+scheduler: {name: hyperband, max_t: 9, reduction_factor: 3}
+max_concurrent_trials: 4
+`, sim.New(sim.Curve{MaxIterations: 9}.New))
+	checkBrackets(t, dir, w, 2)
+}
