@@ -259,3 +259,45 @@ max_concurrent_trials: 4
 `, sim.New(sim.Curve{MaxIterations: 9}.New))
 	checkBrackets(t, dir, w, 2)
 }
+
+func TestBracketsOfBOHB(t *testing.T) {
+	dir, w := runWatched(t, `metric: loss
+mode: min
+seed: 5
+num_samples: 20
+command: [unused]
+search_space:
+  rate: {uniform: [0.05, 0.5]}
+  asymptote: {uniform: [0, 0.5]}
+searcher: {name: bohb}
+scheduler: {name: hyperband_for_bohb, max_t: 9, reduction_factor: 3}
+max_concurrent_trials: 4
+`, sim.New(sim.Curve{MaxIterations: 9}.New))
+	checkBrackets(t, dir, w, 2)
+}
+
+func TestBracketsUnknown(t *testing.T) {
+	dir := run(t, `metric: loss
+mode: min
+seed: 5
+num_samples: 4
+command: [unused]
+search_space:
+  rate: {uniform: [0.05, 0.5]}
+  asymptote: {uniform: [0, 0.5]}
+scheduler: {name: fifo}
+`, sim.New(sim.Curve{MaxIterations: 3}.New))
+	if a, err := report.Brackets(dir); a != nil || err != nil {
+		t.Errorf("FIFO: brackets %+v, %v", a, err)
+	}
+	if err := os.Remove(filepath.Join(dir, report.SpecFile)); err != nil {
+		t.Fatal(err)
+	}
+	r, err := report.NewReplay(dir)
+	if err != nil || r == nil {
+		t.Fatalf("without a spec: %v %v", r, err)
+	}
+	if a := r.Assignment(); a.Note == "" || len(a.Brackets) != 0 {
+		t.Errorf("without a spec: %+v", a)
+	}
+}
