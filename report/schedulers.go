@@ -51,6 +51,9 @@ type BracketRungs struct {
 	Label string `json:"label"`
 	// Trials counts the trials the bracket took.
 	Trials int `json:"trials"`
+	// Members are the ids of the trials it took, in the order it took
+	// them, whether or not they reached a rung yet.
+	Members []string `json:"members"`
 	// Rungs are its milestones, lowest first, each with the bracket's
 	// trials that reached it and what became of them there.
 	Rungs []Rung `json:"rungs"`
@@ -117,7 +120,7 @@ func SuccessiveHalving(e *results.Experiment, info Info, maxTrials int) (*Rungs,
 		if err != nil {
 			return nil, err
 		}
-		out.Brackets = append(out.Brackets, BracketRungs{Label: b.Label, Trials: len(b.Trials), Rungs: rs})
+		out.Brackets = append(out.Brackets, BracketRungs{Label: b.Label, Trials: len(b.Trials), Members: b.Trials, Rungs: rs})
 	}
 	return out, nil
 }
