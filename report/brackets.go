@@ -13,6 +13,7 @@ import (
 	"github.com/hone-tune/hone/internal/journal"
 	"github.com/hone-tune/hone/scheduler/asha"
 	"github.com/hone-tune/hone/scheduler/hyperband"
+	"github.com/hone-tune/hone/search/dehb"
 	"github.com/hone-tune/hone/spec"
 )
 
@@ -27,6 +28,12 @@ type Bracket struct {
 	Milestones []float64 `json:"milestones"`
 	// Trials are the trials it took, in the order it took them.
 	Trials []string `json:"trials"`
+	// At says, for DEHB, at which of Milestones (by index) each trial
+	// ran in the bracket: a DEHB trial runs a job for one rung, and a
+	// promotion may continue it at a rung of another bracket. nil: every
+	// trial runs in the bracket from its first rung on (ASHA,
+	// HyperBand).
+	At map[string][]int `json:"-"`
 }
 
 // Assignment is the brackets of an experiment and which trials ran in
@@ -64,6 +71,7 @@ type Replay struct {
 	tail    *journal.Tail
 	ctl     *controller.Controller
 	sched   hone.Scheduler
+	search  hone.Searcher
 	lines   int // journal lines fed, after the header
 	seen    int // trials of ctl looked at for a bracket
 	diverge string
@@ -75,7 +83,7 @@ type Replay struct {
 
 // NewReplay returns a Replay of the experiment in dir, or nil when its
 // scheduler has no brackets (no spec names ASHA, HyperBand or HyperBand
-// for BOHB). An experiment whose brackets cannot be rebuilt (no spec: one
+// for BOHB, or DEHB). An experiment whose brackets cannot be rebuilt (no spec: one
 // run from Go) gives a Replay whose Assignment says why.
 func NewReplay(dir string) (*Replay, error) {
 	r := &Replay{dir: dir}
@@ -107,7 +115,7 @@ func NewReplay(dir string) (*Replay, error) {
 // hasBrackets reports whether Replay knows sc's brackets.
 func hasBrackets(sc hone.Scheduler) bool {
 	switch sc.(type) {
-	case *asha.Scheduler, *hyperband.Scheduler:
+	case *asha.Scheduler, *hyperband.Scheduler, *dehb.Scheduler:
 		return true
 	}
 	return false
@@ -199,7 +207,7 @@ func (r *Replay) start(h journal.Header) error {
 	if err != nil {
 		return fmt.Errorf("rebuild the experiment's controller: %w", err)
 	}
-	r.ctl, r.sched = ctl, exp.Scheduler
+	r.ctl, r.sched, r.search = ctl, exp.Scheduler, exp.Searcher
 	return nil
 }
 
@@ -257,6 +265,10 @@ func (r *Replay) Assignment() *Assignment {
 			r.ashaBrackets(sc, out)
 		case *hyperband.Scheduler:
 			hyperbandBrackets(sc, out)
+		case *dehb.Scheduler:
+			if sr, ok := r.search.(*dehb.Searcher); ok {
+				dehbBrackets(sr, r.ctl.Trials(), out)
+			}
 		}
 	}
 	r.asg = out
@@ -301,6 +313,31 @@ func hyperbandBrackets(sc *hyperband.Scheduler, out *Assignment) {
 			for _, id := range b.Members {
 				out.of[id] = append(out.of[id], i)
 			}
+		}
+	}
+}
+
+// dehbBrackets places each trial in the brackets of its jobs (DEHB's
+// searcher makes them: a trial's first job, then its promotions).
+func dehbBrackets(sr *dehb.Searcher, trials []*hone.Trial, out *Assignment) {
+	idx := map[int]int{} // DEHB's bracket -> index in out
+	for b := range sr.Brackets() {
+		idx[b] = len(out.Brackets)
+		out.Brackets = append(out.Brackets, Bracket{Label: fmt.Sprintf("bracket %d", b), Milestones: sr.BracketBudgets(b),
+			Trials: []string{}, At: map[string][]int{}})
+	}
+	for _, t := range trials {
+		for _, j := range sr.Jobs(t.ID) {
+			i, ok := idx[j.Bracket]
+			if !ok {
+				continue
+			}
+			b := &out.Brackets[i]
+			if len(b.At[t.ID]) == 0 {
+				b.Trials = append(b.Trials, t.ID)
+				out.of[t.ID] = append(out.of[t.ID], i)
+			}
+			b.At[t.ID] = append(b.At[t.ID], j.Rung)
 		}
 	}
 }

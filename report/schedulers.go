@@ -97,7 +97,7 @@ func SuccessiveHalving(e *results.Experiment, info Info, maxTrials int) (*Rungs,
 	plan := *info.Rungs
 	out := &Rungs{Plan: plan, Metric: info.Metric, Brackets: []BracketRungs{}}
 	var err error
-	if out.Rungs, err = rungsOf(e.Trials, info, plan.Milestones, plan.MaxT, maxTrials); err != nil {
+	if out.Rungs, err = rungsOf(e.Trials, nil, info, plan.Milestones, plan.MaxT, maxTrials); err != nil {
 		return nil, err
 	}
 	switch {
@@ -116,7 +116,7 @@ func SuccessiveHalving(e *results.Experiment, info Info, maxTrials int) (*Rungs,
 				ts = append(ts, t)
 			}
 		}
-		rs, err := rungsOf(ts, info, b.Milestones, b.Milestones[len(b.Milestones)-1], maxTrials)
+		rs, err := rungsOf(ts, b.At, info, b.Milestones, b.Milestones[len(b.Milestones)-1], maxTrials)
 		if err != nil {
 			return nil, err
 		}
@@ -126,8 +126,9 @@ func SuccessiveHalving(e *results.Experiment, info Info, maxTrials int) (*Rungs,
 }
 
 // rungsOf returns the rungs at milestones ms of trials ts, max_t being
-// maxT (see SuccessiveHalving).
-func rungsOf(ts []*results.Trial, info Info, ms []float64, maxT float64, maxTrials int) ([]Rung, error) {
+// maxT (see SuccessiveHalving); with at, a trial is at only the rungs at
+// lists for it (Bracket.At).
+func rungsOf(ts []*results.Trial, at map[string][]int, info Info, ms []float64, maxT float64, maxTrials int) ([]Rung, error) {
 	out := []Rung{}
 	for _, m := range ms {
 		out = append(out, Rung{Milestone: m, Counts: map[string]int{}, Trials: []RungTrial{}})
@@ -142,6 +143,9 @@ func rungsOf(ts []*results.Trial, info Info, ms []float64, maxT float64, maxTria
 			return nil, err
 		}
 		for i, rt := range rs {
+			if at != nil && !slices.Contains(at[t.ID], i) {
+				continue
+			}
 			g := &out[i]
 			g.Counts[rt.Outcome]++
 			g.Reached++
@@ -203,9 +207,12 @@ func TrialRungs(t *results.Trial, info Info) ([]TrialRung, error) {
 			return nil, err
 		}
 		for k := range rs {
+			if b.At != nil && !slices.Contains(b.At[t.ID], k) {
+				continue
+			}
 			rs[k].Bracket = b.Label
+			out = append(out, rs[k])
 		}
-		out = append(out, rs...)
 	}
 	return out, nil
 }
