@@ -47,7 +47,7 @@ func rungsFigure(e *results.Experiment, info report.Info, o Options) (*Figure, s
 		return nil, "", err
 	}
 	if rg == nil {
-		return nil, "the scheduler has no rungs (not ASHA, HyperBand or BOHB)", nil
+		return nil, "the scheduler has no rungs (not ASHA, HyperBand, BOHB or DEHB)", nil
 	}
 	if len(rg.Rungs) == 0 || rg.Rungs[0].Reached == 0 {
 		return nil, "no trial reached the first rung", nil
