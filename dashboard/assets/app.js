@@ -334,14 +334,23 @@
         div.parentNode.querySelector('.bracket-label').textContent = b.label + ': ' + b.trials + (b.trials === 1 ? ' trial' : ' trials') +
           ', milestones ' + b.rungs.map((g) => fmt(g.milestone)).join(', ');
         rungTable($('rungs-b' + i + '-table'), b.rungs, plan.time_attr, b.label);
-        rungChart('rungs-b' + i, b.rungs, plan.time_attr, r.metric);
+        if (i < MAX_BRACKET_CHARTS) rungChart('rungs-b' + i, b.rungs, plan.time_attr, r.metric);
       });
+      if (r.brackets.length > MAX_BRACKET_CHARTS) {
+        $('rungs-note').hidden = false;
+        $('rungs-note').textContent = 'Charts are drawn for the first ' + MAX_BRACKET_CHARTS + ' of ' + r.brackets.length +
+          ' brackets; the tables cover them all.';
+      }
       return;
     }
     dropBrackets(box, 0);
     rungTable($('rungs-table'), r.rungs, plan.time_attr, '');
     rungChart('rungs', r.rungs, plan.time_attr, r.metric);
   }
+
+  // MAX_BRACKET_CHARTS bounds the rung charts drawn, one per bracket, so
+  // that HyperBand's many bands keep the page quick.
+  const MAX_BRACKET_CHARTS = 24;
 
   // dropBrackets removes the per-bracket charts from the n-th on.
   function dropBrackets(box, n) {
