@@ -353,7 +353,14 @@ func TestBrowser(t *testing.T) {
 			want := fmt.Sprintf("%s: %d trial", label, counts[label])
 			b.wait(t, label+" lists its trials", fmt.Sprintf(`(() => {
 				const h = document.querySelector('#rungs-brackets .bracket[data-bracket="%d"] .bracket-label');
-				return !!h && h.textContent.startsWith(%q); })()`, i, want))
+				return !!h && h.textContent.startsWith(%q) &&
+					document.querySelectorAll('#rungs-b%d-trials tr[data-id]').length === %d; })()`, i, want, i, counts[label]))
+			ids := eval[[]string](t, b, fmt.Sprintf(`Array.from(document.querySelectorAll('#rungs-b%d-trials tr[data-id]')).map((r) => r.dataset.id)`, i))
+			for _, id := range ids {
+				if live := rec.snapshot()[id]; live != label {
+					t.Errorf("%s lists trial %s, which ran in %s", label, id, live)
+				}
+			}
 			if counts[label] > 0 {
 				b.wait(t, label+" draws", drawn(fmt.Sprintf("rungs-b%d", i)))
 			}

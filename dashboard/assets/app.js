@@ -327,13 +327,18 @@
           div = el('div', { class: 'bracket', 'data-bracket': i },
             el('h3', { class: 'bracket-label' }),
             el('div', { id: 'rungs-b' + i, class: 'chart' }),
-            el('table', { id: 'rungs-b' + i + '-table', class: 'grid' }));
+            el('table', { id: 'rungs-b' + i + '-table', class: 'grid' }),
+            el('details', {}, el('summary', { class: 'bracket-members-label' }),
+              el('table', { id: 'rungs-b' + i + '-trials', class: 'grid small' })));
           box.append(div);
           div = $('rungs-b' + i);
         }
         div.parentNode.querySelector('.bracket-label').textContent = b.label + ': ' + b.trials + (b.trials === 1 ? ' trial' : ' trials') +
-          ', milestones ' + b.rungs.map((g) => fmt(g.milestone)).join(', ');
+          (b.rungs.length === 1 ? ', milestone ' : ', milestones ') + b.rungs.map((g) => fmt(g.milestone)).join(', ');
+        div.parentNode.querySelector('.bracket-members-label').textContent = 'its trials and what became of each at each rung' +
+          (b.members.length > MAX_BRACKET_ROWS ? ' (the first ' + MAX_BRACKET_ROWS + ' of ' + b.members.length + ')' : '');
         rungTable($('rungs-b' + i + '-table'), b.rungs, plan.time_attr, b.label);
+        memberTable($('rungs-b' + i + '-trials'), b, plan.time_attr);
         if (i < MAX_BRACKET_CHARTS) rungChart('rungs-b' + i, b.rungs, plan.time_attr, r.metric);
       });
       if (r.brackets.length > MAX_BRACKET_CHARTS) {
@@ -351,6 +356,32 @@
   // MAX_BRACKET_CHARTS bounds the rung charts drawn, one per bracket, so
   // that HyperBand's many bands keep the page quick.
   const MAX_BRACKET_CHARTS = 24;
+
+  // MAX_BRACKET_ROWS bounds the rows of a bracket's table of trials.
+  const MAX_BRACKET_ROWS = 200;
+
+  // memberTable fills tbl with a row per trial of bracket b, in the order
+  // the bracket took them: at each rung, its metric and outcome there.
+  function memberTable(tbl, b, attr) {
+    tbl.textContent = '';
+    const hr = el('tr', {}, el('th', { text: 'trial' }));
+    for (const g of b.rungs) hr.append(el('th', { text: attr + ' ≥ ' + fmt(g.milestone) }));
+    tbl.append(hr);
+    const at = b.rungs.map((g) => new Map(g.trials.map((t) => [t.id, t])));
+    for (const id of b.members.slice(0, MAX_BRACKET_ROWS)) {
+      const tr = el('tr', { 'data-id': id }, el('td', {}, el('a', { href: '#/trial/' + encodeURIComponent(id), text: id })));
+      at.forEach((m, k) => {
+        const t = m.get(id);
+        if (!t) {
+          // Not reached, or (beyond the 1,000 listed) not among the best.
+          tr.append(el('td', { text: b.rungs[k].reached > b.rungs[k].trials.length ? '…' : '' }));
+          return;
+        }
+        tr.append(el('td', { 'data-outcome': t.outcome }, fmt(t.value) + ' ', el('span', { class: 'status', text: t.outcome })));
+      });
+      tbl.append(tr);
+    }
+  }
 
   // dropBrackets removes the per-bracket charts from the n-th on.
   function dropBrackets(box, n) {
