@@ -450,3 +450,51 @@ scheduler:
 max_concurrent_trials: 4
 stop: {training_iteration: 15}
 `
+
+// TestRungsPerBracket draws the rungs of an ASHA run with three brackets:
+// a panel per bracket that took a trial, each with its own trials.
+func TestRungsPerBracket(t *testing.T) {
+	dir := run(t, `metric: loss
+mode: min
+seed: 7
+num_samples: 30
+command: [unused]
+search_space:
+  rate: {uniform: [0.05, 0.5]}
+  asymptote: {uniform: [0, 0.5]}
+scheduler: {name: asha, max_t: 27, grace_period: 1, reduction_factor: 3, brackets: 3}
+max_concurrent_trials: 4
+`, sim.New(sim.Curve{MaxIterations: 27}.New))
+	e, figs, _ := figures(t, dir)
+	a, err := report.Brackets(dir)
+	if err != nil || a == nil || a.Note != "" {
+		t.Fatalf("brackets: %+v, %v", a, err)
+	}
+	i := slices.IndexFunc(figs, func(f *plots.Figure) bool { return f.Name == plots.NameRungs })
+	if i < 0 {
+		t.Fatal("no rungs figure")
+	}
+	out := t.TempDir()
+	paths, err := plots.Write(out, figs[i:i+1], plots.Formats())
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := checkFiles(t, out, figs[i:i+1], paths)[plots.NameRungs]
+	used, total := 0, 0
+	for _, b := range a.Brackets {
+		total += len(b.Trials)
+		if len(b.Trials) == 0 {
+			continue
+		}
+		used++
+		if want := fmt.Sprintf("Rungs of asha, %s: loss of its %d trials", b.Label, len(b.Trials)); !strings.Contains(svg, want) {
+			t.Errorf("no panel %q", want)
+		}
+	}
+	if used != 3 || total != len(e.Trials) {
+		t.Errorf("%d brackets used, %d trials placed of %d", used, total, len(e.Trials))
+	}
+	if got := strings.Count(svg, "Rungs of asha, bracket "); got != used {
+		t.Errorf("%d panels, %d brackets with trials", got, used)
+	}
+}
