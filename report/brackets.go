@@ -68,11 +68,14 @@ type Replay struct {
 	spec *spec.Spec
 	note string // why the brackets cannot be known; set for good
 
-	tail    *journal.Tail
-	ctl     *controller.Controller
-	sched   hone.Scheduler
-	search  hone.Searcher
-	lines   int // journal lines fed, after the header
+	tail   *journal.Tail
+	ctl    *controller.Controller
+	sched  hone.Scheduler
+	search hone.Searcher
+	lines  int // journal lines fed, after the header
+	// made are the trial records the replay made that the journal has
+	// not shown yet: each must match the journal's next one.
+	made    []*controller.Record
 	seen    int // trials of ctl looked at for a bracket
 	diverge string
 	ashaOf  map[string][]int // ASHA: trial -> brackets, in the order assigned
@@ -124,7 +127,7 @@ func hasBrackets(sc hone.Scheduler) bool {
 // reset starts the replay again from the journal's start.
 func (r *Replay) reset() {
 	r.tail = journal.NewTail(filepath.Join(r.dir, journal.FileName))
-	r.ctl, r.sched, r.lines, r.seen, r.diverge = nil, nil, 0, 0, ""
+	r.ctl, r.sched, r.lines, r.seen, r.diverge, r.made = nil, nil, 0, 0, "", nil
 	r.ashaOf, r.ashaIDs = map[string][]int{}, nil
 	r.dirty = true
 }
@@ -159,23 +162,42 @@ func (r *Replay) Update() (bool, error) {
 	for _, l := range lines {
 		r.lines++
 		if l.In != nil {
+			if len(r.made) > 0 {
+				r.diverged(fmt.Sprintf("it created trial %s, which the journal does not record", r.made[0].Trial))
+				return true, nil
+			}
 			r.ctl.Step(*l.In)
-			r.ctl.Ready()
+			for _, a := range r.ctl.Ready() {
+				if a.Kind == controller.ActRecord && a.Record != nil && a.Record.Op == "trial" {
+					rec := *a.Record
+					r.made = append(r.made, &rec)
+				}
+			}
 			r.observe(l.In)
 			r.dirty = true
 			continue
 		}
-		if l.Rec != nil && l.Rec.Op == "trial" && r.ctl.Trial(l.Rec.Trial) == nil {
-			r.diverge = fmt.Sprintf("replaying the journal with the experiment's spec did not create trial %s where the journal does (line %d): "+
-				"the spec was changed since, so the brackets are not shown", l.Rec.Trial, r.lines+1)
-			r.dirty = true
+		if l.Rec == nil || l.Rec.Op != "trial" {
+			continue
+		}
+		if len(r.made) == 0 || !journal.SameRecord(r.made[0], l.Rec) {
+			r.diverged(fmt.Sprintf("it did not create trial %s with config %v where the journal does (line %d)",
+				l.Rec.Trial, map[string]any(l.Rec.Config), r.lines+1))
 			return true, nil
 		}
+		r.made = r.made[1:]
 	}
 	if jerr != nil {
 		return len(lines) > 0, fmt.Errorf("replay the experiment: %w", jerr)
 	}
 	return len(lines) > 0, nil
+}
+
+// diverged stops the replay: the spec no longer replays the journal.
+func (r *Replay) diverged(what string) {
+	r.diverge = "replaying the journal with the experiment's spec went another way: " + what +
+		"; the spec was changed since the run, so which bracket each trial ran in is not known"
+	r.dirty = true
 }
 
 // start builds the controller the journal's first session ran with.

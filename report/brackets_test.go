@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hone-tune/hone"
@@ -367,5 +368,41 @@ scheduler: {name: dehb, max_t: 9, grace_period: 1, reduction_factor: 3}
 	}
 	if len(rg.Brackets) != sr.Brackets() || len(rg.Brackets) < 2 {
 		t.Errorf("%d brackets shown, %d started", len(rg.Brackets), sr.Brackets())
+	}
+}
+
+// TestBracketsOfAChangedSpec replays a journal with a spec that makes
+// other trials: the brackets are not shown, and the note says why.
+func TestBracketsOfAChangedSpec(t *testing.T) {
+	body := `metric: loss
+mode: min
+seed: 5
+num_samples: 6
+command: [unused]
+search_space:
+  rate: {uniform: [0.05, 0.5]}
+  asymptote: {uniform: [0, 0.5]}
+scheduler: {name: asha, max_t: 9, grace_period: 1, reduction_factor: 3, brackets: 2}
+`
+	dir := run(t, body, sim.New(sim.Curve{MaxIterations: 9}.New))
+	changed := strings.Replace(body, "rate: {uniform: [0.05, 0.5]}", "rate: {uniform: [0.6, 0.9]}", 1)
+	if err := os.WriteFile(filepath.Join(dir, report.SpecFile), []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := report.Brackets(dir)
+	if err != nil || a == nil {
+		t.Fatalf("brackets: %+v, %v", a, err)
+	}
+	if len(a.Brackets) != 0 || !strings.Contains(a.Note, "the spec was changed") {
+		t.Errorf("a changed spec: %d brackets, note %q", len(a.Brackets), a.Note)
+	}
+	e, info := openExp(t, dir)
+	info.Brackets = a
+	rg, err := report.SuccessiveHalving(e, info, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rg.Brackets) != 0 || rg.BracketsNote != a.Note || rg.Rungs[0].Reached != 6 {
+		t.Errorf("rungs: %d brackets, note %q, %d at the first rung", len(rg.Brackets), rg.BracketsNote, rg.Rungs[0].Reached)
 	}
 }
