@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/report"
 	"github.com/hone-tune/hone/runner"
@@ -405,4 +406,86 @@ scheduler: {name: asha, max_t: 9, grace_period: 1, reduction_factor: 3, brackets
 	if len(rg.Brackets) != 0 || rg.BracketsNote != a.Note || rg.Rungs[0].Reached != 6 {
 		t.Errorf("rungs: %d brackets, note %q, %d at the first rung", len(rg.Brackets), rg.BracketsNote, rg.Rungs[0].Reached)
 	}
+}
+
+// stopAfter cancels the run at its n-th result.
+type stopAfter struct {
+	hone.NopCallback
+	n      int
+	cancel context.CancelFunc
+}
+
+func (s *stopAfter) OnTrialResult(*hone.Trial, *hone.Result) {
+	if s.n--; s.n == 0 {
+		s.cancel()
+	}
+}
+
+// TestBracketsAcrossAResume stops an ASHA run with three brackets midway
+// and resumes it: one replay follows both sessions, and the brackets equal
+// those the schedulers of both assigned.
+func TestBracketsAcrossAResume(t *testing.T) {
+	body := `metric: loss
+mode: min
+seed: 9
+num_samples: 24
+command: [unused]
+search_space:
+  rate: {uniform: [0.05, 0.5]}
+  asymptote: {uniform: [0, 0.5]}
+scheduler: {name: asha, max_t: 27, grace_period: 1, reduction_factor: 3, brackets: 3}
+max_concurrent_trials: 4
+`
+	base := t.TempDir()
+	path := filepath.Join(base, "exp.yaml")
+	dir := filepath.Join(base, "exp")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, report.SpecFile), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	session := func(w *watch, resume bool) *watch {
+		s, err := spec.Parse([]byte(body), path, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := spec.Build(s, dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := &watch{t: t, dir: dir, sched: plan.Experiment.Scheduler, search: plan.Experiment.Searcher, live: map[string]string{}}
+		if w != nil {
+			next.live, next.replay = w.live, w.replay
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		plan.Experiment.Callbacks = append(plan.Experiment.Callbacks, next)
+		if !resume {
+			plan.Experiment.Callbacks = append(plan.Experiment.Callbacks, &stopAfter{n: 40, cancel: cancel})
+		}
+		plan.Options.Executor, plan.Options.Log = sim.New(sim.Curve{MaxIterations: 27}.New), io.Discard
+		if resume {
+			_, err = runner.Resume(ctx, plan.Experiment, plan.Options, controller.ResumeFlags{Unfinished: true})
+		} else {
+			_, err = runner.Run(ctx, plan.Experiment, plan.Options)
+		}
+		if err := errors.Join(err, plan.Close()); err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatal(err)
+		}
+		return next
+	}
+	w := session(nil, false)
+	if w.replay == nil {
+		t.Fatal("the first session was not followed")
+	}
+	if _, err := w.replay.Update(); err != nil {
+		t.Fatal(err)
+	}
+	first := len(placed(w.replay.Assignment()))
+	w = session(w, true)
+	if first == 0 || first >= 24 {
+		t.Errorf("the first session placed %d of 24 trials; the test needs it to stop midway", first)
+	}
+	checkBrackets(t, dir, w, 2)
 }
