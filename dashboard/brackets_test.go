@@ -4,13 +4,17 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/http"
+	"slices"
 	"sync"
 	"testing"
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/executor/inproc"
+	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/report"
 	"github.com/hone-tune/hone/scheduler/asha"
+	"github.com/hone-tune/hone/search/dehb"
 	"github.com/hone-tune/hone/spec"
 	"github.com/hone-tune/hone/trial"
 )
@@ -175,5 +179,48 @@ func TestBracketsOfARun(t *testing.T) {
 	}
 	if rg.BracketsNote != "" {
 		t.Errorf("note %q", rg.BracketsNote)
+	}
+}
+
+// TestBracketsOfDEHB shows DEHB's budgets as rungs, per bracket of the
+// searcher: each trial at the rungs its jobs were for.
+func TestBracketsOfDEHB(t *testing.T) {
+	var sr *dehb.Searcher
+	x := startPlan(t, t.TempDir(), "dehb", `metric: loss
+mode: min
+seed: 3
+num_samples: 30
+command: [unused]
+search_space:
+  rate: {uniform: [0.05, 0.5]}
+  asymptote: {uniform: [0, 0.5]}
+searcher: {name: dehb, max_concurrent: 3}
+scheduler: {name: dehb, max_t: 9, grace_period: 1, reduction_factor: 3}
+`, func(spec.Process) (hone.Executor, error) { return sim.New(sim.Curve{MaxIterations: 9}.New), nil }, func(p *spec.Plan) {
+		sr = p.Experiment.Searcher.(*dehb.Searcher)
+	})
+	x.wait(t)
+	_, hs := serve(t, x.dir, nil)
+	var rg report.Rungs
+	getJSON(t, hs.URL+"/api/rungs", http.StatusOK, &rg)
+	if rg.BracketsNote != "" || len(rg.Brackets) != sr.Brackets() || len(rg.Brackets) < 2 {
+		t.Fatalf("%d brackets shown, %d started; note %q", len(rg.Brackets), sr.Brackets(), rg.BracketsNote)
+	}
+	for i, b := range rg.Brackets {
+		for _, id := range b.Members {
+			if !slices.ContainsFunc(sr.Jobs(id), func(j dehb.Job) bool { return j.Bracket == i }) {
+				t.Errorf("%s lists trial %s, which ran no job for it", b.Label, id)
+			}
+		}
+		for k, g := range b.Rungs {
+			if g.Milestone != sr.BracketBudgets(i)[k] {
+				t.Errorf("%s: rung %d at %v, budget %v", b.Label, k, g.Milestone, sr.BracketBudgets(i)[k])
+			}
+			for _, rt := range g.Trials {
+				if !slices.ContainsFunc(sr.Jobs(rt.ID), func(j dehb.Job) bool { return j.Bracket == i && j.Rung == k }) {
+					t.Errorf("%s rung %d shows trial %s, which ran no job there", b.Label, k, rt.ID)
+				}
+			}
+		}
 	}
 }
