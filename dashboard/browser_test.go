@@ -365,6 +365,18 @@ func TestBrowser(t *testing.T) {
 				b.wait(t, label+" draws", drawn(fmt.Sprintf("rungs-b%d", i)))
 			}
 		}
+		// A trial's page: each rung it reached is of its bracket.
+		var id, label string
+		for k, v := range rec.snapshot() {
+			if v != "bracket 0" && (id == "" || k < id) {
+				id, label = k, v
+			}
+		}
+		b.do(t, "open a trial outside bracket 0", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = '#/trial/%s'`, id)))
+		b.wait(t, "its rungs, of its bracket", fmt.Sprintf(`(() => {
+			const rows = Array.from(document.querySelectorAll('#t-rungs tr[data-outcome]'));
+			return document.getElementById('t-id').textContent === %q && rows.length > 0 &&
+				rows.every((r) => r.dataset.bracket === %q && r.firstChild.textContent === %q); })()`, id, label, label))
 		if errs := b.errors(mark); len(errs) > 0 {
 			t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
 		}
