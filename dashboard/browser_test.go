@@ -20,6 +20,7 @@ import (
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/report"
 	"github.com/hone-tune/hone/results"
+	"github.com/hone-tune/hone/scheduler/asha"
 	"github.com/hone-tune/hone/spec"
 )
 
@@ -273,8 +274,8 @@ func TestBrowser(t *testing.T) {
 		}
 		b.wait(t, "the learning curves draw, the best in red", drawn("curves", 214, 39, 40))
 		b.wait(t, "the parallel coordinates draw", drawn("parallel"))
-		b.wait(t, "the rungs draw", drawn("rungs"))
-		if n := eval[int](t, b, `document.querySelectorAll('#rungs-table tr[data-milestone]').length`); n != 3 {
+		b.wait(t, "the rungs of the one bracket draw", drawn("rungs-b0"))
+		if n := eval[int](t, b, `document.querySelectorAll('#rungs-brackets tr[data-milestone]').length`); n != 3 {
 			t.Errorf("rung table: %d rungs, want 3", n)
 		}
 		if got := eval[string](t, b, `document.querySelector('#c-best b').textContent`); !strings.Contains(got, best.ID) {
@@ -324,6 +325,63 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("brackets", func(t *testing.T) {
+		// ASHA with three brackets, followed while it runs: a chart and a
+		// table per bracket, each with the trials the scheduler put in it.
+		mark := b.mark()
+		gate := make(chan struct{})
+		rec := &brackets{of: map[string]string{}}
+		x := startPlan(t, t.TempDir(), "brackets", bracketsSpec, held(gate), func(p *spec.Plan) {
+			rec.sched = p.Experiment.Scheduler.(*asha.Scheduler)
+			p.Experiment.Callbacks = append(p.Experiment.Callbacks, rec)
+		})
+		b.open(t, x.dir, nil, "")
+		b.wait(t, "a section per bracket", `document.querySelectorAll('#rungs-brackets .bracket').length === 3 &&
+			document.getElementById('rungs').hidden`)
+		b.wait(t, "bracket 0 draws while the run goes on", drawn("rungs-b0"))
+		close(gate)
+		x.wait(t)
+		counts := map[string]int{}
+		for _, label := range rec.snapshot() {
+			counts[label]++
+		}
+		if len(counts) < 2 {
+			t.Fatalf("the trials ran in %v; the test needs several brackets", counts)
+		}
+		for i := range 3 {
+			label := fmt.Sprintf("bracket %d", i)
+			want := fmt.Sprintf("%s: %d trial", label, counts[label])
+			b.wait(t, label+" lists its trials", fmt.Sprintf(`(() => {
+				const h = document.querySelector('#rungs-brackets .bracket[data-bracket="%d"] .bracket-label');
+				return !!h && h.textContent.startsWith(%q) &&
+					document.querySelectorAll('#rungs-b%d-trials tr[data-id]').length === %d; })()`, i, want, i, counts[label]))
+			ids := eval[[]string](t, b, fmt.Sprintf(`Array.from(document.querySelectorAll('#rungs-b%d-trials tr[data-id]')).map((r) => r.dataset.id)`, i))
+			for _, id := range ids {
+				if live := rec.snapshot()[id]; live != label {
+					t.Errorf("%s lists trial %s, which ran in %s", label, id, live)
+				}
+			}
+			if counts[label] > 0 {
+				b.wait(t, label+" draws", drawn(fmt.Sprintf("rungs-b%d", i)))
+			}
+		}
+		// A trial's page: each rung it reached is of its bracket.
+		var id, label string
+		for k, v := range rec.snapshot() {
+			if v != "bracket 0" && (id == "" || k < id) {
+				id, label = k, v
+			}
+		}
+		b.do(t, "open a trial outside bracket 0", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = '#/trial/%s'`, id)))
+		b.wait(t, "its rungs, of its bracket", fmt.Sprintf(`(() => {
+			const rows = Array.from(document.querySelectorAll('#t-rungs tr[data-outcome]'));
+			return document.getElementById('t-id').textContent === %q && rows.length > 0 &&
+				rows.every((r) => r.dataset.bracket === %q && r.firstChild.textContent === %q); })()`, id, label, label))
+		if errs := b.errors(mark); len(errs) > 0 {
+			t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+		}
+	})
+
 	t.Run("many", func(t *testing.T) {
 		// HONE_DASHBOARD_TRIALS=10000 runs it at the size the dashboard
 		// is made for (half a minute for the run alone, here).
@@ -357,7 +415,7 @@ func TestBrowser(t *testing.T) {
 		b.do(t, "sort by the metric", chromedp.Click(chromedp.CSS(`#trials th[data-sort="value"]`)))
 		b.wait(t, "the best trial first, on the first page", fmt.Sprintf(`(document.querySelector('#trials tbody tr') || {dataset: {}}).dataset.id === %q &&
 			document.getElementById('page-info').textContent === 'trials 1–50 of %d'`, best.ID, n))
-		for _, c := range []string{"curves", "parallel", "rungs"} {
+		for _, c := range []string{"curves", "parallel", "rungs-b0"} {
 			b.wait(t, c+" draw", drawn(c))
 		}
 		if errs := b.errors(mark); len(errs) > 0 {

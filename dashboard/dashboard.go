@@ -89,6 +89,12 @@ type Server struct {
 	cache   map[string][]byte
 	readErr string
 
+	// replay follows the journal to tell which bracket each trial ran
+	// in (report.Replay); nil when the scheduler has no brackets. Only
+	// Refresh, under refreshMu, uses it.
+	replay      *report.Replay
+	bracketsErr *report.Assignment
+
 	subMu sync.Mutex
 	subs  map[chan uint64]struct{}
 }
@@ -118,7 +124,43 @@ func New(opts Options) (*Server, error) {
 	if opts.Running != nil {
 		s.info.Running = opts.Running()
 	}
+	if live != nil {
+		s.info.Brackets = s.followBrackets()
+	}
 	return s, nil
+}
+
+// followBrackets feeds the replay of the journal what the journal gained
+// (starting it, for an experiment with rungs, the first time) and returns
+// the brackets as it now knows them; nil for a scheduler without brackets.
+func (s *Server) followBrackets() *report.Assignment {
+	if s.info.Rungs == nil {
+		return nil
+	}
+	if s.replay == nil {
+		r, err := report.NewReplay(s.opts.Dir)
+		if err != nil {
+			return s.bracketsError(err)
+		}
+		if r == nil {
+			return nil
+		}
+		s.replay = r
+	}
+	if _, err := s.replay.Update(); err != nil {
+		return s.bracketsError(err)
+	}
+	return s.replay.Assignment()
+}
+
+// bracketsError is the Assignment that shows err, the same value while the
+// error is, so that a lasting error does not count as news.
+func (s *Server) bracketsError(err error) *report.Assignment {
+	if a := s.bracketsErr; a != nil && a.Note == err.Error() {
+		return a
+	}
+	s.bracketsErr = &report.Assignment{Brackets: []report.Bracket{}, Note: err.Error()}
+	return s.bracketsErr
 }
 
 // Watch looks for news every Interval until ctx ends, and tells the pages
@@ -166,6 +208,19 @@ func (s *Server) Refresh(ctx context.Context) bool {
 	} else {
 		ch, err = s.live.Update()
 	}
+	opened := s.live != nil
+	s.mu.Unlock()
+	// The replay runs the experiment's searcher and scheduler, which may
+	// take a while on a large journal: the pages are served meanwhile.
+	var brackets *report.Assignment
+	if opened {
+		brackets = s.followBrackets()
+	}
+	s.mu.Lock()
+	bracketsChanged := opened && brackets != s.info.Brackets
+	if bracketsChanged {
+		s.info.Brackets = brackets
+	}
 	msg := ""
 	switch {
 	case syncErr != nil:
@@ -173,7 +228,7 @@ func (s *Server) Refresh(ctx context.Context) bool {
 	case err != nil:
 		msg = err.Error()
 	}
-	changed := ch.Any() || running != s.info.Running || msg != s.readErr
+	changed := ch.Any() || bracketsChanged || running != s.info.Running || msg != s.readErr
 	s.info.Running, s.readErr = running, msg
 	if changed {
 		s.version++

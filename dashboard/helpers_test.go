@@ -55,6 +55,13 @@ func startSpec(t *testing.T, name, body string, exec func(spec.Process) (hone.Ex
 // base/results/name.
 func startSpecIn(t *testing.T, base, name, body string, exec func(spec.Process) (hone.Executor, error), files ...[2]string) *experiment {
 	t.Helper()
+	return startPlan(t, base, name, body, exec, nil, files...)
+}
+
+// startPlan is startSpecIn, calling with (when not nil) on the plan before
+// the run starts.
+func startPlan(t *testing.T, base, name, body string, exec func(spec.Process) (hone.Executor, error), with func(*spec.Plan), files ...[2]string) *experiment {
+	t.Helper()
 	for _, f := range files {
 		if err := os.WriteFile(filepath.Join(base, f[0]), []byte(f[1]), 0o644); err != nil {
 			t.Fatal(err)
@@ -89,6 +96,9 @@ func startSpecIn(t *testing.T, base, name, body string, exec func(spec.Process) 
 	}
 	plan.Options.Executor = ex
 	plan.Options.Log = io.Discard
+	if with != nil {
+		with(plan)
+	}
 	x := &experiment{dir: dir, done: make(chan error, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {

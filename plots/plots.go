@@ -121,7 +121,9 @@ func newFigure(name string, panels ...*plot.Plot) *Figure {
 // Figures builds every figure the experiment has data for, with info's
 // metric, mode (min when not set) and time attribute (training_iteration
 // when not set), and says why the others were skipped. Without a metric
-// there are none (every figure is skipped).
+// there are none (every figure is skipped). For a scheduler with rungs,
+// info.Brackets, when nil, is read by replaying the experiment's journal
+// (report.Brackets), so that the rungs are drawn per bracket.
 func Figures(e *results.Experiment, info report.Info, o Options) ([]*Figure, []Skipped, error) {
 	if o.MaxTrials <= 0 {
 		o.MaxTrials = DefaultMaxTrials
@@ -134,6 +136,13 @@ func Figures(e *results.Experiment, info report.Info, o Options) ([]*Figure, []S
 	}
 	if info.TimeAttr == "" {
 		info.TimeAttr = hone.FieldTrainingIteration
+	}
+	if info.Rungs != nil && info.Brackets == nil && e.Dir != "" {
+		a, err := report.Brackets(e.Dir)
+		if err != nil {
+			a = &report.Assignment{Note: err.Error()}
+		}
+		info.Brackets = a
 	}
 	var figs []*Figure
 	var skipped []Skipped

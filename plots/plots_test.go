@@ -279,16 +279,24 @@ func TestHyperBand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if info.Brackets, err = report.Brackets(dir); err != nil || info.Brackets == nil || info.Brackets.Note != "" {
+		t.Fatalf("brackets: %+v, %v", info.Brackets, err)
+	}
 	rg, err := report.SuccessiveHalving(e, info, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reached := 0
-	for _, g := range rg.Rungs {
-		reached += g.Reached
+	reached, used := 0, 0
+	for _, b := range rg.Brackets {
+		for _, g := range b.Rungs {
+			reached += g.Reached
+		}
+		if b.Trials > 0 {
+			used++
+		}
 	}
-	if figs[2].Lines != reached || reached <= 12 {
-		t.Errorf("%d marks for %d trials at rungs", figs[2].Lines, reached)
+	if figs[2].Lines != reached || reached <= 12 || used < 2 {
+		t.Errorf("%d marks for %d trials at rungs of %d brackets", figs[2].Lines, reached, used)
 	}
 	out := t.TempDir()
 	paths, err := plots.Write(out, figs, plots.Formats())
@@ -296,21 +304,29 @@ func TestHyperBand(t *testing.T) {
 		t.Fatal(err)
 	}
 	svg := checkFiles(t, out, figs, paths)[plots.NameRungs]
-	for _, g := range rg.Rungs {
-		if want := fmt.Sprintf("%d reached", g.Reached); !strings.Contains(svg, want) {
-			t.Errorf("rung %v: no %q", g.Milestone, want)
+	// A panel per bracket that took a trial, titled with it, with its
+	// own rungs and legend.
+	for _, b := range rg.Brackets {
+		if b.Trials == 0 {
+			continue
+		}
+		if want := fmt.Sprintf("%s: loss of its %d trials", b.Label, b.Trials); !strings.Contains(svg, want) {
+			t.Errorf("no panel %q", want)
+		}
+		for _, o := range []string{report.OutcomePromoted, report.OutcomeStopped, report.OutcomeCompleted} {
+			if n := countOutcome(b.Rungs, o); n > 0 && !strings.Contains(svg, fmt.Sprintf("%s (%d)", o, n)) {
+				t.Errorf("%s: no legend entry for %s", b.Label, o)
+			}
 		}
 	}
-	for _, o := range []string{report.OutcomePromoted, report.OutcomeStopped, report.OutcomeCompleted} {
-		if !strings.Contains(svg, fmt.Sprintf("%s (%d)", o, countOutcome(rg, o))) {
-			t.Errorf("no legend entry for %s", o)
-		}
+	if got := strings.Count(svg, "Rungs of hyperband, band "); got != used {
+		t.Errorf("%d panels, %d brackets with trials", got, used)
 	}
 }
 
-func countOutcome(rg *report.Rungs, o string) int {
+func countOutcome(rungs []report.Rung, o string) int {
 	n := 0
-	for _, g := range rg.Rungs {
+	for _, g := range rungs {
 		n += g.Counts[o]
 	}
 	return n
@@ -434,3 +450,51 @@ scheduler:
 max_concurrent_trials: 4
 stop: {training_iteration: 15}
 `
+
+// TestRungsPerBracket draws the rungs of an ASHA run with three brackets:
+// a panel per bracket that took a trial, each with its own trials.
+func TestRungsPerBracket(t *testing.T) {
+	dir := run(t, `metric: loss
+mode: min
+seed: 7
+num_samples: 30
+command: [unused]
+search_space:
+  rate: {uniform: [0.05, 0.5]}
+  asymptote: {uniform: [0, 0.5]}
+scheduler: {name: asha, max_t: 27, grace_period: 1, reduction_factor: 3, brackets: 3}
+max_concurrent_trials: 4
+`, sim.New(sim.Curve{MaxIterations: 27}.New))
+	e, figs, _ := figures(t, dir)
+	a, err := report.Brackets(dir)
+	if err != nil || a == nil || a.Note != "" {
+		t.Fatalf("brackets: %+v, %v", a, err)
+	}
+	i := slices.IndexFunc(figs, func(f *plots.Figure) bool { return f.Name == plots.NameRungs })
+	if i < 0 {
+		t.Fatal("no rungs figure")
+	}
+	out := t.TempDir()
+	paths, err := plots.Write(out, figs[i:i+1], plots.Formats())
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := checkFiles(t, out, figs[i:i+1], paths)[plots.NameRungs]
+	used, total := 0, 0
+	for _, b := range a.Brackets {
+		total += len(b.Trials)
+		if len(b.Trials) == 0 {
+			continue
+		}
+		used++
+		if want := fmt.Sprintf("Rungs of asha, %s: loss of its %d trials", b.Label, len(b.Trials)); !strings.Contains(svg, want) {
+			t.Errorf("no panel %q", want)
+		}
+	}
+	if used != 3 || total != len(e.Trials) {
+		t.Errorf("%d brackets used, %d trials placed of %d", used, total, len(e.Trials))
+	}
+	if got := strings.Count(svg, "Rungs of asha, bracket "); got != used {
+		t.Errorf("%d panels, %d brackets with trials", got, used)
+	}
+}

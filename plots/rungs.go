@@ -31,17 +31,23 @@ func outcomeStyles() []outcomeStyle {
 	}
 }
 
+// maxBracketPanels bounds the panels of the rungs figure: one per bracket.
+const maxBracketPanels = 12
+
 // rungsFigure draws successive halving: a column per rung, each trial that
 // reached it a mark at its metric there, the best on the left, shaped and
 // coloured by what became of it (promoted, stopped, ...). Below each rung
-// its milestone and how many trials reached it.
+// its milestone and how many trials reached it. When info.Brackets says
+// which trials ran in which bracket, each bracket that took a trial is a
+// panel of its own, with its own rungs and trials; otherwise one panel
+// shows the rungs of all brackets together.
 func rungsFigure(e *results.Experiment, info report.Info, o Options) (*Figure, string, error) {
 	rg, err := report.SuccessiveHalving(e, info, o.MaxTrials)
 	if err != nil {
 		return nil, "", err
 	}
 	if rg == nil {
-		return nil, "the scheduler has no rungs (not ASHA, HyperBand or BOHB)", nil
+		return nil, "the scheduler has no rungs (not ASHA, HyperBand, BOHB or DEHB)", nil
 	}
 	if len(rg.Rungs) == 0 || rg.Rungs[0].Reached == 0 {
 		return nil, "no trial reached the first rung", nil
@@ -50,14 +56,60 @@ func rungsFigure(e *results.Experiment, info report.Info, o Options) (*Figure, s
 	if name == "" {
 		name = "the scheduler"
 	}
-	p := newPlot(fmt.Sprintf("Rungs of %s: %s where each trial reached a milestone of %s", name, rg.Metric, rg.Plan.TimeAttr),
-		"rung", fmt.Sprintf("%s at the rung (%s)", rg.Metric, info.Mode))
+	ylabel := fmt.Sprintf("%s at the rung (%s)", rg.Metric, info.Mode)
+	var panels []*plot.Plot
+	var note string
+	lines := 0
+	if len(rg.Brackets) == 0 {
+		title := fmt.Sprintf("Rungs of %s: %s where each trial reached a milestone of %s", name, rg.Metric, rg.Plan.TimeAttr)
+		if rg.BracketsNote != "" {
+			title += "\n(all brackets together: " + rg.BracketsNote + ")"
+			note = "all brackets together: " + rg.BracketsNote
+		}
+		p, n, left, err := rungPanel(title, ylabel, rg.Plan.TimeAttr, rg.Rungs)
+		if err != nil {
+			return nil, "", err
+		}
+		panels, lines, note = append(panels, p), n, joinNote(note, left)
+	} else {
+		used := 0
+		for _, b := range rg.Brackets {
+			if b.Trials == 0 {
+				continue
+			}
+			used++
+			if len(panels) == maxBracketPanels {
+				continue
+			}
+			title := fmt.Sprintf("Rungs of %s, %s: %s of its %d trials at each milestone of %s", name, b.Label, rg.Metric, b.Trials, rg.Plan.TimeAttr)
+			p, n, left, err := rungPanel(title, ylabel, rg.Plan.TimeAttr, b.Rungs)
+			if err != nil {
+				return nil, "", err
+			}
+			panels, lines = append(panels, p), lines+n
+			if left != "" {
+				note = joinNote(note, b.Label+": "+left)
+			}
+		}
+		if used > len(panels) {
+			note = joinNote(note, fmt.Sprintf("the first %d of %d brackets", len(panels), used))
+		}
+	}
+	f := newFigure(NameRungs, panels...)
+	f.Lines, f.Note = lines, note
+	return f, "", nil
+}
+
+// rungPanel draws the rungs of one bracket, or of all together, and
+// returns the panel, the marks drawn and what was left out.
+func rungPanel(title, ylabel, attr string, rungs []report.Rung) (*plot.Plot, int, string, error) {
+	p := newPlot(title, "rung", ylabel)
 	points := map[string]plotter.XYs{}
 	totals := map[string]int{}
 	var ticks []plot.Tick
 	var note string
-	for k, g := range rg.Rungs {
-		label := fmt.Sprintf("%s ≥ %s\n%d reached", rg.Plan.TimeAttr, num(g.Milestone), g.Reached)
+	for k, g := range rungs {
+		label := fmt.Sprintf("%s ≥ %s\n%d reached", attr, num(g.Milestone), g.Reached)
 		if len(g.Trials) < g.Reached {
 			label += fmt.Sprintf(", the best %d drawn", len(g.Trials))
 		}
@@ -66,7 +118,7 @@ func rungsFigure(e *results.Experiment, info report.Info, o Options) (*Figure, s
 			totals[out] += c
 		}
 		if len(g.Trials) < g.Reached {
-			note = joinNote(note, fmt.Sprintf("the best %d of %d trials at %s %s", len(g.Trials), g.Reached, rg.Plan.TimeAttr, num(g.Milestone)))
+			note = joinNote(note, fmt.Sprintf("the best %d of %d trials at %s %s", len(g.Trials), g.Reached, attr, num(g.Milestone)))
 		}
 		for i, t := range g.Trials {
 			if t.Value == nil {
@@ -88,7 +140,7 @@ func rungsFigure(e *results.Experiment, info report.Info, o Options) (*Figure, s
 		}
 		s, err := plotter.NewScatter(xys)
 		if err != nil {
-			return nil, "", err
+			return nil, 0, "", err
 		}
 		s.GlyphStyle = draw.GlyphStyle{Color: st.color, Radius: 3, Shape: st.shape}
 		p.Add(s)
@@ -97,9 +149,7 @@ func rungsFigure(e *results.Experiment, info report.Info, o Options) (*Figure, s
 	}
 	p.Add(plotter.NewGrid())
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
-	p.X.Min, p.X.Max = -0.5, float64(len(rg.Rungs))-0.5
+	p.X.Min, p.X.Max = -0.5, float64(len(rungs))-0.5
 	p.Legend.Top, p.Legend.Left = true, false
-	f := newFigure(NameRungs, p)
-	f.Lines, f.Note = lines, note
-	return f, "", nil
+	return p, lines, note, nil
 }

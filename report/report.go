@@ -23,6 +23,7 @@ import (
 	"github.com/hone-tune/hone/results"
 	"github.com/hone-tune/hone/scheduler/asha"
 	"github.com/hone-tune/hone/scheduler/pbt"
+	"github.com/hone-tune/hone/search/dehb"
 	"github.com/hone-tune/hone/spec"
 )
 
@@ -61,8 +62,12 @@ type Info struct {
 	// Running says whether a hone process runs the experiment.
 	Running bool `json:"running"`
 	// Rungs are the scheduler's milestones, when it has any (ASHA,
-	// HyperBand, HyperBand for BOHB).
+	// HyperBand, HyperBand for BOHB; DEHB's budget levels).
 	Rungs *RungPlan `json:"rungs,omitempty"`
+	// Brackets are which trials ran in which bracket, from a Replay of
+	// the experiment; nil when not known. The rungs are then shown per
+	// bracket.
+	Brackets *Assignment `json:"-"`
 }
 
 // RungPlan is the rung structure a scheduler was built with.
@@ -121,6 +126,12 @@ func ReadInfo(dir string) (Info, error) {
 			}
 		}
 		info.Rungs, info.TimeAttr = plan, attr
+	}
+	if d, ok := sc.(*dehb.Scheduler); ok {
+		ms := d.Budgets()
+		attr := d.Config().TimeAttr
+		info.Rungs = &RungPlan{TimeAttr: attr, Milestones: ms, MaxT: ms[len(ms)-1]}
+		info.TimeAttr = attr
 	}
 	if p, ok := sc.(*pbt.Scheduler); ok {
 		info.TimeAttr = p.Config().TimeAttr

@@ -35,7 +35,27 @@ type Rungs struct {
 	Plan RungPlan `json:"plan"`
 	// Metric is the metric the values are of.
 	Metric string `json:"metric"`
-	// Rungs are the milestones, lowest first.
+	// Rungs are the milestones, lowest first, of all brackets together.
+	Rungs []Rung `json:"rungs"`
+	// Brackets are the rungs of each bracket, when Info.Brackets says
+	// which trials ran in which; empty otherwise.
+	Brackets []BracketRungs `json:"brackets"`
+	// BracketsNote says why the brackets are not shown, when they are
+	// not.
+	BracketsNote string `json:"brackets_note,omitempty"`
+}
+
+// BracketRungs are the rungs of one bracket and the trials that ran in it.
+type BracketRungs struct {
+	// Label names the bracket (Bracket.Label).
+	Label string `json:"label"`
+	// Trials counts the trials the bracket took.
+	Trials int `json:"trials"`
+	// Members are the ids of the trials it took, in the order it took
+	// them, whether or not they reached a rung yet.
+	Members []string `json:"members"`
+	// Rungs are its milestones, lowest first, each with the bracket's
+	// trials that reached it and what became of them there.
 	Rungs []Rung `json:"rungs"`
 }
 
@@ -65,36 +85,75 @@ type RungTrial struct {
 // SuccessiveHalving returns the rungs of an experiment whose scheduler
 // has them (info.Rungs), with at most maxTrials trials listed per rung
 // (all when maxTrials <= 0); nil when it has none. A trial is at a rung
-// once a result's time attribute reaches the milestone; which bracket of
-// several it ran in is not recorded in the experiment, so rungs of all
-// brackets are shown together.
+// once a result's time attribute reaches the milestone. Rungs are every
+// milestone of every bracket together; when info.Brackets says which
+// trials ran in which bracket (a Replay of the journal), Brackets are the
+// rungs of each bracket with its own trials, a trial's outcome judged at
+// that bracket's milestones.
 func SuccessiveHalving(e *results.Experiment, info Info, maxTrials int) (*Rungs, error) {
 	if info.Rungs == nil {
 		return nil, nil
 	}
 	plan := *info.Rungs
-	out := &Rungs{Plan: plan, Metric: info.Metric, Rungs: []Rung{}}
-	for _, m := range plan.Milestones {
-		out.Rungs = append(out.Rungs, Rung{Milestone: m, Counts: map[string]int{}, Trials: []RungTrial{}})
+	out := &Rungs{Plan: plan, Metric: info.Metric, Brackets: []BracketRungs{}}
+	var err error
+	if out.Rungs, err = rungsOf(e.Trials, nil, info, plan.Milestones, plan.MaxT, maxTrials); err != nil {
+		return nil, err
+	}
+	switch {
+	case info.Brackets == nil:
+		out.BracketsNote = "which trials ran in which bracket is not known"
+	case info.Brackets.Note != "":
+		out.BracketsNote = info.Brackets.Note
+	}
+	if info.Brackets == nil {
+		return out, nil
+	}
+	for _, b := range info.Brackets.Brackets {
+		var ts []*results.Trial
+		for _, id := range b.Trials {
+			if t := e.Trial(id); t != nil {
+				ts = append(ts, t)
+			}
+		}
+		rs, err := rungsOf(ts, b.At, info, b.Milestones, b.Milestones[len(b.Milestones)-1], maxTrials)
+		if err != nil {
+			return nil, err
+		}
+		out.Brackets = append(out.Brackets, BracketRungs{Label: b.Label, Trials: len(b.Trials), Members: b.Trials, Rungs: rs})
+	}
+	return out, nil
+}
+
+// rungsOf returns the rungs at milestones ms of trials ts, max_t being
+// maxT (see SuccessiveHalving); with at, a trial is at only the rungs at
+// lists for it (Bracket.At).
+func rungsOf(ts []*results.Trial, at map[string][]int, info Info, ms []float64, maxT float64, maxTrials int) ([]Rung, error) {
+	out := []Rung{}
+	for _, m := range ms {
+		out = append(out, Rung{Milestone: m, Counts: map[string]int{}, Trials: []RungTrial{}})
 	}
 	mode := info.Mode
 	if !mode.Valid() {
 		mode = hone.Min
 	}
-	for _, t := range e.Trials {
-		rs, err := TrialRungs(t, info)
+	for _, t := range ts {
+		rs, err := trialRungs(t, info, ms, maxT)
 		if err != nil {
 			return nil, err
 		}
 		for i, rt := range rs {
-			g := &out.Rungs[i]
+			if at != nil && !slices.Contains(at[t.ID], i) {
+				continue
+			}
+			g := &out[i]
 			g.Counts[rt.Outcome]++
 			g.Reached++
 			g.Trials = append(g.Trials, rt.RungTrial)
 		}
 	}
-	for i := range out.Rungs {
-		g := &out.Rungs[i]
+	for i := range out {
+		g := &out[i]
 		slices.SortStableFunc(g.Trials, func(a, b RungTrial) int {
 			switch {
 			case a.Value != nil && b.Value == nil:
@@ -120,16 +179,46 @@ func SuccessiveHalving(e *results.Experiment, info Info, maxTrials int) (*Rungs,
 // TrialRung is a rung a trial reached.
 type TrialRung struct {
 	Milestone float64 `json:"milestone"`
+	// Bracket is the label of the bracket the rung is of, "" when not
+	// known.
+	Bracket string `json:"bracket,omitempty"`
 	RungTrial
 }
 
 // TrialRungs returns the rungs trial t reached, lowest first, with its
 // metric there and what became of it (see SuccessiveHalving); none when
-// info has no rungs.
+// info has no rungs. When info.Brackets says which bracket t ran in, the
+// rungs are that bracket's, each with its label (a trial a retry put in
+// another bracket has the rungs of each); otherwise they are every
+// milestone of the scheduler.
 func TrialRungs(t *results.Trial, info Info) ([]TrialRung, error) {
 	if info.Rungs == nil {
 		return nil, nil
 	}
+	bs := info.Brackets.Of(t.ID)
+	if len(bs) == 0 {
+		return trialRungs(t, info, info.Rungs.Milestones, info.Rungs.MaxT)
+	}
+	var out []TrialRung
+	for _, i := range bs {
+		b := info.Brackets.Brackets[i]
+		rs, err := trialRungs(t, info, b.Milestones, b.Milestones[len(b.Milestones)-1])
+		if err != nil {
+			return nil, err
+		}
+		for k := range rs {
+			if b.At != nil && !slices.Contains(b.At[t.ID], k) {
+				continue
+			}
+			rs[k].Bracket = b.Label
+			out = append(out, rs[k])
+		}
+	}
+	return out, nil
+}
+
+// trialRungs returns the rungs among ms that t reached, max_t being maxT.
+func trialRungs(t *results.Trial, info Info, ms []float64, maxT float64) ([]TrialRung, error) {
 	plan := info.Rungs
 	rows, err := t.Results()
 	if err != nil || len(rows) == 0 {
@@ -139,7 +228,7 @@ func TrialRungs(t *results.Trial, info Info) ([]TrialRung, error) {
 	lastT, _ := last.Value(plan.TimeAttr)
 	done, _ := last[hone.FieldDone].(bool)
 	var out []TrialRung
-	for _, m := range plan.Milestones {
+	for _, m := range ms {
 		at := slices.IndexFunc(rows, func(r results.Row) bool {
 			v, ok := r.Value(plan.TimeAttr)
 			return ok && v >= m
@@ -158,7 +247,7 @@ func TrialRungs(t *results.Trial, info Info) ([]TrialRung, error) {
 			rt.Outcome = OutcomeError
 		case t.Status == hone.StatusPaused:
 			rt.Outcome = OutcomePaused
-		case t.Status == hone.StatusTerminated && (done || lastT >= plan.MaxT):
+		case t.Status == hone.StatusTerminated && (done || lastT >= maxT):
 			rt.Outcome = OutcomeCompleted
 		case t.Status == hone.StatusTerminated:
 			rt.Outcome = OutcomeStopped

@@ -91,21 +91,6 @@ func Build(s *Spec, dir string, stdout io.Writer) (*Plan, error) {
 			return nil, err
 		}
 	}
-	// HyperBand for BOHB tells the BOHB searcher of pauses, so paused
-	// trials do not count against its concurrency limit.
-	if ps, ok := sc.(interface{ SetPauser(hyperband.Pauser) }); ok {
-		if p, ok := sr.(hyperband.Pauser); ok {
-			ps.SetPauser(p)
-		}
-	}
-	wireFidelity(sr, sc)
-	// A searcher that counts its own live trials (BOHB and DEHB leave out
-	// paused ones) applies max_concurrent itself.
-	_, pauser := sr.(hyperband.Pauser)
-	_, counts := sr.(interface{ Live() int })
-	if s.Searcher.MaxConcurrent > 0 && !pauser && !counts {
-		sr = search.Limit(sr, s.Searcher.MaxConcurrent)
-	}
 	files := callback.NewTrialFiles(dir)
 	callbacks := []hone.Callback{files}
 	if stdout != nil {
@@ -115,25 +100,8 @@ func Build(s *Spec, dir string, stdout io.Writer) (*Plan, error) {
 		}
 		callbacks = append(callbacks, progress.New(stdout, opts...))
 	}
-	exp := &hone.Experiment{
-		Name:                s.Name,
-		Trainable:           s.Trainable,
-		Metric:              s.Metric,
-		Mode:                s.Mode,
-		Searcher:            sr,
-		Scheduler:           sc,
-		Stoppers:            s.stoppers(),
-		MaxConcurrentTrials: s.MaxConcurrentTrials,
-		MaxPendingTrials:    s.MaxPendingTrials,
-		TrialTimeout:        s.TrialTimeout,
-		ReportTimeout:       s.ReportTimeout,
-		Resources:           s.Resources,
-		Checkpoint:          s.Checkpoint,
-		Failure:             s.Failure,
-		TimeBudget:          s.Stop.TimeBudget,
-		Seed:                s.Seed,
-		Callbacks:           callbacks,
-	}
+	exp := s.experiment(sr, sc)
+	exp.Callbacks = callbacks
 	if err := exp.Validate(); err != nil {
 		return nil, fmt.Errorf("build experiment: %w", err)
 	}
@@ -159,6 +127,80 @@ func Build(s *Spec, dir string, stdout io.Writer) (*Plan, error) {
 		},
 		files: files,
 	}, nil
+}
+
+// BuildReplay makes the spec's experiment as Build does, searcher and
+// scheduler wired alike, but without callbacks, executor or resource pool,
+// and checking only what the searcher and the scheduler need: it is for
+// readers that rebuild the state of an experiment by replaying its journal
+// into a controller (as a resume does) and run nothing, so s may come from
+// Decode and its command need not exist on this machine.
+func (s *Spec) BuildReplay() (*hone.Experiment, error) {
+	c := &collector{file: s.file, lines: s.lines}
+	buildSearcher := s.readSearcher(c)
+	buildScheduler := s.readScheduler(c)
+	if err := c.result(); err != nil {
+		return nil, err
+	}
+	if buildSearcher == nil || buildScheduler == nil {
+		return nil, fmt.Errorf("searcher %q or scheduler %q: cannot be built", s.Searcher.Name, s.Scheduler.Name)
+	}
+	sr, err := buildSearcher(s)
+	if err != nil {
+		return nil, fmt.Errorf("searcher %s: %w", s.Searcher.Name, err)
+	}
+	sc, err := buildScheduler(s)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler %s: %w", s.Scheduler.Name, err)
+	}
+	if b, ok := sc.(interface{ Bind(hone.Searcher) error }); ok {
+		if err := b.Bind(sr); err != nil {
+			return nil, fmt.Errorf("scheduler %s: %w", s.Scheduler.Name, err)
+		}
+	}
+	exp := s.experiment(sr, sc)
+	if err := exp.Validate(); err != nil {
+		return nil, fmt.Errorf("build experiment: %w", err)
+	}
+	return exp, nil
+}
+
+// experiment wires the searcher and the scheduler together as a run needs
+// them and returns the experiment without callbacks.
+func (s *Spec) experiment(sr hone.Searcher, sc hone.Scheduler) *hone.Experiment {
+	// HyperBand for BOHB tells the BOHB searcher of pauses, so paused
+	// trials do not count against its concurrency limit.
+	if ps, ok := sc.(interface{ SetPauser(hyperband.Pauser) }); ok {
+		if p, ok := sr.(hyperband.Pauser); ok {
+			ps.SetPauser(p)
+		}
+	}
+	wireFidelity(sr, sc)
+	// A searcher that counts its own live trials (BOHB and DEHB leave out
+	// paused ones) applies max_concurrent itself.
+	_, pauser := sr.(hyperband.Pauser)
+	_, counts := sr.(interface{ Live() int })
+	if s.Searcher.MaxConcurrent > 0 && !pauser && !counts {
+		sr = search.Limit(sr, s.Searcher.MaxConcurrent)
+	}
+	return &hone.Experiment{
+		Name:                s.Name,
+		Trainable:           s.Trainable,
+		Metric:              s.Metric,
+		Mode:                s.Mode,
+		Searcher:            sr,
+		Scheduler:           sc,
+		Stoppers:            s.stoppers(),
+		MaxConcurrentTrials: s.MaxConcurrentTrials,
+		MaxPendingTrials:    s.MaxPendingTrials,
+		TrialTimeout:        s.TrialTimeout,
+		ReportTimeout:       s.ReportTimeout,
+		Resources:           s.Resources,
+		Checkpoint:          s.Checkpoint,
+		Failure:             s.Failure,
+		TimeBudget:          s.Stop.TimeBudget,
+		Seed:                s.Seed,
+	}
 }
 
 // wireFidelity hands a searcher that models results at rungs (TPE) the

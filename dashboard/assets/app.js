@@ -307,14 +307,112 @@
   async function loadRungs() {
     const r = await get('rungs');
     const sec = $('rungs-section');
-    if (!r) { sec.hidden = true; dropChart('rungs'); return; }
+    const box = $('rungs-brackets');
+    if (!r) { sec.hidden = true; dropChart('rungs'); dropBrackets(box, 0); return; }
     sec.hidden = false;
     const plan = r.plan;
-    $('rungs-plan').textContent = plan.time_attr + ' milestones ' + plan.milestones.map(fmt).join(', ') +
-      (plan.brackets && plan.brackets.length > 1 ? '; brackets ' + plan.brackets.map((b) => '[' + b.map(fmt).join(', ') + ']').join(' ') : '');
+    $('rungs-plan').textContent = plan.time_attr + ' milestones ' + plan.milestones.map(fmt).join(', ');
+    $('rungs-note').textContent = r.brackets_note ? 'Shown for all brackets together: ' + r.brackets_note + '.' : '';
+    $('rungs-note').hidden = !r.brackets_note;
+    const perBracket = r.brackets && r.brackets.length > 0;
+    $('rungs').hidden = perBracket;
+    $('rungs-table').hidden = perBracket;
+    if (perBracket) {
+      dropChart('rungs');
+      $('rungs-table').textContent = '';
+      dropBrackets(box, r.brackets.length);
+      r.brackets.forEach((b, i) => {
+        let div = $('rungs-b' + i);
+        if (!div) {
+          div = el('div', { class: 'bracket', 'data-bracket': i },
+            el('h3', { class: 'bracket-label' }),
+            el('div', { id: 'rungs-b' + i, class: 'chart' }),
+            el('table', { id: 'rungs-b' + i + '-table', class: 'grid' }),
+            el('details', {}, el('summary', { class: 'bracket-members-label' }),
+              el('table', { id: 'rungs-b' + i + '-trials', class: 'grid small' })));
+          box.append(div);
+          div = $('rungs-b' + i);
+        }
+        div.parentNode.querySelector('.bracket-label').textContent = b.label + ': ' + b.trials + (b.trials === 1 ? ' trial' : ' trials') +
+          (b.rungs.length === 1 ? ', milestone ' : ', milestones ') + b.rungs.map((g) => fmt(g.milestone)).join(', ');
+        div.parentNode.querySelector('.bracket-members-label').textContent = 'its trials and what became of each at each rung' +
+          (b.members.length > MAX_BRACKET_ROWS ? ' (the first ' + MAX_BRACKET_ROWS + ' of ' + b.members.length + ')' : '');
+        rungTable($('rungs-b' + i + '-table'), b.rungs, plan.time_attr, b.label);
+        memberTable($('rungs-b' + i + '-trials'), b, plan.time_attr);
+        if (i < MAX_BRACKET_CHARTS) rungChart('rungs-b' + i, b.rungs, plan.time_attr, r.metric);
+      });
+      if (r.brackets.length > MAX_BRACKET_CHARTS) {
+        $('rungs-note').hidden = false;
+        $('rungs-note').textContent = 'Charts are drawn for the first ' + MAX_BRACKET_CHARTS + ' of ' + r.brackets.length +
+          ' brackets; the tables cover them all.';
+      }
+      return;
+    }
+    dropBrackets(box, 0);
+    rungTable($('rungs-table'), r.rungs, plan.time_attr, '');
+    rungChart('rungs', r.rungs, plan.time_attr, r.metric);
+  }
+
+  // MAX_BRACKET_CHARTS bounds the rung charts drawn, one per bracket, so
+  // that HyperBand's many bands keep the page quick.
+  const MAX_BRACKET_CHARTS = 24;
+
+  // MAX_BRACKET_ROWS bounds the rows of a bracket's table of trials.
+  const MAX_BRACKET_ROWS = 200;
+
+  // memberTable fills tbl with a row per trial of bracket b, in the order
+  // the bracket took them: at each rung, its metric and outcome there.
+  function memberTable(tbl, b, attr) {
+    tbl.textContent = '';
+    const hr = el('tr', {}, el('th', { text: 'trial' }));
+    for (const g of b.rungs) hr.append(el('th', { text: attr + ' ≥ ' + fmt(g.milestone) }));
+    tbl.append(hr);
+    const at = b.rungs.map((g) => new Map(g.trials.map((t) => [t.id, t])));
+    for (const id of b.members.slice(0, MAX_BRACKET_ROWS)) {
+      const tr = el('tr', { 'data-id': id }, el('td', {}, el('a', { href: '#/trial/' + encodeURIComponent(id), text: id })));
+      at.forEach((m, k) => {
+        const t = m.get(id);
+        if (!t) {
+          // Not reached, or (beyond the 1,000 listed) not among the best.
+          tr.append(el('td', { text: b.rungs[k].reached > b.rungs[k].trials.length ? '…' : '' }));
+          return;
+        }
+        tr.append(el('td', { 'data-outcome': t.outcome }, fmt(t.value) + ' ', el('span', { class: 'status', text: t.outcome })));
+      });
+      tbl.append(tr);
+    }
+  }
+
+  // dropBrackets removes the per-bracket charts from the n-th on.
+  function dropBrackets(box, n) {
+    for (const div of Array.from(box.querySelectorAll('.bracket'))) {
+      const i = Number(div.dataset.bracket);
+      if (i < n) continue;
+      if (hone.charts['rungs-b' + i]) dropChart('rungs-b' + i);
+      div.remove();
+    }
+  }
+
+  // rungTable fills tbl with the counts of each outcome at each rung.
+  function rungTable(tbl, rungs, attr, bracket) {
+    const outcomes = Object.keys(OUTCOME_COLORS);
+    tbl.textContent = '';
+    const hr = el('tr', {}, el('th', { text: attr + ' ≥' }), el('th', { text: 'reached' }));
+    for (const o of outcomes) hr.append(el('th', { text: o }));
+    tbl.append(hr);
+    for (const g of rungs) {
+      const tr = el('tr', { 'data-milestone': g.milestone, 'data-bracket': bracket }, el('td', { class: 'num', text: fmt(g.milestone) }), el('td', { class: 'num', text: g.reached }));
+      for (const o of outcomes) tr.append(el('td', { class: 'num', text: g.counts[o] || '' }));
+      tbl.append(tr);
+    }
+  }
+
+  // rungChart draws the trials at each rung into the element id: a
+  // column per rung, the best on the left, coloured by outcome.
+  function rungChart(id, rungs, attr, metric) {
     const outcomes = Object.keys(OUTCOME_COLORS);
     const pts = [];
-    r.rungs.forEach((g, ri) => {
+    rungs.forEach((g, ri) => {
       const n = g.trials.length;
       g.trials.forEach((t, j) => {
         if (t.value === null) return;
@@ -322,17 +420,7 @@
       });
     });
     pts.sort((a, b) => a.x - b.x);
-    const tbl = $('rungs-table');
-    tbl.textContent = '';
-    const hr = el('tr', {}, el('th', { text: plan.time_attr + ' ≥' }), el('th', { text: 'reached' }));
-    for (const o of outcomes) hr.append(el('th', { text: o }));
-    tbl.append(hr);
-    for (const g of r.rungs) {
-      const tr = el('tr', { 'data-milestone': g.milestone }, el('td', { class: 'num', text: fmt(g.milestone) }), el('td', { class: 'num', text: g.reached }));
-      for (const o of outcomes) tr.append(el('td', { class: 'num', text: g.counts[o] || '' }));
-      tbl.append(tr);
-    }
-    if (!pts.length) { dropChart('rungs'); return; }
+    if (!pts.length) { dropChart(id); return; }
     const series = [{ label: 'rung' }];
     const data = [pts.map((p) => p.x)];
     for (const o of outcomes) {
@@ -340,13 +428,14 @@
       series.push({ label: o, stroke: OUTCOME_COLORS[o], fill: OUTCOME_COLORS[o], paths: () => null, points: { show: true, size: 6, fill: OUTCOME_COLORS[o] } });
       data.push(pts.map((p) => (p.o === o ? p.y : null)));
     }
-    const ms = r.rungs.map((g) => g.milestone);
-    chart('rungs', {
+    const ms = rungs.map((g) => g.milestone);
+    chart(id, {
       series: series,
+      height: 240,
       scales: { x: { time: false, range: [-0.5, ms.length - 0.5] } },
       axes: [
-        { label: plan.time_attr + ' milestone', splits: () => ms.map((_, i) => i), values: (u, splits) => splits.map((i) => fmt(ms[i])) },
-        { label: r.metric, size: 70 },
+        { label: attr + ' milestone', splits: () => ms.map((_, i) => i), values: (u, splits) => splits.map((i) => fmt(ms[i])) },
+        { label: metric, size: 70 },
       ],
       legend: { show: true, live: false },
     }, data);
@@ -460,10 +549,17 @@
     const rt = $('t-rungs');
     rt.textContent = '';
     const attr = state.summary && state.summary.info.rungs ? state.summary.info.rungs.time_attr : 'time';
-    rt.append(el('tr', {}, el('th', { text: attr + ' ≥' }), el('th', { text: state.metric || 'metric' }), el('th', { text: 'outcome' })));
+    const hasBracket = t.rungs.some((g) => g.bracket);
+    const head = el('tr', {});
+    if (hasBracket) head.append(el('th', { text: 'bracket' }));
+    head.append(el('th', { text: attr + ' ≥' }), el('th', { text: state.metric || 'metric' }), el('th', { text: 'outcome' }));
+    rt.append(head);
     for (const g of t.rungs) {
-      rt.append(el('tr', { 'data-outcome': g.outcome }, el('td', { class: 'num', text: fmt(g.milestone) }),
-        el('td', { class: 'num', text: fmt(g.value) }), el('td', {}, el('span', { class: 'status', text: g.outcome }))));
+      const tr = el('tr', { 'data-outcome': g.outcome, 'data-bracket': g.bracket || '' });
+      if (hasBracket) tr.append(el('td', { text: g.bracket || '' }));
+      tr.append(el('td', { class: 'num', text: fmt(g.milestone) }),
+        el('td', { class: 'num', text: fmt(g.value) }), el('td', {}, el('span', { class: 'status', text: g.outcome })));
+      rt.append(tr);
     }
     const lsec = $('t-lineage-section');
     lsec.hidden = !t.lineage.length;

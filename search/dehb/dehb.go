@@ -179,6 +179,38 @@ type Searcher struct {
 	seen     map[string]bool // the configurations suggested, as JSON
 	trials   map[string]*trialRec
 	promoted []*trialRec // promoted trials not yet running, in decision order
+
+	jobs map[string][]Job // every job given to each trial, for reports
+}
+
+// Job is a job DEHB gave a trial: to run until its time attribute reaches
+// Budget, the budget of level Level, for rung Rung of bracket Bracket.
+type Job struct {
+	Bracket int
+	Rung    int
+	Level   int
+	Budget  float64
+}
+
+// Jobs returns the jobs trial id was given, in the order they were given:
+// its first, then its promotions (for reports; it plays no part in any
+// decision).
+func (s *Searcher) Jobs(id string) []Job { return slices.Clone(s.jobs[id]) }
+
+// BracketBudgets returns the budgets of bracket b's rungs, lowest first
+// (nil before the searcher is bound to a scheduler).
+func (s *Searcher) BracketBudgets(b int) []float64 {
+	if s.sc == nil || b < 0 {
+		return nil
+	}
+	k := s.sc.k()
+	h := k - b%(k+1)
+	return slices.Clone(s.sc.levels[k-h : k-h+len(s.sc.rungs(h))])
+}
+
+// record notes that trial id was given job j.
+func (s *Searcher) record(id string, j *job) {
+	s.jobs[id] = append(s.jobs[id], Job{Bracket: j.b.id, Rung: j.rung, Level: j.level, Budget: s.sc.levels[j.level]})
 }
 
 // member is one individual of a level's population.
@@ -229,7 +261,7 @@ func New(sp space.Space, opts Options) (*Searcher, error) {
 			dim++
 		}
 	}
-	s := &Searcher{space: sp, dim: dim, trials: map[string]*trialRec{}, seen: map[string]bool{}}
+	s := &Searcher{space: sp, dim: dim, trials: map[string]*trialRec{}, seen: map[string]bool{}, jobs: map[string][]Job{}}
 	check := rand.New(rand.NewPCG(0, 0))
 	pts := opts.Points
 	opts.Points = nil
@@ -317,6 +349,7 @@ func (s *Searcher) Suggest(trialID string) (hone.Config, error) {
 		return nil, hone.ErrSearchDone
 	}
 	s.trials[trialID] = &trialRec{id: trialID, seq: s.n, job: j, level: -1, x: j.x}
+	s.record(trialID, j)
 	s.n++
 	return hone.Config(cfg), nil
 }
@@ -445,6 +478,7 @@ func (s *Searcher) inPopulation(l int, x []float64) bool {
 func (s *Searcher) issue(b *bracket, r int, t *trialRec, l int) {
 	b.register(r)
 	t.job = &job{b: b, rung: r, level: l, slot: s.takeSlot(l), x: t.x, from: t.time}
+	s.record(t.id, t.job)
 	t.paused = false
 	t.dispatched = false
 	s.promoted = append(s.promoted, t)

@@ -58,6 +58,10 @@ func (s *Scheduler) Bind(sr hone.Searcher) error {
 // Config returns the scheduler's budgets, defaults filled in.
 func (s *Scheduler) Config() Config { return s.cfg }
 
+// Budgets returns the budget levels of the time attribute, lowest first;
+// the last is MaxT.
+func (s *Scheduler) Budgets() []float64 { return newSchedule(s.cfg).levels }
+
 // OnTrialAdd does nothing: the searcher registered the trial's job.
 func (s *Scheduler) OnTrialAdd(hone.Control, *hone.Trial) {}
 
