@@ -2,13 +2,10 @@ package plots_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"image/png"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,44 +14,12 @@ import (
 	"testing"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/executor/inproc"
 	"github.com/hone-tune/hone/executor/sim"
+	"github.com/hone-tune/hone/internal/spectest"
 	"github.com/hone-tune/hone/plots"
 	"github.com/hone-tune/hone/report"
 	"github.com/hone-tune/hone/results"
-	"github.com/hone-tune/hone/runner"
-	"github.com/hone-tune/hone/spec"
-	"github.com/hone-tune/hone/trial"
 )
-
-// run runs the experiment of the spec text to its end with exec's trials
-// and returns its directory, which holds the spec as hone run saves it.
-func run(t *testing.T, body string, exec hone.Executor) string {
-	t.Helper()
-	base := t.TempDir()
-	path := filepath.Join(base, "exp.yaml")
-	s, err := spec.Parse([]byte(body), path, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(base, "exp")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, report.SpecFile), []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	plan, err := spec.Build(s, dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan.Options.Executor, plan.Options.Log = exec, io.Discard
-	_, err = runner.Run(context.Background(), plan.Experiment, plan.Options)
-	if err := errors.Join(err, plan.Close()); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
 
 // figures opens the experiment in dir and builds its figures.
 func figures(t *testing.T, dir string) (*results.Experiment, []*plots.Figure, []plots.Skipped) {
@@ -72,23 +37,6 @@ func figures(t *testing.T, dir string) (*results.Experiment, []*plots.Figure, []
 		t.Fatal(err)
 	}
 	return e, figs, skipped
-}
-
-// curves is a Go trainable: loss falls from (1+x)/2 towards x; a trial with
-// x = 0.5 fails before its first result.
-func curves(iterations int) hone.Executor {
-	return inproc.NewFunc(func(ctx context.Context, s trial.Session) error {
-		x, _ := hone.Number(s.Config()["x"])
-		if x == 0.5 {
-			return errors.New("x = 0.5 fails")
-		}
-		for i := 1; i <= iterations; i++ {
-			if err := s.Report(trial.Metrics{"loss": x + (1-x)*math.Pow(0.5, float64(i))}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 }
 
 const fifoSpec = `metric: loss
@@ -225,7 +173,7 @@ func withResults(t *testing.T, e *results.Experiment) int {
 // the best thicker), best so far and parallel coordinates, in files that
 // decode and are not blank; no PBT or rung figures, each with a reason.
 func TestFIFO(t *testing.T) {
-	dir := run(t, fifoSpec, curves(6))
+	dir := spectest.Run(t, fifoSpec, spectest.Curves(6))
 	e, figs, skipped := figures(t, dir)
 	got, left := names(figs, skipped)
 	if !slices.Equal(got, []string{plots.NameCurves, plots.NameBestSoFar, plots.NameParallel}) ||
@@ -268,7 +216,7 @@ func TestFIFO(t *testing.T) {
 // TestHyperBand draws the rungs of a real HyperBand run: a mark per trial
 // and rung reached, shaped by its outcome, and every rung labelled.
 func TestHyperBand(t *testing.T) {
-	dir := run(t, hyperbandSpec, sim.New(sim.Curve{MaxIterations: 9}.New))
+	dir := spectest.Run(t, hyperbandSpec, sim.New(sim.Curve{MaxIterations: 9}.New))
 	e, figs, skipped := figures(t, dir)
 	got, left := names(figs, skipped)
 	if !slices.Equal(got, []string{plots.NameCurves, plots.NameBestSoFar, plots.NameRungs, plots.NameParallel}) ||
@@ -336,7 +284,7 @@ func countOutcome(rungs []report.Rung, o string) int {
 // per trial, a dashed line per exploit, and a schedule per trial; and
 // checks that drawing the same experiment again gives the same bytes.
 func TestPBT(t *testing.T) {
-	dir := run(t, pbtSpec, sim.New(sim.Curve{MaxIterations: 15}.New))
+	dir := spectest.Run(t, pbtSpec, sim.New(sim.Curve{MaxIterations: 15}.New))
 	e, figs, skipped := figures(t, dir)
 	got, left := names(figs, skipped)
 	if !slices.Equal(got, []string{plots.NameCurves, plots.NameBestSoFar, plots.NameLineage, plots.NameSchedules, plots.NameParallel}) ||
@@ -393,7 +341,7 @@ func TestPBT(t *testing.T) {
 // directory that cannot be made, or an unknown format, is an error that
 // names it.
 func TestNothingToDraw(t *testing.T) {
-	dir := run(t, fifoSpec, curves(2))
+	dir := spectest.Run(t, fifoSpec, spectest.Curves(2))
 	e, err := results.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -454,7 +402,7 @@ stop: {training_iteration: 15}
 // TestRungsPerBracket draws the rungs of an ASHA run with three brackets:
 // a panel per bracket that took a trial, each with its own trials.
 func TestRungsPerBracket(t *testing.T) {
-	dir := run(t, `metric: loss
+	dir := spectest.Run(t, `metric: loss
 mode: min
 seed: 7
 num_samples: 30

@@ -13,6 +13,7 @@ import (
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/sim"
+	"github.com/hone-tune/hone/internal/spectest"
 	"github.com/hone-tune/hone/report"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/scheduler/asha"
@@ -117,30 +118,10 @@ func placed(a *report.Assignment) map[string]string {
 // runWatched runs the spec to its end, watched by a watch.
 func runWatched(t *testing.T, body string, exec hone.Executor) (string, *watch) {
 	t.Helper()
-	base := t.TempDir()
-	path := filepath.Join(base, "exp.yaml")
-	s, err := spec.Parse([]byte(body), path, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(base, "exp")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, report.SpecFile), []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	plan, err := spec.Build(s, dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan, dir := spectest.Prepare(t, body)
 	w := &watch{t: t, dir: dir, sched: plan.Experiment.Scheduler, search: plan.Experiment.Searcher, live: map[string]string{}}
 	plan.Experiment.Callbacks = append(plan.Experiment.Callbacks, w)
-	plan.Options.Executor, plan.Options.Log = exec, io.Discard
-	_, err = runner.Run(context.Background(), plan.Experiment, plan.Options)
-	if err := errors.Join(err, plan.Close()); err != nil {
-		t.Fatal(err)
-	}
+	spectest.Finish(t, plan, exec)
 	if sc, ok := w.sched.(*hyperband.Scheduler); ok {
 		w.live = liveHyperBand(sc)
 	}
@@ -285,7 +266,7 @@ max_concurrent_trials: 4
 }
 
 func TestBracketsUnknown(t *testing.T) {
-	dir := run(t, `metric: loss
+	dir := spectest.Run(t, `metric: loss
 mode: min
 seed: 5
 num_samples: 4
@@ -385,7 +366,7 @@ search_space:
   asymptote: {uniform: [0, 0.5]}
 scheduler: {name: asha, max_t: 9, grace_period: 1, reduction_factor: 3, brackets: 2}
 `
-	dir := run(t, body, sim.New(sim.Curve{MaxIterations: 9}.New))
+	dir := spectest.Run(t, body, sim.New(sim.Curve{MaxIterations: 9}.New))
 	changed := strings.Replace(body, "rate: {uniform: [0.05, 0.5]}", "rate: {uniform: [0.6, 0.9]}", 1)
 	if err := os.WriteFile(filepath.Join(dir, report.SpecFile), []byte(changed), 0o644); err != nil {
 		t.Fatal(err)

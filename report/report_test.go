@@ -2,10 +2,7 @@ package report_test
 
 import (
 	"bufio"
-	"context"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,43 +12,11 @@ import (
 	"time"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/executor/inproc"
 	"github.com/hone-tune/hone/executor/sim"
+	"github.com/hone-tune/hone/internal/spectest"
 	"github.com/hone-tune/hone/report"
 	"github.com/hone-tune/hone/results"
-	"github.com/hone-tune/hone/runner"
-	"github.com/hone-tune/hone/spec"
-	"github.com/hone-tune/hone/trial"
 )
-
-// run runs the experiment of the spec text to its end with exec's trials
-// and returns its directory, which holds the spec as hone run saves it.
-func run(t *testing.T, body string, exec hone.Executor) string {
-	t.Helper()
-	base := t.TempDir()
-	path := filepath.Join(base, "exp.yaml")
-	s, err := spec.Parse([]byte(body), path, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(base, "exp")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, report.SpecFile), []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	plan, err := spec.Build(s, dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan.Options.Executor, plan.Options.Log = exec, io.Discard
-	_, err = runner.Run(context.Background(), plan.Experiment, plan.Options)
-	if err := errors.Join(err, plan.Close()); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
 
 func openExp(t *testing.T, dir string) (*results.Experiment, report.Info) {
 	t.Helper()
@@ -64,23 +29,6 @@ func openExp(t *testing.T, dir string) (*results.Experiment, report.Info) {
 		t.Fatal(err)
 	}
 	return e, info
-}
-
-// curves is a Go trainable: loss falls from (1+x)/2 towards x; a trial with
-// x = 0.5 fails before its first result.
-func curves(iterations int) hone.Executor {
-	return inproc.NewFunc(func(ctx context.Context, s trial.Session) error {
-		x, _ := hone.Number(s.Config()["x"])
-		if x == 0.5 {
-			return errors.New("x = 0.5 fails")
-		}
-		for i := 1; i <= iterations; i++ {
-			if err := s.Report(trial.Metrics{"loss": x + (1-x)*math.Pow(0.5, float64(i))}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 }
 
 const fifoSpec = `metric: loss
@@ -106,7 +54,7 @@ stop: {training_iteration: 6}
 func TestTableAndCharts(t *testing.T) {
 	for _, mode := range []hone.Mode{hone.Min, hone.Max} {
 		t.Run(string(mode), func(t *testing.T) {
-			dir := run(t, fmt.Sprintf(fifoSpec, mode), curves(6))
+			dir := spectest.Run(t, fmt.Sprintf(fifoSpec, mode), spectest.Curves(6))
 			e, info := openExp(t, dir)
 			if info.Metric != "loss" || info.Mode != mode || info.MaxIterations != 6 || info.NumSamples != 8 || info.Rungs != nil {
 				t.Fatalf("info %+v", info)
@@ -203,7 +151,7 @@ func TestTableAndCharts(t *testing.T) {
 // run: every trial at the first rung, and the trials promoted at each rung
 // are those that reached the next.
 func TestRungsOfHyperBand(t *testing.T) {
-	dir := run(t, `metric: loss
+	dir := spectest.Run(t, `metric: loss
 mode: min
 seed: 4
 num_samples: 12
@@ -251,7 +199,7 @@ max_concurrent_trials: 4
 // TestLineageOfPBT reads the exploits of a real PBT run, one per line of
 // its global policy log, each changing the mutated hyperparameter.
 func TestLineageOfPBT(t *testing.T) {
-	dir := run(t, `metric: loss
+	dir := spectest.Run(t, `metric: loss
 mode: min
 seed: 6
 num_samples: 4
@@ -295,7 +243,7 @@ stop: {training_iteration: 15}
 		}
 	}
 	// Without exploits there is no lineage.
-	fifo := run(t, fmt.Sprintf(fifoSpec, hone.Min), curves(2))
+	fifo := spectest.Run(t, fmt.Sprintf(fifoSpec, hone.Min), spectest.Curves(2))
 	e2, _ := openExp(t, fifo)
 	if l, err := report.PBTLineage(e2); l != nil || err != nil {
 		t.Errorf("lineage of a FIFO run: %+v, %v", l, err)
@@ -337,8 +285,8 @@ func TestReadInfo(t *testing.T) {
 // budget and the time only grow, the budget ends at the sum of the trials'
 // last training iterations, and the best ends at the best result.
 func TestBestSoFar(t *testing.T) {
-	fifo := run(t, fmt.Sprintf(fifoSpec, hone.Max), curves(6))
-	hb := run(t, `metric: loss
+	fifo := spectest.Run(t, fmt.Sprintf(fifoSpec, hone.Max), spectest.Curves(6))
+	hb := spectest.Run(t, `metric: loss
 mode: min
 seed: 4
 num_samples: 12

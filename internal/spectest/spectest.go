@@ -1,0 +1,80 @@
+// Package spectest runs experiments from spec text to their end, for the
+// tests of the packages that read experiments (report, plots).
+package spectest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/executor/inproc"
+	"github.com/hone-tune/hone/report"
+	"github.com/hone-tune/hone/runner"
+	"github.com/hone-tune/hone/spec"
+	"github.com/hone-tune/hone/trial"
+)
+
+// Prepare parses the spec text, saves it in a new experiment directory as
+// hone run does, and builds the experiment's plan, which the caller may
+// change before Finish runs it.
+func Prepare(t testing.TB, body string) (plan *spec.Plan, dir string) {
+	t.Helper()
+	base := t.TempDir()
+	s, err := spec.Parse([]byte(body), filepath.Join(base, "exp.yaml"), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = filepath.Join(base, "exp")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, report.SpecFile), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if plan, err = spec.Build(s, dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	return plan, dir
+}
+
+// Finish runs plan's experiment to its end with exec's trials.
+func Finish(t testing.TB, plan *spec.Plan, exec hone.Executor) {
+	t.Helper()
+	plan.Options.Executor, plan.Options.Log = exec, io.Discard
+	_, err := runner.Run(context.Background(), plan.Experiment, plan.Options)
+	if err := errors.Join(err, plan.Close()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Run runs the experiment of the spec text to its end with exec's trials
+// and returns its directory.
+func Run(t testing.TB, body string, exec hone.Executor) string {
+	t.Helper()
+	plan, dir := Prepare(t, body)
+	Finish(t, plan, exec)
+	return dir
+}
+
+// Curves is a Go trainable reporting iterations results: loss falls from
+// (1+x)/2 towards x, x the configuration's; a trial with x = 0.5 fails
+// before its first result.
+func Curves(iterations int) hone.Executor {
+	return inproc.NewFunc(func(ctx context.Context, s trial.Session) error {
+		x, _ := hone.Number(s.Config()["x"])
+		if x == 0.5 {
+			return errors.New("x = 0.5 fails")
+		}
+		for i := 1; i <= iterations; i++ {
+			if err := s.Report(trial.Metrics{"loss": x + (1-x)*math.Pow(0.5, float64(i))}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
