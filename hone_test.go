@@ -559,3 +559,29 @@ func TestCheckpointIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestModeCompare pins the sort order of trials' values: best first under
+// the mode, a missing value after every present one, ties equal.
+func TestModeCompare(t *testing.T) {
+	for _, tc := range []struct {
+		mode hone.Mode
+		a    float64
+		aOK  bool
+		b    float64
+		bOK  bool
+		want int
+	}{
+		{hone.Min, 1, true, 2, true, -1},
+		{hone.Min, 2, true, 1, true, 1},
+		{hone.Max, 2, true, 1, true, -1},
+		{hone.Max, 1, true, 1, true, 0},
+		{hone.Min, 9, true, 0, false, -1},
+		{hone.Min, 0, false, 9, true, 1},
+		{hone.Max, 0, false, 0, false, 0},
+		{hone.Min, math.NaN(), true, 1, true, 1},
+	} {
+		if got := tc.mode.Compare(tc.a, tc.aOK, tc.b, tc.bOK); got != tc.want {
+			t.Errorf("%s.Compare(%v, %v, %v, %v) = %d, want %d", tc.mode, tc.a, tc.aOK, tc.b, tc.bOK, got, tc.want)
+		}
+	}
+}

@@ -141,6 +141,25 @@ func (m Mode) Better(a, b float64) bool {
 	return a < b
 }
 
+// Compare orders two trials' values best first under m, for sorting: it
+// returns −1 if a goes first, 1 if b does, 0 if neither. A missing value
+// (ok false) goes after any present one; two missing are equal.
+func (m Mode) Compare(a float64, aOK bool, b float64, bOK bool) int {
+	switch {
+	case aOK && !bOK:
+		return -1
+	case !aOK && bOK:
+		return 1
+	case !aOK:
+		return 0
+	case m.Better(a, b):
+		return -1
+	case m.Better(b, a):
+		return 1
+	}
+	return 0
+}
+
 // Score maps a metric value to a score where higher is better (metric for
 // max, −metric for min).
 func (m Mode) Score(v float64) float64 {

@@ -1,11 +1,9 @@
 package plots
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -157,7 +155,7 @@ func schedulesFigure(e *results.Experiment, _ report.Info, _ Options) (*Figure, 
 			for _, st := range s.Steps {
 				if v, ok := st.Values[key]; ok {
 					if _, isNum := hone.Number(v); !isNum {
-						cats = append(cats, label(v))
+						cats = append(cats, report.Text(v))
 					}
 				}
 			}
@@ -167,7 +165,7 @@ func schedulesFigure(e *results.Experiment, _ report.Info, _ Options) (*Figure, 
 			for _, s := range lin.Schedules {
 				for _, st := range s.Steps {
 					if v, ok := st.Values[key]; ok {
-						cats = append(cats, label(v))
+						cats = append(cats, report.Text(v))
 					}
 				}
 			}
@@ -176,7 +174,7 @@ func schedulesFigure(e *results.Experiment, _ report.Info, _ Options) (*Figure, 
 		}
 		value := func(v any) float64 {
 			if cats != nil {
-				return float64(slices.Index(cats, label(v)))
+				return float64(slices.Index(cats, report.Text(v)))
 			}
 			f, _ := hone.Number(v)
 			return f
@@ -225,20 +223,4 @@ func schedulesFigure(e *results.Experiment, _ report.Info, _ Options) (*Figure, 
 	f := newFigure(NameSchedules, panels...)
 	f.Lines, f.Note = len(lin.Schedules), note
 	return f, "", nil
-}
-
-// label renders a configuration value for an axis: strings as they are,
-// numbers in their shortest form, anything else as JSON.
-func label(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }

@@ -103,21 +103,7 @@ func LearningCurves(e *results.Experiment, info Info, x, metric string, lim Curv
 	}
 	// Best first; the rest keep their order of creation among equals.
 	order := slices.Clone(cands)
-	slices.SortStableFunc(order, func(a, b cand) int {
-		switch {
-		case a.scored && !b.scored:
-			return -1
-		case !a.scored && b.scored:
-			return 1
-		case !a.scored:
-			return 0
-		case mode.Better(a.score, b.score):
-			return -1
-		case mode.Better(b.score, a.score):
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(order, func(a, b cand) int { return mode.Compare(a.score, a.scored, b.score, b.scored) })
 	if order[0].scored {
 		c.Best = order[0].t.ID
 	}
@@ -259,12 +245,12 @@ func ParallelCoordinates(e *results.Experiment, info Info, maxLines int) (Parall
 			if !ok {
 				continue
 			}
-			distinct[text(v)] = true
+			distinct[Text(v)] = true
 			if f, ok := hone.Number(v); ok && isFinite(f) {
 				ax.Min, ax.Max = min(ax.Min, f), max(ax.Max, f)
 			} else {
 				numeric = false
-				cats[text(v)] = true
+				cats[Text(v)] = true
 			}
 		}
 		if len(distinct) < 2 {
@@ -304,7 +290,7 @@ func ParallelCoordinates(e *results.Experiment, info Info, maxLines int) (Parall
 // scale maps a value to [0, 1] on the axis.
 func (ax Axis) scale(v any) float64 {
 	if ax.Kind == "category" {
-		i := slices.Index(ax.Categories, text(v))
+		i := slices.Index(ax.Categories, Text(v))
 		if len(ax.Categories) < 2 {
 			return 0.5
 		}

@@ -433,12 +433,12 @@ func compareLeaves(a, b any) int {
 	case yok:
 		return 1
 	}
-	return cmp.Compare(text(a), text(b))
+	return cmp.Compare(Text(a), Text(b))
 }
 
-// text renders a leaf for display and comparison: strings as they are,
-// numbers in their shortest form, anything else as JSON.
-func text(v any) string {
+// Text renders a configuration value for display and comparison: strings
+// as they are, numbers in their shortest form, anything else as JSON.
+func Text(v any) string {
 	switch x := v.(type) {
 	case string:
 		return x

@@ -341,7 +341,7 @@ func PBTLineage(e *results.Experiment) (*Lineage, error) {
 			keys[k] = true
 		}
 		for _, k := range sortedKeys(keys) {
-			if text(from[k]) != text(to[k]) {
+			if Text(from[k]) != Text(to[k]) {
 				v.Changes = append(v.Changes, Change{Key: k, From: from[k], To: to[k]})
 				changed[k] = true
 			}

@@ -314,21 +314,7 @@ func trialRows(e *results.Experiment, metric string, mode hone.Mode, scope strin
 // sortByScore orders rows best first; trials without a score come last,
 // in creation order.
 func sortByScore(rows []*row, mode hone.Mode) {
-	slices.SortStableFunc(rows, func(a, b *row) int {
-		switch {
-		case a.hasScore && !b.hasScore:
-			return -1
-		case !a.hasScore && b.hasScore:
-			return 1
-		case !a.hasScore:
-			return 0
-		case mode.Better(a.score, b.score):
-			return -1
-		case mode.Better(b.score, a.score):
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(rows, func(a, b *row) int { return mode.Compare(a.score, a.hasScore, b.score, b.hasScore) })
 }
 
 // writeTable prints rows: trial, status, the configuration values that
