@@ -69,7 +69,7 @@ func (b *bench) pausing(ctx context.Context) error {
 			mb(size), trials, reports, pausingConcurrency), Unit: "cycles/s",
 		Value: median(honeRates), Samples: honeRates, Higher: true,
 		BaseName: fmt.Sprintf("write %s to a new file + fsync, %d writers at once", mb(size), pausingConcurrency), Base: median(rawRates), BaseSamples: rawRates,
-		Target:   Target{Text: "none in issue 6"},
+		Target:   Target{Text: "none set"},
 		Ray:      rayPausing,
 		Observed: observed, Expected: expected,
 		Notes: []string{fmt.Sprintf("a cycle: the trial writes the checkpoint and reports it, hone commits it (fsync), stops the trial, "+

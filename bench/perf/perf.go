@@ -1,8 +1,8 @@
-// Package perf is the control-plane performance suite of docs/BENCHMARKS.md §1
-// (issue 6): Ray Tune's release-test shapes scaled to a 2-core machine,
+// Package perf is the control-plane performance suite of docs/BENCHMARKS.md §1:
+// Ray Tune's release-test shapes scaled to a 2-core machine,
 // each measured through hone's public API beside a physical baseline
 // measured in the same run, with the ratio hone ÷ baseline, the target of
-// issue 6 and Ray's published bar where there is one.
+// docs/BENCHMARKS.md and Ray's published bar where there is one.
 //
 // The shapes (names as -only takes them):
 //
@@ -47,7 +47,7 @@
 //     checkpoint per report, durable store (pause/resume cycles/s), against
 //     writing and fsyncing the same bytes, as many writers at once as
 //     trials run at once.
-//   - overhead: 2,000 one-second trials on the process executor (issue 6's
+//   - overhead: 2,000 one-second trials on the process executor (the
 //     second bookkeeping shape): each trial a real subprocess, the Go
 //     trial program of bench/process (proctrial sleep 1s, built once with
 //     go build) sleeping 1 s and reporting one result through hone's wire
@@ -286,7 +286,7 @@ func ShapeNames() []string {
 	return []string{ShapeBookkeeping, ShapeResults, ShapeScaling, ShapeCheckpoint, ShapeJournal, ShapeMemory, ShapePausing, ShapeOverhead, ShapeProcess, ShapeStorage, ShapeCluster}
 }
 
-// Target is issue 6's target for a figure.
+// Target is the target set for a figure (docs/BENCHMARKS.md §1).
 type Target struct {
 	// Text states it, e.g. "≥ 20,000 trials/s"; "" means no target.
 	Text string

@@ -1,8 +1,8 @@
 // Command perfbench is the control-plane performance suite of
-// docs/BENCHMARKS.md §1 (issue 6): bookkeeping, result throughput, checkpoint
+// docs/BENCHMARKS.md §1: bookkeeping, result throughput, checkpoint
 // I/O, journal, memory, frequent pausing and the process executor's
 // overhead on one-second trials (the overhead shape), each measured through hone
-// beside a physical baseline in the same run, with the ratio, issue 6's
+// beside a physical baseline in the same run, with the ratio, its
 // target and Ray Tune's published bar, and a markdown table at the end;
 // plus throughput against the number of trials (the scaling shape), and
 // two plots of it and of checkpoint I/O written to -plots (default
