@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -261,9 +262,25 @@ func newPlot(title, x, y string) *plot.Plot {
 	p.Title.TextStyle.Font.Size = vg.Points(13)
 	p.Title.Padding = vg.Points(8)
 	p.X.Label.Text, p.Y.Label.Text = x, y
+	p.X.Tick.Marker, p.Y.Tick.Marker = shortTicks{}, shortTicks{}
 	p.Legend.TextStyle.Font.Size = vg.Points(9)
 	p.Legend.Top = true
 	return p
+}
+
+// shortTicks are gonum's default ticks labelled in the shortest form of
+// six significant digits: 10 and 2.5 rather than 10.00 and 2.50.
+type shortTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (shortTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'g', 6, 64)
+		}
+	}
+	return ts
 }
 
 // trialColor is the colour of the trial at index i of a figure: ten
