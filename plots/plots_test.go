@@ -2,10 +2,7 @@ package plots_test
 
 import (
 	"bytes"
-	"encoding/xml"
 	"fmt"
-	"image/png"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -91,59 +88,14 @@ func checkFiles(t *testing.T, dir string, figs []*plots.Figure, paths []string) 
 			}
 			switch format {
 			case plots.PNG:
-				checkPNG(t, path, data)
+				spectest.CheckPNG(t, path, data)
 			case plots.SVG:
-				checkSVG(t, path, data)
+				spectest.CheckSVG(t, path, data, 10)
 				svgs[f.Name] = string(data)
 			}
 		}
 	}
 	return svgs
-}
-
-// checkPNG decodes a PNG and checks it has pixels of more than one colour.
-func checkPNG(t *testing.T, path string, data []byte) {
-	t.Helper()
-	img, err := png.Decode(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	b := img.Bounds()
-	if b.Dx() < 400 || b.Dy() < 300 {
-		t.Errorf("%s: %v is too small", path, b)
-	}
-	colours := map[[4]uint32]bool{}
-	for y := b.Min.Y; y < b.Max.Y; y += 3 {
-		for x := b.Min.X; x < b.Max.X; x += 3 {
-			r, g, bl, a := img.At(x, y).RGBA()
-			colours[[4]uint32{r, g, bl, a}] = true
-		}
-	}
-	if len(colours) < 3 {
-		t.Errorf("%s is blank: %d colours", path, len(colours))
-	}
-}
-
-// checkSVG parses an SVG as XML and checks it draws lines and text.
-func checkSVG(t *testing.T, path string, data []byte) {
-	t.Helper()
-	elements := map[string]int{}
-	d := xml.NewDecoder(bytes.NewReader(data))
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		if se, ok := tok.(xml.StartElement); ok {
-			elements[se.Name.Local]++
-		}
-	}
-	if elements["svg"] != 1 || elements["path"] < 10 || elements["text"] < 3 {
-		t.Errorf("%s: elements %v", path, elements)
-	}
 }
 
 // strokes counts the SVG's paths of the line width w (points): each is

@@ -3,9 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/xml"
-	"image/png"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hone-tune/hone/internal/spectest"
 	"github.com/hone-tune/hone/trial"
 )
 
@@ -43,39 +41,10 @@ func checkPlots(t *testing.T, stdout, dir string, names []string) {
 			t.Fatal(err)
 		}
 		if strings.HasSuffix(p, ".png") {
-			img, err := png.Decode(bytes.NewReader(data))
-			if err != nil {
-				t.Fatalf("%s: %v", p, err)
-			}
-			first, b := img.At(0, 0), img.Bounds()
-			same := true
-			for y := b.Min.Y; y < b.Max.Y && same; y += 2 {
-				for x := b.Min.X; x < b.Max.X && same; x += 2 {
-					same = img.At(x, y) == first
-				}
-			}
-			if same {
-				t.Errorf("%s is blank", p)
-			}
+			spectest.CheckPNG(t, p, data)
 			continue
 		}
-		elements := map[string]int{}
-		d := xml.NewDecoder(bytes.NewReader(data))
-		for {
-			tok, err := d.Token()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", p, err)
-			}
-			if se, ok := tok.(xml.StartElement); ok {
-				elements[se.Name.Local]++
-			}
-		}
-		if elements["svg"] != 1 || elements["path"] < 5 || elements["text"] < 3 {
-			t.Errorf("%s: elements %v", p, elements)
-		}
+		spectest.CheckSVG(t, p, data, 5)
 	}
 }
 
