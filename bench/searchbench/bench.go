@@ -96,8 +96,12 @@ type Config struct {
 	// Concurrency lists the numbers of trials run at once (default
 	// DefaultConcurrency).
 	Concurrency []int
-	// Seeds is the number of seeds, 1..Seeds (default 10).
+	// Seeds is the number of seeds, FirstSeed..FirstSeed+Seeds-1 (default
+	// 10).
 	Seeds int
+	// FirstSeed is the first seed (default 1): a run of seeds 11..20 can
+	// be merged with one of 1..10.
+	FirstSeed int
 	// Budget returns a problem's budget in full-fidelity evaluations'
 	// worth of cost (required).
 	Budget func(p *functions.Problem) float64
@@ -188,6 +192,9 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	if cfg.Seeds <= 0 {
 		cfg.Seeds = 10
 	}
+	if cfg.FirstSeed <= 0 {
+		cfg.FirstSeed = 1
+	}
 	if cfg.Budget == nil {
 		return nil, fmt.Errorf("no budget")
 	}
@@ -254,7 +261,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			for _, m := range methods {
 				cell.Traces[m] = make([]*Trace, cfg.Seeds)
 				for s := range cfg.Seeds {
-					jobs = append(jobs, job{p: p, method: m, seed: uint64(s + 1), budget: b, concurrency: c, out: &cell.Traces[m][s]})
+					jobs = append(jobs, job{p: p, method: m, seed: uint64(cfg.FirstSeed + s), budget: b, concurrency: c, out: &cell.Traces[m][s]})
 				}
 			}
 		}

@@ -464,12 +464,11 @@ func writeMethodRecord(w io.Writer, cells []*Cell, honeMs []string, cs []int) {
 	fmt.Fprintln(w)
 }
 
-// writeEfficiencySummary writes the parallel efficiency: the figure, and
-// per problem the budget each hone method and each baseline needs at each
-// concurrency.
 // writeEfficiencySummary writes the parallel efficiency of hone's best
 // method per problem; size, if not empty, says at what size the cells
-// ran.
+// ran. A setting is out of reach when the earliest first full-fidelity
+// result of any method at the highest concurrency (floorAt) already comes
+// after 1.5 times the budget hone's best method needs at concurrency 1.
 func writeEfficiencySummary(w io.Writer, cells []*Cell, cs []int, info RunInfo, size string) {
 	es := Efficiencies(cells)
 	if len(es) == 0 || !slices.Contains(cs, 1) {
@@ -481,13 +480,15 @@ func writeEfficiencySummary(w io.Writer, cells []*Cell, cs []int, info RunInfo, 
 		"(target for hone's best method at concurrency %d: ≤ 1.5×). hone's best method of a problem is the hone method "+
 		"with the lowest median final regret there at concurrency 1. The last column is the budget spent, in the median "+
 		"run of that method at concurrency %d, when its first full-fidelity result arrived: no curve starts before it, "+
-		"since %d trials at once spend about %d full evaluations' worth before the first of them can finish.\n\n", size, top, top, top, top)
+		"since %d trials at once spend about %d full evaluations' worth before the first of them can finish. A setting is "+
+		"out of reach at concurrency %d when even the earliest first full-fidelity result there, of any method, comes "+
+		"after 1.5× the budget hone's best method needs at concurrency 1.\n\n", size, top, top, top, top, top)
 	if info.ParallelPlot != "" && size == "" {
 		fmt.Fprintf(w, "  ![parallel efficiency](%s)\n\n", info.ParallelPlot)
 	}
 	fmt.Fprintf(w, "| problem | hone's best at concurrency 1 | budget to reach (")
 	fmt.Fprintf(w, "%s) | ratio %d/1 | first full-fidelity result at %d |\n|---|---|---|---|---|\n", joinInts(cs), top, top)
-	ok, n := 0, 0
+	ok, n, out := 0, 0, 0
 	for _, p := range problems(cells) {
 		c1 := cellOf(cells, p, 1)
 		b := best(c1.Summaries(), func(m string) bool { return !IsBaseline(m) })
@@ -503,24 +504,42 @@ func writeEfficiencySummary(w io.Writer, cells []*Cell, cs []int, info RunInfo, 
 				bs = append(bs, num(e.Budget[c]))
 			}
 			r := e.Ratio(top)
+			first, floor := math.NaN(), math.NaN()
+			if ct := cellOf(cells, p, top); ct != nil {
+				first, floor = firstFull(ct.Traces[b.Method]), floorAt(ct)
+			}
 			mark := ""
 			if !math.IsNaN(r) {
 				n++
-				if r <= 1.5 {
+				switch {
+				case r <= 1.5:
 					ok++
-				} else {
+				case floor > 1.5*e.Budget[1]:
+					out++
+					mark = " (over 1.5×; out of reach)"
+				default:
 					mark = " (over 1.5×)"
 				}
-			}
-			first := math.NaN()
-			if ct := cellOf(cells, p, top); ct != nil {
-				first = firstFull(ct.Traces[b.Method])
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s%s | %s |\n", p.Name, b.Method, strings.Join(bs, " / "), ratioOrNone(r), mark, num(first))
 		}
 	}
 	fmt.Fprintf(w, "\n  hone's best method needs at most 1.5× its concurrency-1 budget at concurrency %d on **%d of %d** problem settings "+
-		"(those where it reached the target at either concurrency). Every method's figures are in the details below.\n\n", top, ok, n)
+		"(those where it reached the target at either concurrency); of the other %d, %d %s out of reach at concurrency %d. "+
+		"Every method's figures are in the details below.\n\n", top, ok, n, n-ok, out, map[bool]string{true: "is", false: "are"}[out == 1], top)
+}
+
+// floorAt returns the earliest median first full-fidelity result of any
+// method in cell: no method that keeps the cell's trials running at once
+// can reach a target before about that budget.
+func floorAt(cell *Cell) float64 {
+	floor := math.Inf(1)
+	for _, m := range cell.Methods {
+		if f := firstFull(cell.Traces[m]); f < floor {
+			floor = f
+		}
+	}
+	return floor
 }
 
 // firstFull returns the median over traces of the budget spent when the

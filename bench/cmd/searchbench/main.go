@@ -11,8 +11,8 @@
 //
 // Usage, from the bench module:
 //
-//	go run ./cmd/searchbench            # default size (about 70 minutes on 2 CPUs)
-//	go run ./cmd/searchbench -long      # larger: every setting, more seeds and budget
+//	go run ./cmd/searchbench            # default size, 20 seeds (about two hours on 2 CPUs)
+//	go run ./cmd/searchbench -long      # larger: every setting, larger budgets
 //	go run ./cmd/searchbench -smoke     # tiny; writes to bench/out/, run by go test
 //
 // The Optuna baselines need Debian's python3-optuna, which the command
@@ -57,7 +57,7 @@ type mode struct {
 }
 
 var modes = map[string]mode{
-	"default": {name: "default", problems: searchbench.DefaultProblems, seeds: 10, conc: []int{1, 4, 16},
+	"default": {name: "default", problems: searchbench.DefaultProblems, seeds: 20, conc: []int{1, 4, 16},
 		budget: func(p *functions.Problem) float64 { return searchbench.DefaultBudgets[p.Name] }, scale: searchbench.ScaleBudget},
 	"long": {name: "long", problems: nil, seeds: 20, conc: []int{1, 4, 16},
 		budget: func(p *functions.Problem) float64 { return searchbench.LongBudgets[p.Name] }, scale: searchbench.ScaleBudget},
@@ -88,6 +88,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		smoke    = fs.Bool("smoke", false, fmt.Sprintf("smoke mode: 2 seeds, budget %g, one problem per family, concurrency 1 and 4", searchbench.SmokeBudget))
 		long     = fs.Bool("long", false, "long mode: every problem setting, 20 seeds, larger budgets")
 		seeds    = fs.Int("seeds", 0, "number of seeds per method (default: the mode's)")
+		first    = fs.Int("first-seed", 1, "first seed (seeds first-seed to first-seed+seeds-1), to run more seeds apart and merge them")
 		budget   = fs.Float64("budget", 0, "budget per run in full-fidelity evaluations, for every problem (default: the mode's, per problem)")
 		funcs    = fs.String("functions", "", "comma-separated problems (default: the mode's; all: "+allProblems()+")")
 		methods  = fs.String("methods", "", "comma-separated methods (default all: "+strings.Join(searchbench.Methods(), ",")+"); random always runs")
@@ -122,6 +123,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		md = modes["long"]
 	}
 	cfg := searchbench.Config{Seeds: md.seeds, Concurrency: md.conc, Parallel: *parallel, NoOptuna: !*optuna, Log: stderr, Budget: md.budget}
+	if *first < 1 {
+		return fmt.Errorf("-first-seed = %d: must be >= 1", *first)
+	}
+	cfg.FirstSeed = *first
 	if *seeds > 0 {
 		cfg.Seeds = *seeds
 	} else if *seeds < 0 {
