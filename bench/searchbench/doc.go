@@ -75,8 +75,12 @@
 //
 // A second part runs random search and hone's own methods again with a
 // budget of ScaleSteps (8,100) steps per run, at concurrency 1 and the
-// highest, and reports parallel efficiency and searcher CPU at that size
-// too. At the default budgets (32 to 64 full-fidelity evaluations) sixteen
+// highest (in the default mode with 10 seeds: long runs vary less between
+// seeds than short ones), and reports parallel efficiency and searcher CPU
+// at that size too. A setting is out of reach at the highest concurrency
+// when even the earliest first full-fidelity result there, of any method,
+// comes after 1.5 times the budget the method needs at concurrency 1. At
+// the default budgets (32 to 64 full-fidelity evaluations) sixteen
 // trials at once spend about 16 before the first of them can finish at
 // full fidelity, which bounds how soon any curve at concurrency 16 can
 // start; the report shows that point beside each efficiency figure.

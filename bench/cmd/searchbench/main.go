@@ -11,7 +11,7 @@
 //
 // Usage, from the bench module:
 //
-//	go run ./cmd/searchbench            # default size, 20 seeds (about two hours on 2 CPUs)
+//	go run ./cmd/searchbench            # default size: 20 seeds, 10 at 8,100 steps (about 100 minutes on 2 CPUs)
 //	go run ./cmd/searchbench -long      # larger: every setting, larger budgets
 //	go run ./cmd/searchbench -smoke     # tiny; writes to bench/out/, run by go test
 //
@@ -48,7 +48,10 @@ type mode struct {
 	name     string
 	problems []string
 	seeds    int
-	conc     []int
+	// scaleSeeds is the number of seeds of the part at
+	// searchbench.ScaleSteps steps.
+	scaleSeeds int
+	conc       []int
 	// budget scales the problems' default budgets; smoke sets a fixed one.
 	budget func(p *functions.Problem) float64
 	// scale is the budget of the part at searchbench.ScaleSteps steps
@@ -57,11 +60,11 @@ type mode struct {
 }
 
 var modes = map[string]mode{
-	"default": {name: "default", problems: searchbench.DefaultProblems, seeds: 20, conc: []int{1, 4, 16},
+	"default": {name: "default", problems: searchbench.DefaultProblems, seeds: 20, scaleSeeds: 10, conc: []int{1, 4, 16},
 		budget: func(p *functions.Problem) float64 { return searchbench.DefaultBudgets[p.Name] }, scale: searchbench.ScaleBudget},
-	"long": {name: "long", problems: nil, seeds: 20, conc: []int{1, 4, 16},
+	"long": {name: "long", problems: nil, seeds: 20, scaleSeeds: 20, conc: []int{1, 4, 16},
 		budget: func(p *functions.Problem) float64 { return searchbench.LongBudgets[p.Name] }, scale: searchbench.ScaleBudget},
-	"smoke": {name: "smoke", problems: searchbench.SmokeProblems, seeds: 2, conc: []int{1, 4},
+	"smoke": {name: "smoke", problems: searchbench.SmokeProblems, seeds: 2, scaleSeeds: 2, conc: []int{1, 4},
 		budget: func(*functions.Problem) float64 { return searchbench.SmokeBudget },
 		scale:  func(*functions.Problem) float64 { return searchbench.SmokeBudget }},
 }
@@ -88,6 +91,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		smoke    = fs.Bool("smoke", false, fmt.Sprintf("smoke mode: 2 seeds, budget %g, one problem per family, concurrency 1 and 4", searchbench.SmokeBudget))
 		long     = fs.Bool("long", false, "long mode: every problem setting, 20 seeds, larger budgets")
 		seeds    = fs.Int("seeds", 0, "number of seeds per method (default: the mode's)")
+		scaleN   = fs.Int("scale-seeds", 0, fmt.Sprintf("number of seeds per method of the part at %d steps (default: the mode's)", searchbench.ScaleSteps))
 		first    = fs.Int("first-seed", 1, "first seed (seeds first-seed to first-seed+seeds-1), to run more seeds apart and merge them")
 		budget   = fs.Float64("budget", 0, "budget per run in full-fidelity evaluations, for every problem (default: the mode's, per problem)")
 		funcs    = fs.String("functions", "", "comma-separated problems (default: the mode's; all: "+allProblems()+")")
@@ -131,6 +135,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.Seeds = *seeds
 	} else if *seeds < 0 {
 		return fmt.Errorf("-seeds = %d: must be > 0", *seeds)
+	}
+	scaleSeeds := md.scaleSeeds
+	if *scaleN > 0 {
+		scaleSeeds = *scaleN
+	} else if *scaleN < 0 {
+		return fmt.Errorf("-scale-seeds = %d: must be > 0", *scaleN)
 	}
 	names := md.problems
 	if *funcs != "" {
@@ -218,7 +228,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		if *scale {
 			sc := cfg
-			sc.Budget, sc.NoOptuna, sc.Methods = md.scale, true, nil
+			sc.Budget, sc.NoOptuna, sc.Methods, sc.Seeds = md.scale, true, nil, scaleSeeds
 			sc.Concurrency = []int{1, slices.Max(cfg.Concurrency)}
 			if sc.Concurrency[1] == 1 {
 				sc.Concurrency = sc.Concurrency[:1]
