@@ -10,10 +10,9 @@ import (
 // of product kernels, one per observation plus a prior kernel, with shared
 // mixture weights (Optuna's multivariate TPE). A numeric dim's component of
 // kernel k is a normal truncated to the dim's range, centred on the
-// observation with the width 0.2·n^(−1/(d+4))·range clipped to
-// [range/min(100, n+2), range] (the prior's: the middle of the range, the
-// whole range); a categorical dim's component is the smoothed categorical
-// distribution of the univariate estimator.
+// observation with the width jointWidth gives (the prior's: the middle of
+// the range, the whole range); a categorical dim's component is the
+// smoothed categorical distribution of the univariate estimator.
 type joint struct {
 	dims []*dim
 	cum  []float64 // cumulative normalised kernel weights, for sampling
@@ -57,6 +56,43 @@ func newUniqKernels(mu, sg []float64) *uniqKernels {
 		u.of[k] = i
 	}
 	return u
+}
+
+// sqrt12 is √12, the ratio of a uniform distribution's range to its
+// standard deviation.
+const sqrt12 = 3.4641016151377544
+
+// jointWidth returns the width of the observation kernels of dim di (of d
+// dims in the group) fitted to xs, liar marking the pending trials: the
+// smaller of Optuna's multivariate rule, 0.2·n^(−1/(d+4))·range for n
+// observations, and the same rule with the observations' spread in place
+// of the range, 0.2·√12·s·m^(−1/(d+4)) for the standard deviation s of the
+// m ≥ 2 observed (not liar) coordinates; clipped to [minSigma, range].
+// The two agree on points spread uniformly over the range (s = range/√12);
+// as the good trials gather round an optimum, the second narrows with
+// them, as a kernel density estimate with Scott's rule does (BOHB's), so
+// that late suggestions refine rather than keep sampling a fixed fraction
+// of the range.
+func jointWidth(xs [][]float64, liar []bool, di, d int, span, minSigma float64) float64 {
+	exp := -1 / float64(d+4)
+	w := 0.2 * math.Pow(float64(max(len(xs), 1)), exp) * span
+	var sum, m float64
+	for k, x := range xs {
+		if !liar[k] {
+			sum += x[di]
+			m++
+		}
+	}
+	if m >= 2 {
+		mean, ss := sum/m, 0.0
+		for k, x := range xs {
+			if !liar[k] {
+				ss += (x[di] - mean) * (x[di] - mean)
+			}
+		}
+		w = math.Min(w, 0.2*sqrt12*math.Sqrt(ss/m)*math.Pow(m, exp))
+	}
+	return clamp(w, minSigma, span)
 }
 
 // newJoint fits the estimator of dims (the dims at indices idx of each
@@ -123,7 +159,7 @@ func newJoint(dims []*dim, idx []int, rows []row, priorWeight float64, mass *mas
 		}
 		span := d.hi - d.lo
 		minSigma := span / math.Min(100, float64(n+2))
-		sigma := clamp(0.2*math.Pow(float64(max(n, 1)), -1/float64(len(dims)+4))*span, minSigma, span)
+		sigma := jointWidth(xs, liar, di, len(dims), span, minSigma)
 		mu, sg, lz, lc := make([]float64, m), make([]float64, m), make([]float64, m), make([]float64, m)
 		for k := range m {
 			if k == n {

@@ -73,7 +73,8 @@ func TestJointNormalised(t *testing.T) {
 	}
 }
 
-// Widths follow Optuna's multivariate rule, clipped to [range/min(100,
+// Widths follow jointWidth: the smaller of Optuna's multivariate rule and
+// the same rule on the observations' spread, clipped to [range/min(100,
 // n+2), range]; the prior kernel spans the range.
 func TestJointBandwidth(t *testing.T) {
 	dims := jointDims(t)
@@ -85,7 +86,15 @@ func TestJointBandwidth(t *testing.T) {
 		j := newJoint(dims, []int{0, 1, 2}, rows, 1, nil)
 		for di, d := range dims[:2] {
 			span := d.hi - d.lo
-			want := clamp(0.2*math.Pow(float64(n), -1.0/7)*span, span/math.Min(100, float64(n+2)), span)
+			want := 0.2 * math.Pow(float64(n), -1.0/7) * span
+			if n >= 2 {
+				var xs []float64
+				for _, r := range rows {
+					xs = append(xs, r.x[di])
+				}
+				want = math.Min(want, 0.2*math.Sqrt(12)*stddev(xs)*math.Pow(float64(n), -1.0/7))
+			}
+			want = clamp(want, span/math.Min(100, float64(n+2)), span)
 			if got := j.sigma[di][0]; math.Abs(got-want) > 1e-12 {
 				t.Errorf("n %d, dim %s: σ %v, want %v", n, d.name, got, want)
 			}
@@ -93,6 +102,53 @@ func TestJointBandwidth(t *testing.T) {
 				t.Errorf("n %d, dim %s: prior σ %v, want %v", n, d.name, got, span)
 			}
 		}
+	}
+}
+
+// stddev is the population standard deviation of xs.
+func stddev(xs []float64) float64 {
+	mean := 0.0
+	for _, x := range xs {
+		mean += x / float64(len(xs))
+	}
+	ss := 0.0
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(ss / float64(len(xs)))
+}
+
+// Observations gathered in a small part of the range get kernels as narrow
+// as their spread: 0.2·√12·s·n^(−1/(d+4)), not 0.2·n^(−1/(d+4))·range;
+// spread evenly over the range, the two rules agree; pending trials (liars)
+// do not count in the spread.
+func TestJointWidthFollowsSpread(t *testing.T) {
+	const d, span = 2, 1.0
+	f := math.Pow(10, -1.0/(d+4))
+	cluster := make([][]float64, 10)
+	even := make([][]float64, 10)
+	for i := range cluster {
+		cluster[i] = []float64{0.5 + 0.01*float64(i-5)}
+		even[i] = []float64{(float64(i) + 0.5) / 10}
+	}
+	none := make([]bool, 10)
+	s := stddev([]float64{0.45, 0.46, 0.47, 0.48, 0.49, 0.5, 0.51, 0.52, 0.53, 0.54})
+	if got, want := jointWidth(cluster, none, 0, d, span, 0.001), 0.2*math.Sqrt(12)*s*f; math.Abs(got-want) > 1e-12 {
+		t.Errorf("clustered: width %v, want %v", got, want)
+	}
+	if got, want := jointWidth(cluster, none, 0, d, span, 0.05), 0.05; got != want {
+		t.Errorf("clustered, minimum 0.05: width %v, want %v", got, want)
+	}
+	optuna := 0.2 * f * span
+	if got := jointWidth(even, none, 0, d, span, 0.001); math.Abs(got-optuna)/optuna > 0.02 {
+		t.Errorf("evenly spread: width %v, want about Optuna's %v", got, optuna)
+	}
+	// Two far liars among the cluster leave its width as it was, but for
+	// the count of kernels in Optuna's rule, which is larger here anyway.
+	withLiars := append(append([][]float64{}, cluster...), []float64{0}, []float64{1})
+	liar := append(make([]bool, 10), true, true)
+	if got, want := jointWidth(withLiars, liar, 0, d, span, 0.001), 0.2*math.Sqrt(12)*s*f; math.Abs(got-want) > 1e-12 {
+		t.Errorf("clustered with two far liars: width %v, want %v", got, want)
 	}
 }
 
@@ -217,7 +273,8 @@ func TestMultivariateGroups(t *testing.T) {
 }
 
 // spread suggests 16 configurations at once after 20 completed trials of
-// a 2-d problem and returns the median distance between pairs of them.
+// a 2-d problem and returns the median distance from each of them to its
+// nearest other one.
 func spread(t *testing.T, liar, multi bool, seed uint64) (float64, []hone.Config) {
 	sp := space.Space{"x": space.Uniform(0, 1), "y": space.Uniform(0, 1)}
 	s := mustNew(t, sp, Options{Metric: "loss", NumSamples: 100, Seed: seed, ConstantLiar: liar, Multivariate: multi})
@@ -232,9 +289,13 @@ func spread(t *testing.T, liar, multi bool, seed uint64) (float64, []hone.Config
 	}
 	var ds []float64
 	for i := range cfgs {
-		for j := range i {
-			ds = append(ds, math.Hypot(cfgs[i]["x"].(float64)-cfgs[j]["x"].(float64), cfgs[i]["y"].(float64)-cfgs[j]["y"].(float64)))
+		nearest := math.Inf(1)
+		for j := range cfgs {
+			if j != i {
+				nearest = math.Min(nearest, math.Hypot(cfgs[i]["x"].(float64)-cfgs[j]["x"].(float64), cfgs[i]["y"].(float64)-cfgs[j]["y"].(float64)))
+			}
 		}
+		ds = append(ds, nearest)
 	}
 	return median(ds), cfgs
 }
@@ -258,9 +319,9 @@ func TestConstantLiarSpreads(t *testing.T) {
 				seen[k] = true
 			}
 		}
-		t.Logf("multivariate %v: median pairwise distance with the liar %.3f, without %.3f", multi, median(with), median(without))
+		t.Logf("multivariate %v: median distance to the nearest other suggestion with the liar %.3f, without %.3f", multi, median(with), median(without))
 		if !(median(with) > 1.5*median(without)) {
-			t.Errorf("multivariate %v: median pairwise distance with the liar %.3f, without %.3f: want 1.5 times more", multi, median(with), median(without))
+			t.Errorf("multivariate %v: median distance to the nearest other suggestion with the liar %.3f, without %.3f: want 1.5 times more", multi, median(with), median(without))
 		}
 	}
 }

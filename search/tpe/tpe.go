@@ -54,9 +54,15 @@
 // ConsiderEndpoints false, the outermost kernels look inwards only);
 // multivariate, every kernel of a parameter has the width 0.2 ·
 // n^(−1/(d+4)) · range, for n observations and d parameters in the group
-// (Optuna's rule). Either way widths are clipped to [range/min(100, n+2),
-// range], and a liar's kernel has the smallest, range/min(100, n+2). Integer and quantized parameters are sampled as continuous ones
-// over the range widened by q/2 at each end and rounded to the nearest
+// (Optuna's rule), or, where smaller, 0.2 · √12 · s · m^(−1/(d+4)) for the
+// standard deviation s of the parameter's m observed values (hone: the
+// same rule on the observations' spread instead of the range, equal to it
+// for values spread evenly over the range; as the good trials gather round
+// an optimum their kernels narrow with them, so that late suggestions
+// refine it; see docs/QUALITY.md). Either way widths are clipped to
+// [range/min(100, n+2), range], and a liar's kernel has the smallest,
+// range/min(100, n+2). Integer and quantized parameters are sampled as
+// continuous ones over the range widened by q/2 at each end and rounded to the nearest
 // allowed value; candidates are then scored by the probability each
 // density gives to the values that round to them. Categorical parameters
 // (choice and grid domains; grid domains are not enumerated) are modelled
