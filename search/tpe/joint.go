@@ -67,7 +67,8 @@ const sqrt12 = 3.4641016151377544
 // smaller of Optuna's multivariate rule, 0.2·n^(−1/(d+4))·range for n
 // observations, and the same rule with the observations' spread in place
 // of the range, 0.2·√12·s·m^(−1/(d+4)) for the standard deviation s of the
-// m ≥ 2 observed (not liar) coordinates; clipped to [minSigma, range].
+// m ≥ 2 observed (not liar) coordinates, rounded by onGrid; clipped to
+// [minSigma, range].
 // The two agree on points spread uniformly over the range (s = range/√12);
 // as the good trials gather round an optimum, the second narrows with
 // them, as a kernel density estimate with Scott's rule does (BOHB's), so
@@ -90,9 +91,22 @@ func jointWidth(xs [][]float64, liar []bool, di, d int, span, minSigma float64) 
 				ss += (x[di] - mean) * (x[di] - mean)
 			}
 		}
-		w = math.Min(w, 0.2*sqrt12*math.Sqrt(ss/m)*math.Pow(m, exp))
+		if a := 0.2 * sqrt12 * math.Sqrt(ss/m) * math.Pow(m, exp); a < w {
+			w = onGrid(a)
+		}
 	}
 	return clamp(w, minSigma, span)
+}
+
+// onGrid rounds a positive width to the nearest of the widths 2^(k/8),
+// k an integer (steps of 9%): a spread that drifts by a little from one
+// fit to the next keeps its width, and with it the kernels' masses that
+// the searcher remembers across fits (massMemo).
+func onGrid(w float64) float64 {
+	if !(w > 0) || math.IsInf(w, 1) {
+		return w
+	}
+	return math.Exp2(math.Round(8*math.Log2(w)) / 8)
 }
 
 // newJoint fits the estimator of dims (the dims at indices idx of each
