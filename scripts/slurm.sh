@@ -23,7 +23,8 @@
 #                              down or drained node to service
 #   HONE_TEST_SLURM_LOCK       a file the tests flock: shared while they use
 #                              the cluster, exclusive while one takes a node
-#                              down or preempts its jobs (internal/slurmtest)
+#                              down, preempts its jobs or needs every CPU
+#                              free (internal/slurmtest)
 #
 # Besides what a cluster needs to run jobs, slurm.conf sets up the faults
 # the tests cause:

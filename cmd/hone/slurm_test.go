@@ -134,7 +134,9 @@ func onNodes(hosts map[string]bool, nodes []string) bool {
 // report to hone over TCP, and nothing of the experiment is left in the
 // queue.
 func TestSlurmJobs(t *testing.T) {
-	c := slurmtest.Require(t)
+	// Both nodes run trials only if both have CPUs free: a job of another
+	// test that holds one node's CPUs puts every trial on the other.
+	c := slurmtest.RequireExclusive(t)
 	path, storage := slurmSpec(t, 6, 6, fmt.Sprintf("{name: slurm, partition: %s, poll_interval_s: 0.5}", c.Partition), "")
 	code, out, errOut := runBinary(t, "run", path)
 	if code != exitOK {

@@ -5,7 +5,12 @@
 // Test packages run in parallel processes, and some tests take a node
 // down: every test holds a lock on the cluster while it uses it, shared
 // (Require) or exclusive (RequireExclusive), so that no test sees another
-// test's node failure.
+// test's node failure. Tests that share the cluster share its CPUs too:
+// where Slurm puts a job, and whether it runs at once or waits, depends on
+// what the others run. A test whose assertions depend on that (its jobs
+// spread over both nodes, or several run at once) takes the cluster
+// exclusively, and RequireExclusive returns only once no job is left on
+// it, so that every CPU is free.
 package slurmtest
 
 import (
@@ -43,6 +48,12 @@ const (
 // fails: longer than any other test holds it.
 const lockBound = 10 * time.Minute
 
+// idleBound is how long RequireExclusive waits, once it holds the lock,
+// for the jobs the tests before it left to end: they cancel their jobs as
+// they end, and a cancelled job holds its CPUs until its processes are
+// gone (KillWait, 5 s, at most after SIGTERM).
+const idleBound = 2 * time.Minute
+
 // Cluster is the test cluster's settings.
 type Cluster struct {
 	// Conf is the path of the cluster's slurm.conf.
@@ -70,12 +81,38 @@ func Require(t testing.TB) Cluster {
 }
 
 // RequireExclusive is Require for a test that takes nodes down, preempts
-// jobs or needs every node to itself: its lock is exclusive, so the test
+// jobs or needs every node to itself (every CPU free: its jobs must spread
+// over both nodes, or run all at once): its lock is exclusive, so the test
 // waits until no other test uses the cluster, and none starts until it
-// ends.
+// ends. It returns once the cluster runs no job, not even one that an
+// earlier test cancelled and that is still ending.
 func RequireExclusive(t testing.TB) Cluster {
 	t.Helper()
-	return require(t, syscall.LOCK_EX)
+	c := require(t, syscall.LOCK_EX)
+	waitIdle(t)
+	return c
+}
+
+// waitIdle waits until squeue lists no job (a cancelled job is listed,
+// COMPLETING, until its processes are gone and its CPUs free), and fails
+// the test, listing the jobs, if that takes longer than idleBound.
+func waitIdle(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(idleBound)
+	for {
+		out, err := exec.Command("squeue", "--noheader", "--format=%i %T %N %j").CombinedOutput()
+		jobs := strings.TrimSpace(string(out))
+		if err == nil && jobs == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				t.Fatalf("the test cluster's queue: squeue: %v: %s", err, jobs)
+			}
+			t.Fatalf("the test cluster still runs jobs %v after the other tests released it (id state nodes name):\n%s", idleBound, jobs)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func require(t testing.TB, how int) Cluster {
