@@ -24,7 +24,8 @@
 #   HONE_TEST_SLURM_LOCK       a file the tests flock: shared while they use
 #                              the cluster, exclusive while one takes a node
 #                              down, preempts its jobs or needs every CPU
-#                              free (internal/slurmtest)
+#                              free; they wait for it in turn, holding the
+#                              file beside it, LOCK.queue (internal/slurmtest)
 #
 # Besides what a cluster needs to run jobs, slurm.conf sets up the faults
 # the tests cause:
@@ -536,7 +537,8 @@ hone_slurm_launch() {
   chown munge:munge "$dir/munge"
   chmod 755 "$dir/munge"
   : >"$dir/lock"
-  chmod 666 "$dir/lock"
+  : >"$dir/lock.queue"
+  chmod 666 "$dir/lock" "$dir/lock.queue"
 
   if ! runuser -u munge -- munged --socket="$dir/munge/munge.socket" \
     --pid-file="$dir/munge/munged.pid" --seed-file="$dir/munge/munged.seed" \

@@ -136,24 +136,59 @@ func require(t testing.TB, how int) Cluster {
 	if got := os.Getenv("SLURM_CONF"); got != c.Conf {
 		t.Fatalf("SLURM_CONF=%q, want the test cluster's %q", got, c.Conf)
 	}
-	f, err := os.OpenFile(lock, os.O_RDWR, 0)
+	f, err := lockCluster(lock, how)
 	if err != nil {
 		t.Fatalf("lock the test cluster: %v", err)
 	}
+	t.Cleanup(func() { f.Close() })
+	return c
+}
+
+// lockCluster takes the lock file at path with flock (how: LOCK_SH or
+// LOCK_EX) and returns it open, which holds the lock until it is closed.
+//
+// The tests wait for it in turn: each holds a second file, the queue
+// (path.queue), exclusively while it waits, and lets the queue go once it
+// has the lock. With flock alone, shared holders would starve an exclusive
+// waiter, which polls for a moment when no test holds the lock: the next
+// test of a package takes the lock shared as soon as the one before it
+// lets it go, so an exclusive waiter could wait for every test another
+// package runs (minutes, for cmd/hone's). Through the queue, a test that
+// waits keeps the later ones from taking the lock before it: an exclusive
+// waiter waits only for the tests that hold the lock when it comes.
+func lockCluster(path string, how int) (*os.File, error) {
 	deadline := time.Now().Add(lockBound)
+	queue, err := os.OpenFile(path+".queue", os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer queue.Close()
+	if err := flockBy(queue, syscall.LOCK_EX, deadline); err != nil {
+		return nil, fmt.Errorf("%s: %w", queue.Name(), err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := flockBy(f, how, deadline); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}
+
+// flockBy takes the flock how of f, polling until deadline.
+func flockBy(f *os.File, how int, deadline time.Time) error {
 	for {
 		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 		if err == nil {
-			break
+			return nil
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
-			f.Close()
-			t.Fatalf("lock the test cluster: %v", err)
+			return err
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Cleanup(func() { f.Close() })
-	return c
 }
 
 // ControlNode runs the node control script: op is "stop" (the node's slurmd
