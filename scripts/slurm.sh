@@ -23,7 +23,9 @@
 #                              down or drained node to service
 #   HONE_TEST_SLURM_LOCK       a file the tests flock: shared while they use
 #                              the cluster, exclusive while one takes a node
-#                              down or preempts its jobs (internal/slurmtest)
+#                              down, preempts its jobs or needs every CPU
+#                              free; they wait for it in turn, holding the
+#                              file beside it, LOCK.queue (internal/slurmtest)
 #
 # Besides what a cluster needs to run jobs, slurm.conf sets up the faults
 # the tests cause:
@@ -535,7 +537,8 @@ hone_slurm_launch() {
   chown munge:munge "$dir/munge"
   chmod 755 "$dir/munge"
   : >"$dir/lock"
-  chmod 666 "$dir/lock"
+  : >"$dir/lock.queue"
+  chmod 666 "$dir/lock" "$dir/lock.queue"
 
   if ! runuser -u munge -- munged --socket="$dir/munge/munge.socket" \
     --pid-file="$dir/munge/munged.pid" --seed-file="$dir/munge/munged.seed" \

@@ -147,7 +147,7 @@ func hasEntries(p string) bool {
 // with nothing of a checkpoint through the driver and no filesystem
 // shared for the experiment.
 func TestSlurmObjectStorageJobs(t *testing.T) {
-	c := slurmtest.Require(t)
+	c := slurmtest.RequireExclusive(t) // the trials must find both nodes' CPUs free to run on both
 	storage := s3Storage(t)
 	driverCache, nodeCache := t.TempDir(), t.TempDir()
 	const population, epochs = 4, 20
@@ -208,7 +208,7 @@ func TestSlurmObjectStorageSteps(t *testing.T) {
 // uploads the killed run never copied to their place, and completes the
 // experiment.
 func TestSlurmObjectStorageDriverKilled(t *testing.T) {
-	c := slurmtest.Require(t)
+	c := slurmtest.RequireExclusive(t) // the four trials run at once only on every CPU of the cluster
 	storage := s3Storage(t)
 	first, second, nodeCache := t.TempDir(), t.TempDir(), t.TempDir()
 	const population, epochs = 4, 30

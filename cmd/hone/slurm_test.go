@@ -134,7 +134,9 @@ func onNodes(hosts map[string]bool, nodes []string) bool {
 // report to hone over TCP, and nothing of the experiment is left in the
 // queue.
 func TestSlurmJobs(t *testing.T) {
-	c := slurmtest.Require(t)
+	// Both nodes run trials only if both have CPUs free: a job of another
+	// test that holds one node's CPUs puts every trial on the other.
+	c := slurmtest.RequireExclusive(t)
 	path, storage := slurmSpec(t, 6, 6, fmt.Sprintf("{name: slurm, partition: %s, poll_interval_s: 0.5}", c.Partition), "")
 	code, out, errOut := runBinary(t, "run", path)
 	if code != exitOK {
@@ -710,11 +712,16 @@ echo "leftover exit $?"
 
 // TestSlurmTimeLimit: a trial whose job reaches the time limit fails with
 // Slurm's TIMEOUT in error.txt (Slurm's shortest limit is a minute, and
-// it ends a job up to half a minute after that: the test runs beside the
-// others).
+// it ends a job up to half a minute after that: the test runs in parallel,
+// after the package's other tests and beside other packages').
 func TestSlurmTimeLimit(t *testing.T) {
-	slurmtest.Require(t)
+	// t.Parallel pauses the test until the package's other tests have
+	// ended; it takes the cluster's lock only then. Held through the
+	// pause, the lock would keep every exclusive test out meanwhile, and
+	// one of this package after this test for good (each would wait for
+	// the other).
 	t.Parallel()
+	slurmtest.Require(t)
 	path, storage := slurmSpec(t, 1, 100000, "{name: slurm, poll_interval_s: 0.5, time: '1'}", "")
 	data, err := os.ReadFile(path)
 	if err != nil {
