@@ -250,8 +250,10 @@ func (s *Searcher) choose(di int, d *dim, good, bad col) any {
 		}
 		return d.cats[int(best)]
 	}
-	l := newParzen(good.xs, recencyWeights(len(good.xs)), d.lo, d.hi, s.priorWeight, s.endpoints, nil, &s.masses, di, good.seqs)
-	g := newParzen(bad.xs, recencyWeights(len(bad.xs)), d.lo, d.hi, s.priorWeight, s.endpoints, bad.liar, &s.masses, di, bad.seqs)
+	// The densities are refitted in the searcher's scratch ones.
+	l, g := &s.fits[0], &s.fits[1]
+	l.fit(good.xs, recencyWeights(len(good.xs)), d.lo, d.hi, s.priorWeight, s.endpoints, nil, &s.masses, di, good.seqs)
+	g.fit(bad.xs, recencyWeights(len(bad.xs)), d.lo, d.hi, s.priorWeight, s.endpoints, bad.liar, &s.masses, di, bad.seqs)
 	// The candidates of a quantized dim fall in few cells, and a cell's
 	// masses cost two erfc per kernel: each cell is scored once.
 	var cells map[[2]float64]float64

@@ -2,8 +2,8 @@ package tpe
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
-	"slices"
 	"sort"
 )
 
@@ -131,6 +131,11 @@ type parzen struct {
 	logc, logm []float64
 	cum        []float64 // cumulative normalised weights, for sampling
 	buf        []float64
+	grid       kernelGrid
+	// The fit's scratch, kept for the next fit.
+	keyed []centre
+	order []int
+	ends  []float64
 }
 
 // centre is a kernel's centre and index, for sorting.
@@ -140,48 +145,42 @@ type centre struct {
 }
 
 // newParzen fits an estimator to observations xs (internal coordinates in
-// [lo, hi]) with weights ws (same length, positive). Bandwidths follow
-// Optuna's univariate rule: each kernel's σ is the larger distance to its
-// neighbours among the sorted centres (prior centre included) and the
-// range ends; without considerEndpoints the outermost kernels use their
-// inner neighbour only. σ is then clipped to [range/min(100, n+2), range],
-// n being the number of observations. The kernels of observations marked
-// narrow (nil: none) take the smallest width, range/min(100, n+2). mass
-// (nil: none) remembers kernel masses of dim by the observations'
-// suggestion numbers seqs (nil: none).
+// [lo, hi]) with weights ws (same length, positive): see fit.
 func newParzen(xs, ws []float64, lo, hi, priorWeight float64, considerEndpoints bool, narrow []bool, mass *massMemo, dim int, seqs []int) *parzen {
+	p := &parzen{}
+	p.fit(xs, ws, lo, hi, priorWeight, considerEndpoints, narrow, mass, dim, seqs)
+	return p
+}
+
+// fit fits p, reusing its slices, to observations xs (internal
+// coordinates in [lo, hi]) with weights ws (same length, positive).
+// Bandwidths follow Optuna's univariate rule: each kernel's σ is the larger
+// distance to its neighbours among the sorted centres (prior centre
+// included) and the range ends; without considerEndpoints the outermost
+// kernels use their inner neighbour only. σ is then clipped to
+// [range/min(100, n+2), range], n being the number of observations. The
+// kernels of observations marked narrow (nil: none) take the smallest
+// width, range/min(100, n+2). mass (nil: none) remembers kernel masses of
+// dim by the observations' suggestion numbers seqs (nil: none).
+func (p *parzen) fit(xs, ws []float64, lo, hi, priorWeight float64, considerEndpoints bool, narrow []bool, mass *massMemo, dim int, seqs []int) {
 	n := len(xs)
 	span := hi - lo
 	prior := (lo + hi) / 2
-	mu := append(slices.Clone(xs), prior)
+	m := n + 1
+	p.lo, p.hi = lo, hi
+	p.mu = append(append(p.mu[:0], xs...), prior)
+	mu := p.mu
 
 	// Neighbour distances over the sorted centres, prior included.
-	m := len(mu)
-	// By centre, ties in index order (what a stable sort gives, done as a
-	// faster unstable sort of distinct (centre, index) keys).
-	keyed := make([]centre, m)
-	for k, v := range mu {
-		keyed[k] = centre{v, k}
-	}
-	slices.SortFunc(keyed, func(a, b centre) int {
-		switch {
-		case a.mu < b.mu:
-			return -1
-		case a.mu > b.mu:
-			return 1
-		}
-		return a.k - b.k
-	})
-	order := make([]int, m)
-	for i, c := range keyed {
-		order[i] = c.k
-	}
-	ends := make([]float64, m+2)
+	order := p.sortCentres()
+	ends := resize(p.ends, m+2)
+	p.ends = ends
 	ends[0], ends[m+1] = lo, hi
 	for i, k := range order {
 		ends[i+1] = mu[k]
 	}
-	sigma := make([]float64, m)
+	sigma := resize(p.sigma, m)
+	p.sigma = sigma
 	for i, k := range order {
 		sigma[k] = math.Max(ends[i+1]-ends[i], ends[i+2]-ends[i+1])
 	}
@@ -198,8 +197,8 @@ func newParzen(xs, ws []float64, lo, hi, priorWeight float64, considerEndpoints 
 	}
 	sigma[n] = span
 
-	p := &parzen{lo: lo, hi: hi, mu: mu, sigma: sigma,
-		logc: make([]float64, m), logm: make([]float64, m), cum: make([]float64, m), buf: make([]float64, m)}
+	p.logc, p.logm = resize(p.logc, m), resize(p.logm, m)
+	p.cum, p.buf = resize(p.cum, m), resize(p.buf, m)
 	total := priorWeight
 	for _, w := range ws {
 		total += w
@@ -224,7 +223,88 @@ func newParzen(xs, ws []float64, lo, hi, priorWeight float64, considerEndpoints 
 		p.logm[k] = lw.log(w) - logZ
 		p.logc[k] = p.logm[k] - ls.log(sigma[k])
 	}
-	return p
+	p.grid.build(p)
+}
+
+// resize returns s with length n, reusing its array when it is large
+// enough; the values are left as they were.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// sortCentres returns the kernels' indices ordered by centre, ties in
+// index order (what a stable sort gives).
+func (p *parzen) sortCentres() []int {
+	m := len(p.mu)
+	keyed := resize(p.keyed, m)
+	p.keyed = keyed
+	for k, v := range p.mu {
+		keyed[k] = centre{v, k}
+	}
+	sortCentres(keyed)
+	order := resize(p.order, m)
+	p.order = order
+	for i, c := range keyed {
+		order[i] = c.k
+	}
+	return order
+}
+
+// before orders centres by value, then by index (centres are never NaN:
+// column leaves NaN coordinates out).
+func (a centre) before(b centre) bool {
+	return a.mu < b.mu || (!(a.mu > b.mu) && a.k < b.k)
+}
+
+// sortCentres sorts cs by before: a quicksort, with insertion sort for
+// short runs, that is several times faster than slices.SortFunc here,
+// where it compares through a function value, and a parzen sorts its up
+// to maxBad+1 centres at every fit.
+func sortCentres(cs []centre) {
+	for len(cs) > 12 {
+		// Median of three as the pivot, at cs[mid].
+		mid, last := len(cs)/2, len(cs)-1
+		if cs[mid].before(cs[0]) {
+			cs[mid], cs[0] = cs[0], cs[mid]
+		}
+		if cs[last].before(cs[0]) {
+			cs[last], cs[0] = cs[0], cs[last]
+		}
+		if cs[last].before(cs[mid]) {
+			cs[last], cs[mid] = cs[mid], cs[last]
+		}
+		pivot := cs[mid]
+		i, j := 0, last
+		for i <= j {
+			for cs[i].before(pivot) {
+				i++
+			}
+			for pivot.before(cs[j]) {
+				j--
+			}
+			if i <= j {
+				cs[i], cs[j] = cs[j], cs[i]
+				i++
+				j--
+			}
+		}
+		// Recurse into the shorter part, loop on the longer.
+		if j+1 < len(cs)-i {
+			sortCentres(cs[:j+1])
+			cs = cs[i:]
+		} else {
+			sortCentres(cs[i:])
+			cs = cs[:j+1]
+		}
+	}
+	for i := 1; i < len(cs); i++ {
+		for j := i; j > 0 && cs[j].before(cs[j-1]); j-- {
+			cs[j], cs[j-1] = cs[j-1], cs[j]
+		}
+	}
 }
 
 // massMemo remembers logNormMass's values per dim and trial. A searcher
@@ -292,8 +372,36 @@ func (p *parzen) sample(r *rand.Rand) float64 {
 	return clamp(x, p.lo, p.hi)
 }
 
-// logPDF returns the log density at z.
+// logPDF returns the log density at z. Within [lo, hi] it computes only
+// the terms of the kernels the grid lists for z's cell: every other term
+// is below e^expCut of the largest, which logSumExp would leave out, so
+// that the result is the same, to the bit, as that of logPDFAll.
 func (p *parzen) logPDF(z float64) float64 {
+	g := &p.grid
+	if g.words == 0 || !(z >= p.lo && z <= p.hi) {
+		return p.logPDFAll(z)
+	}
+	c := g.cell(z - p.lo)
+	j := 0
+	m := math.Inf(-1)
+	for w, word := range g.bits[c*g.words : (c+1)*g.words] {
+		for word != 0 {
+			// Kernels in index order, as logPDFAll adds them.
+			k := w<<6 | bits.TrailingZeros64(word)
+			word &= word - 1
+			x := p.logc[k] + logStdPDF((z-p.mu[k])/p.sigma[k])
+			p.buf[j] = x
+			j++
+			if x > m || x != x {
+				m = x
+			}
+		}
+	}
+	return logSumExpMax(p.buf[:j], m)
+}
+
+// logPDFAll returns the log density at z from the terms of every kernel.
+func (p *parzen) logPDFAll(z float64) float64 {
 	m := math.Inf(-1)
 	for k := range p.mu {
 		x := p.logc[k] + logStdPDF((z-p.mu[k])/p.sigma[k])
@@ -303,6 +411,104 @@ func (p *parzen) logPDF(z float64) float64 {
 		}
 	}
 	return logSumExpMax(p.buf, m)
+}
+
+// gridCells is the number of equal cells a kernelGrid divides the range
+// into, and gridMin the fewest kernels a parzen indexes with one: with
+// fewer, the kernels are wide and the grid saves little.
+const (
+	gridCells = 64
+	gridMin   = 32
+)
+
+// gridSlack is how far, in log terms, below the cut a kernel's term may be
+// and the kernel still be listed: it covers the rounding of the terms and
+// of the bounds below many times over.
+const gridSlack = 0.5
+
+// kernelGrid lists, for each of gridCells equal cells of a parzen's
+// range, the kernels whose term may be within e^(expCut−gridSlack) of the
+// largest term at some point of the cell, as a set of kernel indices.
+//
+// At z in [lo, hi] the prior kernel's term, logc_p + log φ((z − mid)/range),
+// is at least logc_p + log φ(1/2), since z is within half the range of the
+// middle. The largest term is at least that, so a kernel k matters at z
+// only if logc_k + log φ(u) ≥ floor = logc_p + log φ(1/2) + expCut −
+// gridSlack, u = (z − μ_k)/σ_k, that is if |z − μ_k| ≤ σ_k·√(2(logc_k −
+// log √(2π) − floor)): its reach. A cell lists every kernel whose reach
+// meets it (the prior, whose reach is the whole range, included). Cell
+// indices are monotone in the offset from lo, so z's cell is between those
+// of a reach's ends whenever z is within the reach by more than rounding,
+// which gridSlack ensures for every kernel whose term can matter.
+type kernelGrid struct {
+	width      float64  // of a cell
+	words      int      // per cell; 0: no grid, logPDF computes every term
+	bits       []uint64 // cell c's set is bits[c·words : (c+1)·words]
+	start, end []uint64 // scratch: the kernels whose reach starts, ends in a cell
+}
+
+// cell returns the index of the cell at offset d from the range's low
+// end, clamped to the cells; it is monotone in d.
+func (g *kernelGrid) cell(d float64) int {
+	switch v := d / g.width; {
+	case v <= 0:
+		return 0
+	case v >= gridCells-1:
+		return gridCells - 1
+	default:
+		return int(v)
+	}
+}
+
+// build indexes p's kernels, or leaves p without a grid when it has few
+// kernels or a value the bound above does not hold for (a range that is
+// empty or not finite, a centre or width that is not finite, a width that
+// is not positive, a NaN or +Inf logc).
+func (g *kernelGrid) build(p *parzen) {
+	g.words = 0
+	m := len(p.mu)
+	span := p.hi - p.lo
+	if m < gridMin || !(span > 0) || math.IsInf(span, 1) {
+		return
+	}
+	for k := range m {
+		mu, s, c := p.mu[k], p.sigma[k], p.logc[k]
+		if math.IsInf(mu, 0) || mu != mu || !(s > 0) || math.IsInf(s, 1) || c != c || math.IsInf(c, 1) {
+			return
+		}
+	}
+	prior := m - 1
+	floor := p.logc[prior] + logStdPDF(0.5) + expCut - gridSlack
+	words := (m + 63) / 64
+	g.width = span / gridCells
+	g.bits = resize(g.bits, gridCells*words)
+	g.start, g.end = resize(g.start, gridCells*words), resize(g.end, gridCells*words)
+	clear(g.start)
+	clear(g.end)
+	for k := range m {
+		a, b := 0, gridCells-1 // the prior's reach covers the range
+		if k != prior {
+			r2 := 2 * (p.logc[k] - logSqrt2Pi - floor)
+			if !(r2 >= 0) {
+				continue // below the floor everywhere
+			}
+			r := p.sigma[k] * math.Sqrt(r2)
+			a, b = g.cell(p.mu[k]-r-p.lo), g.cell(p.mu[k]+r-p.lo)
+		}
+		bit := uint64(1) << (k & 63)
+		g.start[a*words+k>>6] |= bit
+		g.end[b*words+k>>6] |= bit
+	}
+	for w := range words {
+		var cur uint64
+		for c := range gridCells {
+			i := c*words + w
+			cur |= g.start[i]
+			g.bits[i] = cur
+			cur &^= g.end[i]
+		}
+	}
+	g.words = words
 }
 
 // logMass returns the log of the probability of [z1, z2].

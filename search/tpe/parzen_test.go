@@ -2,6 +2,7 @@ package tpe
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -199,6 +200,123 @@ func TestLogNormMassCut(t *testing.T) {
 			if got := logNormMass(a, b); got != full || got != 0 {
 				t.Errorf("logNormMass(%v, %v) = %v, want %v", a, b, got, full)
 			}
+		}
+	}
+}
+
+// TestParzenGrid checks that logPDF, which computes only the terms of the
+// kernels its grid lists, returns what logPDFAll does to the bit, and
+// that refitting one estimator in place fits what a new one does, with
+// centres ordered as a stable sort orders them, over fits of many shapes:
+// clustered and spread centres, ties, liars, both endpoint rules and
+// ranges of several scales.
+func TestParzenGrid(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var reused parzen
+	skipped := 0
+	for fit := range 300 {
+		lo := []float64{0, -1, -30, 1e-3}[fit%4]
+		span := []float64{1, 2, 60, 1e-2}[fit/4%4]
+		hi := lo + span
+		n := r.IntN(260)
+		xs := make([]float64, n)
+		narrow := make([]bool, n)
+		seqs := make([]int, n)
+		for i := range xs {
+			switch r.IntN(4) {
+			case 0: // a cluster
+				xs[i] = lo + span*clamp(0.3+0.01*r.NormFloat64(), 0, 1)
+			case 1: // a tie
+				xs[i] = lo + span*float64(r.IntN(5))/4
+			default:
+				xs[i] = lo + span*r.Float64()
+			}
+			narrow[i] = r.IntN(6) == 0
+			seqs[i] = i
+		}
+		ws := recencyWeights(n)
+		endpoints := fit%3 == 0
+		reused.fit(xs, ws, lo, hi, 1, endpoints, narrow, nil, 0, nil)
+		fresh := newParzen(xs, ws, lo, hi, 1, endpoints, narrow, nil, 0, nil)
+		if !slices.Equal(reused.sigma, fresh.sigma) || !slices.Equal(reused.logc, fresh.logc) || !slices.Equal(reused.cum, fresh.cum) {
+			t.Fatalf("fit %d: refitting in place differs from a new fit", fit)
+		}
+		want := make([]int, n+1)
+		for i := range want {
+			want[i] = i
+		}
+		mu := append(slices.Clone(xs), (lo+hi)/2)
+		slices.SortStableFunc(want, func(a, b int) int {
+			switch {
+			case mu[a] < mu[b]:
+				return -1
+			case mu[a] > mu[b]:
+				return 1
+			}
+			return 0
+		})
+		if !slices.Equal(reused.sortCentres(), want) {
+			t.Fatalf("fit %d: centres ordered %v, want %v", fit, reused.order, want)
+		}
+		if n+1 >= gridMin && reused.grid.words == 0 {
+			t.Fatalf("fit %d: %d kernels and no grid", fit, n+1)
+		}
+		zs := []float64{lo, hi, (lo + hi) / 2, math.Nextafter(hi, lo)}
+		for c := range gridCells + 1 {
+			zs = append(zs, lo+span*float64(c)/gridCells)
+		}
+		for range 200 {
+			zs = append(zs, lo+span*r.Float64())
+		}
+		for _, x := range xs[:min(n, 20)] {
+			zs = append(zs, x)
+		}
+		for _, z := range zs {
+			z = clamp(z, lo, hi)
+			got, all := reused.logPDF(z), reused.logPDFAll(z)
+			if math.Float64bits(got) != math.Float64bits(all) {
+				t.Fatalf("fit %d (%d kernels): logPDF(%v) = %v, every term gives %v", fit, n+1, z, got, all)
+			}
+		}
+		if g := &reused.grid; g.words > 0 {
+			for c := range gridCells {
+				listed := 0
+				for _, w := range g.bits[c*g.words : (c+1)*g.words] {
+					listed += bits.OnesCount64(w)
+				}
+				skipped += n + 1 - listed
+			}
+		}
+	}
+	if skipped == 0 {
+		t.Error("the grids never left a kernel out")
+	}
+}
+
+// TestSortCentres checks sortCentres against a stable sort of the values,
+// on random, sorted, reversed and constant inputs with many ties.
+func TestSortCentres(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for trial := range 2000 {
+		n := r.IntN(300)
+		cs := make([]centre, n)
+		for k := range cs {
+			cs[k] = centre{float64(r.IntN(1 + trial%50)), k}
+		}
+		switch trial % 4 {
+		case 1:
+			slices.SortFunc(cs, func(a, b centre) int { return int(a.mu - b.mu) })
+		case 2:
+			slices.SortFunc(cs, func(a, b centre) int { return int(b.mu - a.mu) })
+		}
+		for k := range cs {
+			cs[k].k = k
+		}
+		want := slices.Clone(cs)
+		slices.SortStableFunc(want, func(a, b centre) int { return int(a.mu - b.mu) })
+		sortCentres(cs)
+		if !slices.Equal(cs, want) {
+			t.Fatalf("trial %d: sorted %v, want %v", trial, cs, want)
 		}
 	}
 }

@@ -227,6 +227,10 @@ type Searcher struct {
 
 	// masses remembers kernel masses across fits; it changes no result.
 	masses massMemo
+	// fits are the univariate good and bad densities, refitted in place
+	// for each dim so that their slices are reused; they hold no state
+	// between suggestions.
+	fits [2]parzen
 }
 
 // observation is a completed trial: its coordinates (one per dim, NaN where
