@@ -137,9 +137,15 @@ type parzen struct {
 	direct      bool
 	coef, scale []float64
 	// The fit's scratch, kept for the next fit.
-	keyed []centre
-	order []int
-	ends  []float64
+	keyed, kept, fresh []centre
+	order              []int
+	slots              []int32
+	ends               []float64
+	// The observations' suggestion numbers at the last fit that had them
+	// (ascending), and the place of each one's kernel in centre order
+	// among them: see sortCentres.
+	lastSeqs []int
+	lastRank []int32
 }
 
 // centre is a kernel's centre and index, for sorting.
@@ -176,7 +182,7 @@ func (p *parzen) fit(xs, ws []float64, lo, hi, priorWeight float64, considerEndp
 	mu := p.mu
 
 	// Neighbour distances over the sorted centres, prior included.
-	order := p.sortCentres()
+	order := p.sortCentres(seqs)
 	ends := resize(p.ends, m+2)
 	p.ends = ends
 	ends[0], ends[m+1] = lo, hi
@@ -241,21 +247,114 @@ func resize[T any](s []T, n int) []T {
 }
 
 // sortCentres returns the kernels' indices ordered by centre, ties in
-// index order (what a stable sort gives).
-func (p *parzen) sortCentres() []int {
+// index order (what a stable sort gives). With the observations'
+// suggestion numbers seqs, ascending, it starts from the order of the
+// last fit that had them: a searcher refits each dim's densities mostly to
+// the same trials, whose kernels keep their order, so that only the
+// others (and the prior) are sorted and merged in.
+func (p *parzen) sortCentres(seqs []int) []int {
 	m := len(p.mu)
 	keyed := resize(p.keyed, m)
 	p.keyed = keyed
-	for k, v := range p.mu {
-		keyed[k] = centre{v, k}
+	if len(seqs) != m-1 || !ascending(seqs) {
+		seqs = nil
 	}
-	sortCentres(keyed)
+	if seqs == nil || !p.sortFrom(seqs, keyed) {
+		for k, v := range p.mu {
+			keyed[k] = centre{v, k}
+		}
+		sortCentres(keyed)
+	}
 	order := resize(p.order, m)
 	p.order = order
 	for i, c := range keyed {
 		order[i] = c.k
 	}
+	// Remember the order of the observations' kernels, by suggestion
+	// number, for the next fit.
+	p.lastSeqs, p.lastRank = p.lastSeqs[:0], resize(p.lastRank, m-1)
+	if seqs == nil {
+		return order
+	}
+	p.lastSeqs = append(p.lastSeqs, seqs...)
+	rank := int32(0)
+	for _, c := range keyed {
+		if c.k < m-1 {
+			p.lastRank[c.k] = rank
+			rank++
+		}
+	}
 	return order
+}
+
+// ascending reports whether xs is strictly ascending.
+func ascending(xs []int) bool {
+	for i := 1; i < len(xs); i++ {
+		if xs[i] <= xs[i-1] {
+			return false
+		}
+	}
+	return true
+}
+
+// sortFrom writes into keyed the kernels ordered by centre, starting from
+// the last fit's order (see sortCentres), given the observations'
+// suggestion numbers seqs (ascending), and reports whether it could: the
+// last fit had suggestion numbers, and the kernels of the trials both
+// fits have are still in order.
+func (p *parzen) sortFrom(seqs []int, keyed []centre) bool {
+	last := p.lastSeqs
+	if len(last) == 0 {
+		return false
+	}
+	// Each kernel of a trial the last fit had goes to its place then;
+	// the others are fresh.
+	slots := resize(p.slots, len(last))
+	p.slots = slots
+	for i := range slots {
+		slots[i] = -1
+	}
+	fresh := p.fresh[:0]
+	i := 0
+	for k, seq := range seqs {
+		for i < len(last) && last[i] < seq {
+			i++
+		}
+		if i < len(last) && last[i] == seq {
+			slots[p.lastRank[i]] = int32(k)
+			i++
+			continue
+		}
+		fresh = append(fresh, centre{p.mu[k], k})
+	}
+	prior := len(p.mu) - 1
+	fresh = append(fresh, centre{p.mu[prior], prior})
+	p.fresh = fresh
+	kept := p.kept[:0]
+	for _, k := range slots {
+		if k < 0 {
+			continue
+		}
+		c := centre{p.mu[k], int(k)}
+		if len(kept) > 0 && !kept[len(kept)-1].before(c) {
+			return false // not the same centres: sort them all
+		}
+		kept = append(kept, c)
+	}
+	p.kept = kept
+	sortCentres(fresh)
+	// Merge the two ordered lists.
+	a, b := 0, 0
+	for j := range keyed {
+		if b == len(fresh) || (a < len(kept) && kept[a].before(fresh[b])) {
+			keyed[j] = kept[a]
+			a++
+		} else {
+			keyed[j] = fresh[b]
+			b++
+		}
+	}
+	return true
 }
 
 // before orders centres by value, then by index (centres are never NaN:
