@@ -250,8 +250,13 @@ func (s *Searcher) choose(di int, d *dim, good, bad col) any {
 		}
 		return d.cats[int(best)]
 	}
-	l := newParzen(good.xs, recencyWeights(len(good.xs)), d.lo, d.hi, s.priorWeight, s.endpoints, nil, &s.masses, di, good.seqs)
-	g := newParzen(bad.xs, recencyWeights(len(bad.xs)), d.lo, d.hi, s.priorWeight, s.endpoints, bad.liar, &s.masses, di, bad.seqs)
+	// The densities are refitted in the searcher's ones for the dim.
+	if len(s.fits) != len(s.dims) {
+		s.fits = make([][2]parzen, len(s.dims))
+	}
+	l, g := &s.fits[di][0], &s.fits[di][1]
+	l.fit(good.xs, recencyWeights(len(good.xs)), d.lo, d.hi, s.priorWeight, s.endpoints, nil, &s.masses, di, good.seqs)
+	g.fit(bad.xs, recencyWeights(len(bad.xs)), d.lo, d.hi, s.priorWeight, s.endpoints, bad.liar, &s.masses, di, bad.seqs)
 	// The candidates of a quantized dim fall in few cells, and a cell's
 	// masses cost two erfc per kernel: each cell is scored once.
 	var cells map[[2]float64]float64

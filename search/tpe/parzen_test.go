@@ -2,6 +2,7 @@ package tpe
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -199,6 +200,163 @@ func TestLogNormMassCut(t *testing.T) {
 			if got := logNormMass(a, b); got != full || got != 0 {
 				t.Errorf("logNormMass(%v, %v) = %v, want %v", a, b, got, full)
 			}
+		}
+	}
+}
+
+// TestParzenGrid checks that logPDF, which adds the terms of the kernels
+// its grid lists directly, is within 1e-13 of logPDFExact, and that
+// refitting one estimator in place fits what a new one does, with
+// centres ordered as a stable sort orders them, over fits of many shapes:
+// clustered and spread centres, ties, liars, both endpoint rules, ranges of
+// several scales, and windows sliding over a pool of trials as a
+// searcher's refits do, whose coordinates now and then change.
+func TestParzenGrid(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var reused parzen
+	skipped := 0
+	var pool []float64 // coordinates by suggestion number, in [0, 1]
+	start := 0
+	for fit := range 400 {
+		block := fit / 20
+		lo := []float64{0, -1, -30, 1e-3}[block%4]
+		span := []float64{1, 2, 60, 1e-2}[block/4%4]
+		hi := lo + span
+		if fit%20 == 0 || r.IntN(30) == 0 {
+			// New coordinates for every suggestion number: the last order
+			// may no longer hold.
+			pool = pool[:0]
+			for range 600 {
+				switch r.IntN(4) {
+				case 0: // a cluster
+					pool = append(pool, clamp(0.3+0.01*r.NormFloat64(), 0, 1))
+				case 1: // a tie
+					pool = append(pool, float64(r.IntN(5))/4)
+				default:
+					pool = append(pool, r.Float64())
+				}
+			}
+			start = 0
+		}
+		start = min(start+r.IntN(4), 300)
+		n := r.IntN(260)
+		var xs []float64
+		var seqs []int
+		for seq := start; len(xs) < n; seq++ {
+			if r.IntN(8) == 0 {
+				continue // not in this fit
+			}
+			xs, seqs = append(xs, lo+span*pool[seq]), append(seqs, seq)
+		}
+		if r.IntN(10) == 0 {
+			seqs = nil
+		}
+		narrow := make([]bool, n)
+		for i := range narrow {
+			narrow[i] = r.IntN(6) == 0
+		}
+		ws := recencyWeights(n)
+		endpoints := fit%3 == 0
+		reused.fit(xs, ws, lo, hi, 1, endpoints, narrow, nil, 0, seqs)
+		fresh := newParzen(xs, ws, lo, hi, 1, endpoints, narrow, nil, 0, nil)
+		if !slices.Equal(reused.sigma, fresh.sigma) || !slices.Equal(reused.logc, fresh.logc) || !slices.Equal(reused.cum, fresh.cum) {
+			t.Fatalf("fit %d: refitting in place differs from a new fit", fit)
+		}
+		want := make([]int, n+1)
+		for i := range want {
+			want[i] = i
+		}
+		mu := append(slices.Clone(xs), (lo+hi)/2)
+		slices.SortStableFunc(want, func(a, b int) int {
+			switch {
+			case mu[a] < mu[b]:
+				return -1
+			case mu[a] > mu[b]:
+				return 1
+			}
+			return 0
+		})
+		if !slices.Equal(reused.order, want) {
+			t.Fatalf("fit %d: centres ordered %v, want %v", fit, reused.order, want)
+		}
+		if !reused.direct {
+			t.Fatalf("fit %d: no direct sums", fit)
+		}
+		if n+1 >= gridMin && reused.grid.words == 0 {
+			t.Fatalf("fit %d: %d kernels and no grid", fit, n+1)
+		}
+		zs := []float64{lo, hi, (lo + hi) / 2, math.Nextafter(hi, lo)}
+		for c := range gridCells + 1 {
+			zs = append(zs, lo+span*float64(c)/gridCells)
+		}
+		for range 200 {
+			zs = append(zs, lo+span*r.Float64())
+		}
+		for _, x := range xs[:min(n, 20)] {
+			zs = append(zs, x)
+		}
+		for _, z := range zs {
+			z = clamp(z, lo, hi)
+			got, exact := reused.logPDF(z), reused.logPDFExact(z)
+			if !(math.Abs(got-exact) <= 1e-13*math.Max(1, math.Abs(exact))) {
+				t.Fatalf("fit %d (%d kernels): logPDF(%v) = %v, logPDFExact %v", fit, n+1, z, got, exact)
+			}
+		}
+		if g := &reused.grid; g.words > 0 {
+			for c := range gridCells {
+				listed := 0
+				for _, w := range g.bits[c*g.words : (c+1)*g.words] {
+					listed += bits.OnesCount64(w)
+				}
+				skipped += n + 1 - listed
+			}
+		}
+	}
+	if skipped == 0 {
+		t.Error("the grids never left a kernel out")
+	}
+}
+
+// TestSortCentres checks sortCentres against a stable sort of the values,
+// on random, sorted, reversed and constant inputs with many ties.
+func TestSortCentres(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for trial := range 2000 {
+		n := r.IntN(300)
+		cs := make([]centre, n)
+		for k := range cs {
+			cs[k] = centre{float64(r.IntN(1 + trial%50)), k}
+		}
+		switch trial % 4 {
+		case 1:
+			slices.SortFunc(cs, func(a, b centre) int { return int(a.mu - b.mu) })
+		case 2:
+			slices.SortFunc(cs, func(a, b centre) int { return int(b.mu - a.mu) })
+		}
+		for k := range cs {
+			cs[k].k = k
+		}
+		want := slices.Clone(cs)
+		slices.SortStableFunc(want, func(a, b centre) int { return int(a.mu - b.mu) })
+		sortCentres(cs)
+		if !slices.Equal(cs, want) {
+			t.Fatalf("trial %d: sorted %v, want %v", trial, cs, want)
+		}
+	}
+}
+
+// TestExpNeg checks expNeg against math.Exp over its domain: within 4
+// units in the last place.
+func TestExpNeg(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	vs := []float64{0, 1e-300, 1e-9, math.Ln2 / 512, math.Ln2 / 256, math.Ln2, 1, 40, 700}
+	for range 200000 {
+		vs = append(vs, r.Float64()*[]float64{1e-3, 1, 45, 700}[r.IntN(4)])
+	}
+	for _, v := range vs {
+		got, want := expNeg(v), math.Exp(-v)
+		if ulp := math.Nextafter(want, 1) - want; !(math.Abs(got-want) <= 4*ulp) {
+			t.Fatalf("expNeg(%v) = %v, math.Exp gives %v (%.1f ulp apart)", v, got, want, math.Abs(got-want)/ulp)
 		}
 	}
 }

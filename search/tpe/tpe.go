@@ -233,6 +233,11 @@ type Searcher struct {
 
 	// masses remembers kernel masses across fits; it changes no result.
 	masses massMemo
+	// fits are the univariate good and bad densities of each dim,
+	// refitted in place at each suggestion, so that their slices are
+	// reused and their centres sorted from the last order (see
+	// parzen.sortCentres); they change no result.
+	fits [][2]parzen
 }
 
 // observation is a completed trial: its coordinates (one per dim, NaN where
