@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/signal"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +18,7 @@ import (
 // code 3, as for SIGTERM, and hone resume continues the trials from their
 // checkpoints.
 func TestBinaryHangup(t *testing.T) {
+	hangupReaches(t)
 	const iters = 12
 	path, dir := writeSpec(t, "hup", shSpec(iters, "0.1", ""))
 	t.Cleanup(func() { killTrials(t, dir) })
@@ -90,6 +92,7 @@ func TestBinaryHangup(t *testing.T) {
 // TestBinarySecondSignal checks that any two of the stop signals make hone
 // quit at once (130): here SIGHUP, then SIGTERM during the graceful stop.
 func TestBinarySecondSignal(t *testing.T) {
+	hangupReaches(t)
 	cmd, _, _ := stoppingStubborn(t, "hupterm", syscall.SIGHUP)
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -98,6 +101,20 @@ func TestBinarySecondSignal(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != exitKilled {
 		t.Fatalf("exit %d after SIGHUP and SIGTERM, want %d\nstderr:\n%s", code, exitKilled, cmd.Stderr)
 	}
+}
+
+// hangupReaches makes the hone processes the test starts get SIGHUP's
+// default disposition even when the tests themselves run with it ignored
+// (under nohup, say): an ignored signal stays ignored across exec, and
+// hone rightly keeps ignoring a hangup it was started to ignore
+// (TestBinaryNohup). A signal the test process catches is reset to the
+// default in its children, so it catches SIGHUP until the test ends. It
+// does so whatever signal.Ignored says: once an earlier test's catch has
+// ended, SIGHUP is ignored again but no longer reported as ignored.
+func hangupReaches(t *testing.T) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGHUP)
+	t.Cleanup(func() { signal.Stop(ch) })
 }
 
 // TestBinaryNohup starts hone with SIGHUP ignored, as nohup does: the
