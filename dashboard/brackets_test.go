@@ -12,6 +12,7 @@ import (
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/executor/inproc"
 	"github.com/hone-tune/hone/executor/sim"
+	"github.com/hone-tune/hone/internal/spectest"
 	"github.com/hone-tune/hone/report"
 	"github.com/hone-tune/hone/scheduler/asha"
 	"github.com/hone-tune/hone/search/dehb"
@@ -186,17 +187,9 @@ func TestBracketsOfARun(t *testing.T) {
 // searcher: each trial at the rungs its jobs were for.
 func TestBracketsOfDEHB(t *testing.T) {
 	var sr *dehb.Searcher
-	x := startPlan(t, t.TempDir(), "dehb", `metric: loss
-mode: min
-seed: 3
-num_samples: 30
-command: [unused]
-search_space:
-  rate: {uniform: [0.05, 0.5]}
-  asymptote: {uniform: [0, 0.5]}
-searcher: {name: dehb, max_concurrent: 3}
+	x := startPlan(t, t.TempDir(), "dehb", spectest.CurveSpec(3, 30, `searcher: {name: dehb, max_concurrent: 3}
 scheduler: {name: dehb, max_t: 9, grace_period: 1, reduction_factor: 3}
-`, func(spec.Process) (hone.Executor, error) { return sim.New(sim.Curve{MaxIterations: 9}.New), nil }, func(p *spec.Plan) {
+`), func(spec.Process) (hone.Executor, error) { return sim.New(sim.Curve{MaxIterations: 9}.New), nil }, func(p *spec.Plan) {
 		sr = p.Experiment.Searcher.(*dehb.Searcher)
 	})
 	x.wait(t)

@@ -168,7 +168,9 @@ func TestFIFO(t *testing.T) {
 // TestHyperBand draws the rungs of a real HyperBand run: a mark per trial
 // and rung reached, shaped by its outcome, and every rung labelled.
 func TestHyperBand(t *testing.T) {
-	dir := spectest.Run(t, hyperbandSpec, sim.New(sim.Curve{MaxIterations: 9}.New))
+	dir := spectest.Run(t, spectest.CurveSpec(4, 12, `scheduler: {name: hyperband, max_t: 9, reduction_factor: 3}
+max_concurrent_trials: 4
+`), sim.New(sim.Curve{MaxIterations: 9}.New))
 	e, figs, skipped := figures(t, dir)
 	got, left := names(figs, skipped)
 	if !slices.Equal(got, []string{plots.NameCurves, plots.NameBestSoFar, plots.NameRungs, plots.NameParallel}) ||
@@ -321,18 +323,6 @@ func TestNothingToDraw(t *testing.T) {
 	}
 }
 
-const hyperbandSpec = `metric: loss
-mode: min
-seed: 4
-num_samples: 12
-command: [unused]
-search_space:
-  rate: {uniform: [0.05, 0.5]}
-  asymptote: {uniform: [0, 0.5]}
-scheduler: {name: hyperband, max_t: 9, reduction_factor: 3}
-max_concurrent_trials: 4
-`
-
 const pbtSpec = `metric: loss
 mode: min
 seed: 6
@@ -354,17 +344,9 @@ stop: {training_iteration: 15}
 // TestRungsPerBracket draws the rungs of an ASHA run with three brackets:
 // a panel per bracket that took a trial, each with its own trials.
 func TestRungsPerBracket(t *testing.T) {
-	dir := spectest.Run(t, `metric: loss
-mode: min
-seed: 7
-num_samples: 30
-command: [unused]
-search_space:
-  rate: {uniform: [0.05, 0.5]}
-  asymptote: {uniform: [0, 0.5]}
-scheduler: {name: asha, max_t: 27, grace_period: 1, reduction_factor: 3, brackets: 3}
+	dir := spectest.Run(t, spectest.CurveSpec(7, 30, `scheduler: {name: asha, max_t: 27, grace_period: 1, reduction_factor: 3, brackets: 3}
 max_concurrent_trials: 4
-`, sim.New(sim.Curve{MaxIterations: 27}.New))
+`), sim.New(sim.Curve{MaxIterations: 27}.New))
 	e, figs, _ := figures(t, dir)
 	a, err := report.Brackets(dir)
 	if err != nil || a == nil || a.Note != "" {

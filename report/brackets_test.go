@@ -220,62 +220,30 @@ func mapsEqual(a, b map[string]string) bool {
 }
 
 func TestBracketsOfASHA(t *testing.T) {
-	dir, w := runWatched(t, `metric: loss
-mode: min
-seed: 7
-num_samples: 30
-command: [unused]
-search_space:
-  rate: {uniform: [0.05, 0.5]}
-  asymptote: {uniform: [0, 0.5]}
-scheduler: {name: asha, max_t: 27, grace_period: 1, reduction_factor: 3, brackets: 3}
+	dir, w := runWatched(t, spectest.CurveSpec(7, 30, `scheduler: {name: asha, max_t: 27, grace_period: 1, reduction_factor: 3, brackets: 3}
 max_concurrent_trials: 4
-`, sim.New(sim.Curve{MaxIterations: 27}.New))
+`), sim.New(sim.Curve{MaxIterations: 27}.New))
 	checkBrackets(t, dir, w, 3)
 }
 
 func TestBracketsOfHyperBand(t *testing.T) {
-	dir, w := runWatched(t, `metric: loss
-mode: min
-seed: 4
-num_samples: 20
-command: [unused]
-search_space:
-  rate: {uniform: [0.05, 0.5]}
-  asymptote: {uniform: [0, 0.5]}
-scheduler: {name: hyperband, max_t: 9, reduction_factor: 3}
+	dir, w := runWatched(t, spectest.CurveSpec(4, 20, `scheduler: {name: hyperband, max_t: 9, reduction_factor: 3}
 max_concurrent_trials: 4
-`, sim.New(sim.Curve{MaxIterations: 9}.New))
+`), sim.New(sim.Curve{MaxIterations: 9}.New))
 	checkBrackets(t, dir, w, 2)
 }
 
 func TestBracketsOfBOHB(t *testing.T) {
-	dir, w := runWatched(t, `metric: loss
-mode: min
-seed: 5
-num_samples: 20
-command: [unused]
-search_space:
-  rate: {uniform: [0.05, 0.5]}
-  asymptote: {uniform: [0, 0.5]}
-searcher: {name: bohb}
+	dir, w := runWatched(t, spectest.CurveSpec(5, 20, `searcher: {name: bohb}
 scheduler: {name: hyperband_for_bohb, max_t: 9, reduction_factor: 3}
 max_concurrent_trials: 4
-`, sim.New(sim.Curve{MaxIterations: 9}.New))
+`), sim.New(sim.Curve{MaxIterations: 9}.New))
 	checkBrackets(t, dir, w, 2)
 }
 
 func TestBracketsUnknown(t *testing.T) {
-	dir := spectest.Run(t, `metric: loss
-mode: min
-seed: 5
-num_samples: 4
-command: [unused]
-search_space:
-  rate: {uniform: [0.05, 0.5]}
-  asymptote: {uniform: [0, 0.5]}
-scheduler: {name: fifo}
-`, sim.New(sim.Curve{MaxIterations: 3}.New))
+	dir := spectest.Run(t, spectest.CurveSpec(5, 4, `scheduler: {name: fifo}
+`), sim.New(sim.Curve{MaxIterations: 3}.New))
 	if a, err := report.Brackets(dir); a != nil || err != nil {
 		t.Errorf("FIFO: brackets %+v, %v", a, err)
 	}
@@ -294,17 +262,9 @@ scheduler: {name: fifo}
 // TestBracketsOfDEHB places each trial of a DEHB run at the rungs of the
 // brackets its jobs were for, as the live searcher gave them.
 func TestBracketsOfDEHB(t *testing.T) {
-	dir, w := runWatched(t, `metric: loss
-mode: min
-seed: 3
-num_samples: 30
-command: [unused]
-search_space:
-  rate: {uniform: [0.05, 0.5]}
-  asymptote: {uniform: [0, 0.5]}
-searcher: {name: dehb, max_concurrent: 3}
+	dir, w := runWatched(t, spectest.CurveSpec(3, 30, `searcher: {name: dehb, max_concurrent: 3}
 scheduler: {name: dehb, max_t: 9, grace_period: 1, reduction_factor: 3}
-`, sim.New(sim.Curve{MaxIterations: 9}.New))
+`), sim.New(sim.Curve{MaxIterations: 9}.New))
 	sr := w.search.(*dehb.Searcher)
 	live := map[string][]string{} // trial -> "bracket b rung r", in order
 	e, info := openExp(t, dir)
@@ -356,16 +316,8 @@ scheduler: {name: dehb, max_t: 9, grace_period: 1, reduction_factor: 3}
 // TestBracketsOfAChangedSpec replays a journal with a spec that makes
 // other trials: the brackets are not shown, and the note says why.
 func TestBracketsOfAChangedSpec(t *testing.T) {
-	body := `metric: loss
-mode: min
-seed: 5
-num_samples: 6
-command: [unused]
-search_space:
-  rate: {uniform: [0.05, 0.5]}
-  asymptote: {uniform: [0, 0.5]}
-scheduler: {name: asha, max_t: 9, grace_period: 1, reduction_factor: 3, brackets: 2}
-`
+	body := spectest.CurveSpec(5, 6, `scheduler: {name: asha, max_t: 9, grace_period: 1, reduction_factor: 3, brackets: 2}
+`)
 	dir := spectest.Run(t, body, sim.New(sim.Curve{MaxIterations: 9}.New))
 	changed := strings.Replace(body, "rate: {uniform: [0.05, 0.5]}", "rate: {uniform: [0.6, 0.9]}", 1)
 	if err := os.WriteFile(filepath.Join(dir, report.SpecFile), []byte(changed), 0o644); err != nil {
@@ -406,17 +358,9 @@ func (s *stopAfter) OnTrialResult(*hone.Trial, *hone.Result) {
 // and resumes it: one replay follows both sessions, and the brackets equal
 // those the schedulers of both assigned.
 func TestBracketsAcrossAResume(t *testing.T) {
-	body := `metric: loss
-mode: min
-seed: 9
-num_samples: 24
-command: [unused]
-search_space:
-  rate: {uniform: [0.05, 0.5]}
-  asymptote: {uniform: [0, 0.5]}
-scheduler: {name: asha, max_t: 27, grace_period: 1, reduction_factor: 3, brackets: 3}
+	body := spectest.CurveSpec(9, 24, `scheduler: {name: asha, max_t: 27, grace_period: 1, reduction_factor: 3, brackets: 3}
 max_concurrent_trials: 4
-`
+`)
 	base := t.TempDir()
 	path := filepath.Join(base, "exp.yaml")
 	dir := filepath.Join(base, "exp")

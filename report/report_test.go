@@ -151,17 +151,9 @@ func TestTableAndCharts(t *testing.T) {
 // run: every trial at the first rung, and the trials promoted at each rung
 // are those that reached the next.
 func TestRungsOfHyperBand(t *testing.T) {
-	dir := spectest.Run(t, `metric: loss
-mode: min
-seed: 4
-num_samples: 12
-command: [unused]
-search_space:
-  rate: {uniform: [0.05, 0.5]}
-  asymptote: {uniform: [0, 0.5]}
-scheduler: {name: hyperband, max_t: 9, reduction_factor: 3}
+	dir := spectest.Run(t, spectest.CurveSpec(4, 12, `scheduler: {name: hyperband, max_t: 9, reduction_factor: 3}
 max_concurrent_trials: 4
-`, sim.New(sim.Curve{MaxIterations: 9}.New))
+`), sim.New(sim.Curve{MaxIterations: 9}.New))
 	e, info := openExp(t, dir)
 	if info.Rungs == nil || info.Scheduler != "hyperband" || info.Rungs.MaxT != 9 {
 		t.Fatalf("info %+v", info)
@@ -286,17 +278,9 @@ func TestReadInfo(t *testing.T) {
 // last training iterations, and the best ends at the best result.
 func TestBestSoFar(t *testing.T) {
 	fifo := spectest.Run(t, fmt.Sprintf(fifoSpec, hone.Max), spectest.Curves(6))
-	hb := spectest.Run(t, `metric: loss
-mode: min
-seed: 4
-num_samples: 12
-command: [unused]
-search_space:
-  rate: {uniform: [0.05, 0.5]}
-  asymptote: {uniform: [0, 0.5]}
-scheduler: {name: hyperband, max_t: 9, reduction_factor: 3}
+	hb := spectest.Run(t, spectest.CurveSpec(4, 12, `scheduler: {name: hyperband, max_t: 9, reduction_factor: 3}
 max_concurrent_trials: 4
-`, sim.New(sim.Curve{MaxIterations: 9}.New))
+`), sim.New(sim.Curve{MaxIterations: 9}.New))
 	for _, dir := range []string{fifo, hb} {
 		e, info := openExp(t, dir)
 		p, err := report.BestSoFar(e, info)

@@ -524,9 +524,13 @@ func writeEfficiencySummary(w io.Writer, cells []*Cell, cs []int, info RunInfo, 
 			fmt.Fprintf(w, "| %s | %s | %s | %s%s | %s |\n", p.Name, b.Method, strings.Join(bs, " / "), ratioOrNone(r), mark, num(first))
 		}
 	}
+	verb := "are"
+	if out == 1 {
+		verb = "is"
+	}
 	fmt.Fprintf(w, "\n  hone's best method needs at most 1.5× its concurrency-1 budget at concurrency %d on **%d of %d** problem settings "+
 		"(those where it reached the target at either concurrency); of the other %d, %d %s out of reach at concurrency %d. "+
-		"Every method's figures are in the details below.\n\n", top, ok, n, n-ok, out, map[bool]string{true: "is", false: "are"}[out == 1], top)
+		"Every method's figures are in the details below.\n\n", top, ok, n, n-ok, out, verb, top)
 }
 
 // floorAt returns the earliest median first full-fidelity result of any

@@ -5,6 +5,7 @@ package spectest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -59,6 +60,22 @@ func Run(t testing.TB, body string, exec hone.Executor) string {
 	plan, dir := Prepare(t, body)
 	Finish(t, plan, exec)
 	return dir
+}
+
+// CurveSpec returns the text of a spec for the sim executor's learning
+// curves (sim.Curve, whose parameters are rate and asymptote) minimising
+// loss, with the seed and number of samples given, and rest (the
+// scheduler, searcher and other lines) after its search space.
+func CurveSpec(seed, samples int, rest string) string {
+	return fmt.Sprintf(`metric: loss
+mode: min
+seed: %d
+num_samples: %d
+command: [unused]
+search_space:
+  rate: {uniform: [0.05, 0.5]}
+  asymptote: {uniform: [0, 0.5]}
+`, seed, samples) + rest
 }
 
 // Curves is a Go trainable reporting iterations results: loss falls from

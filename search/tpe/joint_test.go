@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"testing"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/space"
 )
@@ -92,7 +94,7 @@ func TestJointBandwidth(t *testing.T) {
 				for _, r := range rows {
 					xs = append(xs, r.x[di])
 				}
-				if a := 0.2 * math.Sqrt(12) * stddev(xs) * math.Pow(float64(n), -1.0/7); a < want {
+				if a := 0.2 * math.Sqrt(12) * stat.PopStdDev(xs, nil) * math.Pow(float64(n), -1.0/7); a < want {
 					want = onGrid(a)
 				}
 			}
@@ -105,19 +107,6 @@ func TestJointBandwidth(t *testing.T) {
 			}
 		}
 	}
-}
-
-// stddev is the population standard deviation of xs.
-func stddev(xs []float64) float64 {
-	mean := 0.0
-	for _, x := range xs {
-		mean += x / float64(len(xs))
-	}
-	ss := 0.0
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	return math.Sqrt(ss / float64(len(xs)))
 }
 
 // Observations gathered in a small part of the range get kernels as narrow
@@ -134,7 +123,7 @@ func TestJointWidthFollowsSpread(t *testing.T) {
 		even[i] = []float64{(float64(i) + 0.5) / 10}
 	}
 	none := make([]bool, 10)
-	s := stddev([]float64{0.45, 0.46, 0.47, 0.48, 0.49, 0.5, 0.51, 0.52, 0.53, 0.54})
+	s := stat.PopStdDev([]float64{0.45, 0.46, 0.47, 0.48, 0.49, 0.5, 0.51, 0.52, 0.53, 0.54}, nil)
 	if got, want := jointWidth(cluster, none, 0, d, span, 0.001), onGrid(0.2*math.Sqrt(12)*s*f); math.Abs(got-want) > 1e-12 {
 		t.Errorf("clustered: width %v, want %v", got, want)
 	}
