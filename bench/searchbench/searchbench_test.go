@@ -301,3 +301,38 @@ func TestModeSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestOutOfReach: a setting is out of reach at the highest concurrency
+// when even the earliest first full-fidelity result there, of any method,
+// comes after 1.5 times the budget hone's best method needs at 1; a
+// setting the best method misses otherwise is only over 1.5×.
+func TestOutOfReach(t *testing.T) {
+	p := functions.ByName("currin")
+	trace := func(m string, c int, pts ...Point) *Trace { return &Trace{Method: m, Concurrency: c, Points: pts} }
+	cell := func(c int, first, reach float64) *Cell {
+		return &Cell{Problem: p, Concurrency: c, Budget: 40, Seeds: 1, Methods: []string{"random", "bohb"},
+			Traces: map[string][]*Trace{
+				"random": {trace("random", c, Point{first, 2}, Point{30, 1})},
+				"bohb":   {trace("bohb", c, Point{reach, 0.5})},
+			}}
+	}
+	for _, tc := range []struct {
+		first16 float64 // the first full-fidelity results at 16
+		want    string
+	}{
+		{first16: 16, want: "(over 1.5×; out of reach)"},
+		{first16: 3, want: "(over 1.5×) |"},
+	} {
+		// bohb reaches random's final regret (1) at 4 at concurrency 1,
+		// and 10 after the first results at 16.
+		cells := []*Cell{cell(1, 2, 4), cell(16, tc.first16, tc.first16+10)}
+		if got := floorAt(cells[1]); got != tc.first16 {
+			t.Errorf("floorAt = %v, want %v", got, tc.first16)
+		}
+		var b strings.Builder
+		writeEfficiencySummary(&b, cells, []int{1, 16}, RunInfo{}, "")
+		if !strings.Contains(b.String(), tc.want) {
+			t.Errorf("first full-fidelity result at 16 at %v: want %q in\n%s", tc.first16, tc.want, b.String())
+		}
+	}
+}
