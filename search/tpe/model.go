@@ -60,7 +60,7 @@ func (s *Searcher) rungTraining() (good, bad []row, ok bool) {
 	if floor > 0 {
 		need = fidelity.MinTrusted(s.startup) // above a misleading budget
 	}
-	if n < need {
+	if !s.freshEnough(floor, n, need) || n < need {
 		return nil, nil, false
 	}
 	k := min(max(s.gamma(n), 0), n) // the ranking's first n trials are those at the floor or above
@@ -395,4 +395,38 @@ func setPath(m map[string]any, path []string, v any) {
 		m = next
 	}
 	m[path[len(path)-1]] = v
+}
+
+// freshEnough reports whether, with the floor at index floor and the first
+// n trials of the ranking observed there or above, enough of those were
+// suggested after the floor last rose: need of them, the same number the
+// model asks of observations above a misleading budget. The trials that
+// reached the floor before it rose were chosen by the budgets below it,
+// which it now distrusts (ASHA promoted them, and the model suggested
+// them, by their ranks there); where those budgets mislead, they are
+// gathered where the low budgets do well and the high ones badly, and a
+// model fitted to them alone keeps sampling there. Until need trials
+// suggested since the rise, at random, have reached the floor, the
+// suggestions stay random. It records the floor and, when it rose, the
+// suggestion number from which trials count, and whether enough have.
+func (s *Searcher) freshEnough(floor, n, need int) bool {
+	if floor > s.lastFloor {
+		s.freshFrom, s.freshOK = s.n, false
+	}
+	s.lastFloor = floor
+	if floor == 0 || s.freshOK {
+		return true
+	}
+	fresh := 0
+	for _, t := range s.ranked[:n] {
+		if t.seq >= s.freshFrom {
+			if fresh++; fresh >= need {
+				// Trials keep the highest budget they reached, so the
+				// count only grows until the floor rises again.
+				s.freshOK = true
+				return true
+			}
+		}
+	}
+	return false
 }

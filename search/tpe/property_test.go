@@ -117,8 +117,20 @@ func sameTraining(s *Searcher) error {
 	if floor > 0 {
 		need = fidelity.MinTrusted(s.startup)
 	}
-	if ok != (n >= need) {
-		return fmt.Errorf("rungTraining ok %v with %d observations, %d needed", ok, n, need)
+	want := n >= need
+	fresh := 0
+	if floor > 0 {
+		// Above a misleading budget, need of them must have been
+		// suggested since the floor rose.
+		for _, r := range rows {
+			if !r.liar && r.seq >= s.freshFrom {
+				fresh++
+			}
+		}
+		want = fresh >= need
+	}
+	if ok != want {
+		return fmt.Errorf("rungTraining ok %v with %d observations (%d suggested since the floor rose at suggestion %d), %d needed", ok, n, fresh, s.freshFrom, need)
 	}
 	if !ok {
 		return nil

@@ -174,13 +174,15 @@ func TestRungsFindOptimum(t *testing.T) {
 }
 
 // Budgets 1 and 3 rank trials against budget 9 (x near 0.8 is good there,
-// near 0.2 at lower budgets), and only every third trial reaches 9. With
-// the check the floor rises to 9: only trials observed there rank, and
-// ⌈10/3⌉ = 4 of them suffice for the model. Without it every trial ranks;
-// the good ones are still those at 9, which went furthest. Either way the
-// suggestions move to x near 0.8. (Under ASHA the check matters more: the
-// scheduler, advised, stops cutting at the misleading budgets; see
-// TestSimMisleadingFidelities.)
+// near 0.2 at lower budgets), and only every third trial reaches 9 until
+// the floor rises, every trial after (as under ASHA, which, advised, stops
+// cutting below the floor). With the check the floor rises to 9: only
+// trials observed there rank, and ⌈10/3⌉ = 4 of them suffice for the
+// model, once 4 suggested after the rise have reached it (those before
+// were chosen by the budgets now distrusted); until then suggestions are
+// random. Without it every trial ranks; the good ones are still those at
+// 9, which went furthest. Either way the suggestions move to x near 0.8.
+// (Under ASHA the check matters more; see TestSimMisleadingFidelities.)
 func TestFidelityCheck(t *testing.T) {
 	sp := space.Space{"x": space.Uniform(0, 1)}
 	f := func(x, b float64) float64 {
@@ -204,7 +206,7 @@ func TestFidelityCheck(t *testing.T) {
 			x := cfg["x"].(float64)
 			s.OnResult(id, at(1, f(x, 1)))
 			s.OnResult(id, at(3, f(x, 3)))
-			if i%3 == 0 {
+			if i%3 == 0 || s.Floor() == 9 {
 				s.OnResult(id, at(9, f(x, 9)))
 			}
 			s.OnTrialComplete(id, nil, false)
@@ -216,12 +218,30 @@ func TestFidelityCheck(t *testing.T) {
 		t.Fatalf("floor with the check %v, want 9; links %+v", f, with.Links())
 	}
 	links := with.Links()
-	if len(links) != 2 || !links[1].Misleading || links[0].Misleading || links[1].Pairs != 6 {
-		t.Fatalf("links %+v: want 3→9 misleading only, over 6 pairs", links)
+	// The floor rose with trial 15's result, the sixth pair; trials 16
+	// and 17 reached 9 too.
+	if len(links) != 2 || !links[1].Misleading || links[0].Misleading || links[1].Pairs != 8 {
+		t.Fatalf("links %+v: want 3→9 misleading only, over 8 pairs", links)
+	}
+	if _, _, ok := with.training(); ok || with.freshFrom != 16 {
+		t.Fatalf("with the check, after the floor rose: model %v, counting trials from %d; want no model, from 16", ok, with.freshFrom)
+	}
+	for i := 18; i < 20; i++ {
+		id := fmt.Sprint(i)
+		if _, _, ok := with.training(); ok {
+			t.Fatalf("a model with %d trials suggested since the rise at 9", i-16)
+		}
+		cfg, err := with.Suggest(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := cfg["x"].(float64)
+		with.OnResult(id, at(9, f(x, 9)))
+		with.OnTrialComplete(id, nil, false)
 	}
 	good, bad, ok := with.training()
-	if !ok || len(good)+len(bad) != 6 {
-		t.Fatalf("with the check: model %v on %d rows; want the 6 trials at 9", ok, len(good)+len(bad))
+	if !ok || len(good)+len(bad) != 10 {
+		t.Fatalf("with the check: model %v on %d rows; want the 10 trials at 9", ok, len(good)+len(bad))
 	}
 	without, _ := drive(false, 18)
 	if f := without.Floor(); f != 0 {

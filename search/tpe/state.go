@@ -27,6 +27,12 @@ type state struct {
 	Budgets []float64      `json:"budgets,omitempty"`
 	Past    []pendingState `json:"past,omitempty"`
 	Losses  []lossState    `json:"losses,omitempty"`
+	// With the fidelity check: the floor index the model last used, the
+	// suggestion number from which trials count as suggested above it,
+	// and whether enough of them reached it (Searcher.freshEnough).
+	Floor     int  `json:"floor,omitempty"`
+	FreshFrom int  `json:"fresh_from,omitempty"`
+	FreshOK   bool `json:"fresh_ok,omitempty"`
 }
 
 // lossState is a trial's loss at a budget.
@@ -157,6 +163,7 @@ func (s *Searcher) MarshalState() ([]byte, error) {
 	st.Pending = trials(s.pending)
 	if s.budgets != nil {
 		st.Budgets = s.budgets
+		st.Floor, st.FreshFrom, st.FreshOK = s.lastFloor, s.freshFrom, s.freshOK
 		st.Past = trials(s.past)
 		for _, e := range s.mon.Entries() {
 			st.Losses = append(st.Losses, lossState{Trial: e.Trial, Budget: e.Budget, Loss: number(e.Loss)})
@@ -291,12 +298,16 @@ func (s *Searcher) UnmarshalState(data []byte) error {
 			}
 		}
 	}
+	if st.Floor < 0 || st.Floor > 0 && st.Floor >= len(s.budgets) || st.FreshFrom < 0 || st.FreshFrom > st.Suggested {
+		return fmt.Errorf("tpe: unmarshal state: floor index %d, fresh from %d: out of range", st.Floor, st.FreshFrom)
+	}
 	pcg := new(rand.PCG)
 	if err := pcg.UnmarshalBinary(st.RNG); err != nil {
 		return fmt.Errorf("tpe: unmarshal state: rng: %w", err)
 	}
 	*s.pcg = *pcg
 	s.n, s.obs, s.pending, s.past, s.all, s.mon = st.Suggested, obs, pend, past, all, mon
+	s.lastFloor, s.freshFrom, s.freshOK = st.Floor, st.FreshFrom, st.FreshOK
 	if s.budgets != nil {
 		s.ranked, s.perLevel = nil, make([]int, len(s.budgets))
 		for _, t := range all {

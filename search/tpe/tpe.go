@@ -115,7 +115,9 @@
 // budget) or above are ranked, pending trials below it are liars (with
 // ConstantLiar), and
 // fidelity.MinTrusted(NStartupTrials) of them suffice for the model
-// (⌈NStartupTrials/3⌉, at least 3); until then suggestions are random. The
+// (⌈NStartupTrials/3⌉, at least 3), counting, each time the floor rises,
+// only trials suggested after it rose (those before were chosen by the
+// budgets now distrusted); until then suggestions are random. The
 // searcher is a fidelity.Advisor: ASHA and HyperBand, given it
 // (SetAdvisor), stop trusting those budgets too.
 package tpe
@@ -230,6 +232,13 @@ type Searcher struct {
 	// then loss, then suggestion), and how many are at each budget.
 	ranked   []*trial
 	perLevel []int
+	// With rungs and FidelityCheck: the floor index the model last used,
+	// the suggestion number from which trials were suggested with the
+	// floor at that index, and whether enough of them have reached it
+	// (freshEnough).
+	lastFloor int
+	freshFrom int
+	freshOK   bool
 
 	// masses remembers kernel masses across fits; it changes no result.
 	masses massMemo
