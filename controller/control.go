@@ -31,14 +31,14 @@ func (x control) PauseTrial(t *hone.Trial, save bool) {
 	s := c.st[t.ID]
 	switch t.Status {
 	case hone.StatusRunning:
-		if s.exiting {
+		if s.life == lifeStopping {
 			return
 		}
 		c.enqueue(t, hone.Pause)
-		if !save && rank(s.cached) == rank(hone.Pause) {
-			s.pauseNoSave = true
+		if !save && s.next == qPause {
+			s.next = qPauseNoSave
 		}
-		if s.waiting || t.Saving != nil {
+		if s.life.waiting() || t.Saving != nil {
 			c.advance(t)
 			return
 		}

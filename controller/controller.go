@@ -135,15 +135,15 @@ type Controller struct {
 type tstate struct {
 	mgr *Manager
 
-	alive    bool // a process exists for the trial
-	waiting  bool // the process is blocked after a result or a save
-	exiting  bool // DirectStop was sent
-	saveSent bool // DirectSave was sent for t.Saving
-
-	cached      hone.Decision // queued decision: Continue < Pause < Stop
-	pauseNoSave bool
-	afterSave   bool
-	interrupt   bool
+	// life is where the trial's run is (see runLife); only to changes it.
+	life runLife
+	// next is the run's decision queue.
+	next queuedDecision
+	// interrupt: an experiment-wide stop asked this run to save and stop
+	// (saveAndStop). It is not a state of its own: it holds whatever the
+	// run's state, a STOP or PAUSE decided meanwhile still wins over it,
+	// and it outlives the stop, so that the exit keeps the trial RUNNING.
+	interrupt bool
 
 	gpus []int // the pool's GPUs the live process holds (a share of each), by index
 
@@ -166,13 +166,9 @@ type tstate struct {
 	// startedAt and lastReport are when the current run started and when
 	// the trial last reported (a result or a save), for the per-trial
 	// limits; deadline is the earlier of the two limits and dlIndex the
-	// trial's position in the deadline queue (-1 when not in it). ran is
-	// set once the current run counts as running: at its start, or, when
-	// the executor announces starts, at its InStarted input (or its first
-	// report, if that comes first); until then the trial is queued and no
-	// limit applies.
+	// trial's position in the deadline queue (-1 when not in it). A run
+	// in lifeQueued is under no limit.
 	startedAt, lastReport time.Time
-	ran                   bool
 	deadline              time.Time
 	dlIndex               int
 }
@@ -342,11 +338,11 @@ func (c *Controller) Step(in Input) {
 			c.sessionStart = c.now
 		}
 	case InResult:
-		if t := c.liveTrial(in); t != nil && !c.toldToStop(t, in) {
+		if t := c.liveTrial(in); t != nil && !c.toldToStop(t, in) && !c.outOfTurn(t, in) {
 			c.onResult(t, in)
 		}
 	case InSaved:
-		if t := c.liveTrial(in); t != nil && !c.toldToStop(t, in) {
+		if t := c.liveTrial(in); t != nil && !c.toldToStop(t, in) && !c.outOfTurn(t, in) {
 			c.onSaved(t, in)
 		}
 	case InExited, InStartFailed:
@@ -383,7 +379,7 @@ func (c *Controller) Step(in Input) {
 
 func (c *Controller) liveTrial(in Input) *hone.Trial {
 	t := c.byID[in.Trial]
-	if t == nil || !c.st[t.ID].alive {
+	if t == nil || !c.st[t.ID].life.alive() {
 		c.logf("ignoring %s input for trial %q with no live process", in.Kind, in.Trial)
 		return nil
 	}
@@ -394,10 +390,30 @@ func (c *Controller) liveTrial(in Input) *hone.Trial {
 // already told to stop: the executor contract says none comes, and acting
 // on one would answer a process that is exiting.
 func (c *Controller) toldToStop(t *hone.Trial, in Input) bool {
-	if !c.st[t.ID].exiting {
+	if c.st[t.ID].life != lifeStopping {
 		return false
 	}
 	c.logf("ignoring %s input for trial %s: it was told to stop", in.Kind, t.ID)
+	return true
+}
+
+// outOfTurn reports (and logs) a result or save that the trial's run does
+// not expect: the executor contract has a trial report only while it
+// computes (a queued run runs from its first report) and save only in
+// answer to DirectSave. Refusing it here keeps the run's transitions
+// (runLife.next) legal whatever the inputs.
+func (c *Controller) outOfTurn(t *hone.Trial, in Input) bool {
+	l, e := c.st[t.ID].life, evSaved
+	if in.Kind == InResult {
+		e = evResult
+		if l == lifeQueued {
+			l = lifeComputing
+		}
+	}
+	if l.can(e) {
+		return false
+	}
+	c.logf("ignoring %s input for trial %s: its process is %s, not waiting to %s", in.Kind, t.ID, l, e)
 	return true
 }
 
@@ -405,8 +421,8 @@ func (c *Controller) toldToStop(t *hone.Trial, in Input) bool {
 
 func (c *Controller) onResult(t *hone.Trial, in Input) {
 	s := c.st[t.ID]
-	s.waiting = true
 	c.reported(t)
+	s.to(evResult)
 	if in.Err != "" { // the runner could not commit the result's checkpoint
 		c.fail(t, in.Err)
 		return
@@ -488,10 +504,10 @@ func (c *Controller) shouldStop(t *hone.Trial, r *hone.Result) bool {
 
 func (c *Controller) onSaved(t *hone.Trial, in Input) {
 	s := c.st[t.ID]
-	s.waiting = true
 	c.reported(t)
+	s.to(evSaved)
 	f := t.Saving
-	t.Saving, s.saveSent = nil, false
+	t.Saving = nil
 	if f == nil {
 		c.logf("trial %s: save answered with none requested", t.ID)
 		c.advance(t)
@@ -509,14 +525,14 @@ func (c *Controller) onSaved(t *hone.Trial, in Input) {
 			Iteration: s.iter, TimeTotal: s.timeTotal}
 		c.register(t, cp, t.LastResult)
 	}
-	s.afterSave = true
 	f.Resolve(cp, nil)
 	c.advance(t)
 }
 
 func (c *Controller) onExited(t *hone.Trial, in Input) {
 	s := c.st[t.ID]
-	s.alive, s.waiting, s.saveSent = false, false, false
+	wasStopping := s.life == lifeStopping
+	s.to(evGone)
 	c.unwatch(t)
 	c.live--
 	c.release(t)
@@ -528,7 +544,6 @@ func (c *Controller) onExited(t *hone.Trial, in Input) {
 			if !t.Status.Finished() && t.Status != hone.StatusRunning {
 				// The trial was paused (or already unpaused) while its save
 				// was in flight: a failed save still fails the trial.
-				s.exiting = false
 				c.fail(t, err.Error())
 				return
 			}
@@ -539,8 +554,7 @@ func (c *Controller) onExited(t *hone.Trial, in Input) {
 	// A trial that exits by itself after an interrupt (the executor
 	// signalled it) stays RUNNING, as one stopped after its save does:
 	// resume restarts it from its latest checkpoint.
-	if s.exiting || s.interrupt {
-		s.exiting = false
+	if wasStopping || s.interrupt {
 		if in.Err != "" && t.Status == hone.StatusRunning && !s.interrupt {
 			c.fail(t, in.Err)
 		} else if in.Err != "" {
@@ -567,7 +581,7 @@ func (c *Controller) onTrialFailed(in Input) {
 		return
 	}
 	c.logf("trial %s: %s", t.ID, in.Err)
-	if s := c.st[t.ID]; t.Status != hone.StatusRunning || !s.alive || s.exiting {
+	if s := c.st[t.ID]; t.Status != hone.StatusRunning || !s.life.alive() || s.life == lifeStopping {
 		return
 	}
 	c.fail(t, in.Err)
@@ -602,7 +616,7 @@ func (c *Controller) onCheckpointMissing(t *hone.Trial, missing string) {
 	c.logf("trial %s: checkpoint %s is missing (deleted?); restarting from %s", t.ID, missing, describe(next))
 	c.setRestore(t, next)
 	// Undo the start, then start again from next.
-	s.alive = false
+	s.to(evGone)
 	c.live--
 	c.release(t)
 	c.start(t)
@@ -610,44 +624,30 @@ func (c *Controller) onCheckpointMissing(t *hone.Trial, missing string) {
 
 // ---- the decision queue ----
 
-// rank orders decisions for the queue: STOP beats PAUSE beats CONTINUE;
-// NOOP adds nothing.
-func rank(d hone.Decision) int {
-	switch d {
-	case hone.Stop:
-		return 2
-	case hone.Pause:
-		return 1
-	}
-	return 0
-}
-
+// enqueue queues decision d for t's run (see queuedDecision).
 func (c *Controller) enqueue(t *hone.Trial, d hone.Decision) {
 	s := c.st[t.ID]
-	if rank(d) > rank(s.cached) {
-		s.cached = d
-	}
+	s.next = s.next.with(queueOf(d))
 }
 
 // advance carries out the queued decision of a waiting trial, unless a save
 // is in flight (then it waits for the save to resolve).
 func (c *Controller) advance(t *hone.Trial) {
 	s := c.st[t.ID]
-	if !s.waiting || c.deciding == t {
+	if !s.life.waiting() || c.deciding == t {
 		return
 	}
 	if t.Saving != nil {
-		if !s.saveSent {
-			s.saveSent = true
-			c.direct(t, hone.DirectSave)
+		if s.life != lifeSaving {
+			c.sendSave(t)
 		}
 		return
 	}
-	if s.interrupt && s.cached == hone.Continue {
+	if s.interrupt && s.next == qContinue {
 		// The experiment is stopping: save, stop, stay RUNNING so that a
 		// resume continues the trial. A STOP or PAUSE decided meanwhile is
 		// carried out as usual below: it is the trial's own end or pause.
-		if !s.afterSave && !c.checkpointedNow(t) {
+		if s.life != lifeSaved && !c.checkpointedNow(t) {
 			c.scheduleSave(t)
 			c.advance(t)
 			return
@@ -655,17 +655,17 @@ func (c *Controller) advance(t *hone.Trial) {
 		c.stopProcess(t)
 		return
 	}
-	switch s.cached {
-	case hone.Stop:
-		if c.exp.Checkpoint.AtEnd && !s.afterSave && !c.checkpointedNow(t) {
+	switch s.next {
+	case qStop:
+		if c.exp.Checkpoint.AtEnd && s.life != lifeSaved && !c.checkpointedNow(t) {
 			c.scheduleSave(t)
 			c.advance(t)
 			return
 		}
 		c.stopProcess(t)
 		c.finish(t, hone.StatusTerminated)
-	case hone.Pause:
-		if !s.pauseNoSave && !s.afterSave && !c.checkpointedNow(t) {
+	case qPause, qPauseNoSave:
+		if s.next != qPauseNoSave && s.life != lifeSaved && !c.checkpointedNow(t) {
 			c.scheduleSave(t)
 			c.advance(t)
 			return
@@ -673,9 +673,15 @@ func (c *Controller) advance(t *hone.Trial) {
 		c.stopProcess(t)
 		c.pause(t)
 	default:
-		s.waiting, s.afterSave = false, false
+		s.to(evContinue)
 		c.direct(t, hone.DirectContinue)
 	}
+}
+
+// sendSave sends DirectSave for t.Saving to t's waiting process.
+func (c *Controller) sendSave(t *hone.Trial) {
+	c.st[t.ID].to(evSaveSent)
+	c.direct(t, hone.DirectSave)
 }
 
 // checkpointedNow reports whether t's latest checkpoint is from its current
@@ -688,11 +694,11 @@ func (c *Controller) checkpointedNow(t *hone.Trial) bool {
 
 func (c *Controller) stopProcess(t *hone.Trial) {
 	s := c.st[t.ID]
-	if !s.alive || s.exiting {
-		return
+	if !s.life.can(evStop) {
+		return // no process, or it is stopping already
 	}
-	s.waiting, s.exiting, s.afterSave = false, true, false
-	s.cached, s.pauseNoSave = hone.Continue, false
+	s.to(evStop)
+	s.next = qContinue
 	c.unwatch(t)
 	c.direct(t, hone.DirectStop)
 }
@@ -703,14 +709,13 @@ func (c *Controller) scheduleSave(t *hone.Trial) *hone.SaveFuture {
 	}
 	s := c.st[t.ID]
 	f := hone.NewSaveFuture(t.ID)
-	if !s.alive || s.exiting {
+	if !s.life.alive() || s.life == lifeStopping {
 		f.Resolve(s.mgr.Latest(), nil)
 		return f
 	}
 	t.Saving = f
-	if s.waiting && c.deciding != t {
-		s.saveSent = true
-		c.direct(t, hone.DirectSave)
+	if s.life.can(evSaveSent) && c.deciding != t {
+		c.sendSave(t)
 	}
 	return f
 }
@@ -771,10 +776,10 @@ func (c *Controller) pause(t *hone.Trial) {
 // checkpoint while retries are left, else ERROR.
 func (c *Controller) fail(t *hone.Trial, msg string) {
 	s := c.st[t.ID]
-	if s.alive {
+	if s.life.alive() {
 		c.stopProcess(t)
 	}
-	s.cached, s.pauseNoSave, s.afterSave = hone.Continue, false, false
+	s.next = qContinue
 	t.Failures++
 	t.Error = msg
 	if t.Status == hone.StatusRunning {
@@ -923,7 +928,7 @@ func (c *Controller) schedule() {
 			c.logf("scheduler chose trial %s with status %s; ignoring", t.ID, t.Status)
 			return
 		}
-		if c.st[t.ID].alive {
+		if c.st[t.ID].life.alive() {
 			return // still stopping; it can start once it has exited
 		}
 		if !fits(t.Resources, c.pool) {
@@ -1141,14 +1146,13 @@ func (c *Controller) start(t *hone.Trial) {
 	s := c.st[t.ID]
 	c.take(t)
 	c.live++
-	s.ran = false
+	s.to(evStart)
 	if c.announced {
 		c.unwatch(t) // queued until its InStarted
 	} else {
 		c.running(t)
 	}
-	s.alive, s.waiting, s.exiting, s.saveSent = true, false, false, false
-	s.cached, s.pauseNoSave, s.afterSave, s.interrupt = hone.Continue, false, false, false
+	s.next, s.interrupt = qContinue, false
 	s.iter, s.timeTotal = 0, 0
 	cp := t.RestoreFrom
 	if cp != nil {
@@ -1226,7 +1230,7 @@ func (c *Controller) stopTrial(t *hone.Trial) {
 	s := c.st[t.ID]
 	switch t.Status {
 	case hone.StatusRunning:
-		if s.waiting || t.Saving != nil {
+		if s.life.waiting() || t.Saving != nil {
 			c.enqueue(t, hone.Stop)
 			c.advance(t)
 			return
@@ -1252,11 +1256,11 @@ func (c *Controller) interrupt() {
 func (c *Controller) saveAndStop() {
 	for _, t := range c.trials {
 		s := c.st[t.ID]
-		if t.Status != hone.StatusRunning || !s.alive || s.exiting {
+		if t.Status != hone.StatusRunning || !s.life.alive() || s.life == lifeStopping {
 			continue
 		}
 		s.interrupt = true
-		if s.waiting {
+		if s.life.waiting() {
 			c.advance(t)
 		} else {
 			c.scheduleSave(t) // sent when it next reports
@@ -1285,8 +1289,8 @@ func (c *Controller) resume(f ResumeFlags) {
 	}
 	for _, t := range c.trials {
 		s := c.st[t.ID]
-		if s.alive {
-			s.alive, s.waiting, s.exiting, s.saveSent = false, false, false, false
+		if s.life.alive() {
+			s.to(evGone) // no process survives a resume
 			c.unwatch(t)
 			c.live--
 			c.release(t)
@@ -1296,15 +1300,15 @@ func (c *Controller) resume(f ResumeFlags) {
 			fut.Resolve(s.mgr.Latest(), nil)
 		}
 		switch {
-		case t.Status == hone.StatusRunning && s.cached == hone.Stop:
+		case t.Status == hone.StatusRunning && s.next == qStop:
 			c.finish(t, hone.StatusTerminated)
-		case t.Status == hone.StatusRunning && s.cached == hone.Pause:
+		case t.Status == hone.StatusRunning && (s.next == qPause || s.next == qPauseNoSave):
 			c.pause(t)
 		case t.Status == hone.StatusRunning:
 			c.setRestore(t, c.restorePoint(t))
 			c.setStatus(t, hone.StatusPending)
 		}
-		s.cached, s.interrupt, s.afterSave, s.pauseNoSave = hone.Continue, false, false, false
+		s.next, s.interrupt = qContinue, false
 	}
 	c.live, c.used = 0, hone.Resources{}
 	c.gpuFree = c.gpuFree[:0]
@@ -1635,7 +1639,7 @@ func (c *Controller) Pool() hone.Resources { return c.pool }
 // that is stopping).
 func (c *Controller) HasProcess(id string) bool {
 	s := c.st[id]
-	return s != nil && s.alive
+	return s != nil && s.life.alive()
 }
 
 // Pinned reports whether the checkpoint at path is pinned: some trial will

@@ -94,12 +94,12 @@ func TestStartedAfterStopIgnored(t *testing.T) {
 		t.Fatalf("a is %s (process %v), want TERMINATED and stopping", a.Status, c.HasProcess(a.ID))
 	}
 	step(t, c, Input{Kind: InStarted, Trial: a.ID, Time: at(time.Second)})
-	if c.st[a.ID].ran || c.st[a.ID].dlIndex >= 0 {
+	if c.st[a.ID].life != lifeStopping || c.st[a.ID].dlIndex >= 0 {
 		t.Fatal("a trial told to stop was put under its limits by a late started input")
 	}
 	step(t, c, Input{Kind: InExited, Trial: a.ID, Time: at(2 * time.Second)})
 	step(t, c, Input{Kind: InStarted, Trial: a.ID, Time: at(3 * time.Second)})
-	if c.st[a.ID].ran || c.st[a.ID].dlIndex >= 0 || c.HasProcess(a.ID) {
+	if c.st[a.ID].life != lifeIdle || c.st[a.ID].dlIndex >= 0 || c.HasProcess(a.ID) {
 		t.Fatal("an exited trial was put under its limits by a late started input")
 	}
 

@@ -81,7 +81,7 @@ func (c *Controller) unwatch(t *hone.Trial) {
 // its start, or, when the executor announces starts, once it runs.
 func (c *Controller) running(t *hone.Trial) {
 	s := c.st[t.ID]
-	s.ran = true
+	s.to(evRun)
 	s.startedAt, s.lastReport = c.now, c.now
 	c.watch(t)
 }
@@ -96,7 +96,7 @@ func (c *Controller) onStarted(in Input) {
 		return
 	}
 	s := c.st[t.ID]
-	if !s.alive || s.exiting || s.ran {
+	if s.life != lifeQueued {
 		return
 	}
 	// The time it waited in the queue is no training time: the first
@@ -111,7 +111,7 @@ func (c *Controller) onStarted(in Input) {
 // has not announced it.
 func (c *Controller) reported(t *hone.Trial) {
 	s := c.st[t.ID]
-	if !s.ran {
+	if s.life == lifeQueued {
 		c.running(t)
 		return
 	}
@@ -155,7 +155,7 @@ func (c *Controller) expire(skip string) {
 			kept = t
 			continue
 		}
-		if !s.alive || s.exiting || t.Status != hone.StatusRunning {
+		if !s.life.alive() || s.life == lifeStopping || t.Status != hone.StatusRunning {
 			continue
 		}
 		c.fail(t, c.limitMessage(s))
