@@ -13,7 +13,7 @@ type control struct{ c *Controller }
 func (c *Controller) ctl() hone.Control { return control{c} }
 
 func (x control) Trials() []*hone.Trial       { return x.c.trials }
-func (x control) Trial(id string) *hone.Trial { return x.c.byID[id] }
+func (x control) Trial(id string) *hone.Trial { return x.c.Trial(id) }
 
 // Oldest implements hone.OldestByStatus.
 func (x control) Oldest(s hone.Status) *hone.Trial { return x.c.Oldest(s) }

@@ -79,8 +79,7 @@ type Controller struct {
 	pool   hone.Resources
 
 	trials []*hone.Trial
-	byID   map[string]*hone.Trial
-	st     map[string]*tstate
+	st     map[string]*tstate // every trial's state (and the trial), by id
 
 	idRng *rand.Rand
 	// spareIDs and spareID: with spareIDs, the id of a suggestion the
@@ -131,9 +130,13 @@ type Controller struct {
 	spare []Action // the array Ready handed out before the last one
 }
 
-// tstate is the controller's private per-trial state.
+// tstate is the controller's private per-trial state. A finished trial
+// keeps only this small struct (and its checkpoint manager, if it has
+// checkpoints): what its runs needed is in run, which it gives up.
 type tstate struct {
-	mgr *Manager
+	t   *hone.Trial
+	mgr *Manager  // nil until the trial's first checkpoint (see manager)
+	run *runState // nil before the first start and once finished with no process (see settle)
 
 	// life is where the trial's run is (see runLife); only to changes it.
 	life runLife
@@ -145,6 +148,18 @@ type tstate struct {
 	// and it outlives the stop, so that the exit keeps the trial RUNNING.
 	interrupt bool
 
+	// Facts about the trial rather than states of its run.
+	warnedMetric      bool    // told that a result lacks the metric
+	warnedScratch     bool    // told that a pause without a checkpoint restarts from scratch
+	explicitPin       bool    // RestoreFrom was set by SetRestore (an exploit)
+	restartedSincePin bool    // the trial started from that restore point since
+	queued            [2]bool // an entry of the trial is in queues[i]
+}
+
+// runState is what a trial's runs need and a finished trial does not: the
+// current run's counters, times and devices. A trial gets one at its
+// first start and gives it up once it is finished with no process.
+type runState struct {
 	gpus []int // the pool's GPUs the live process holds (a share of each), by index
 
 	iter       int
@@ -152,14 +167,6 @@ type tstate struct {
 	timeTotal  float64
 	lastTime   time.Time
 	restoredAt time.Time
-
-	warnedMetric      bool
-	warnedScratch     bool // told that a pause without a checkpoint restarts from scratch
-	sawMetric         bool
-	explicitPin       bool // RestoreFrom was set by SetRestore (an exploit)
-	restartedSincePin bool // the trial started from that restore point since
-
-	queued [2]bool // an entry of the trial is in queues[i]
 
 	schedFail string // a failure the scheduler asked for while deciding on the trial
 
@@ -171,6 +178,23 @@ type tstate struct {
 	startedAt, lastReport time.Time
 	deadline              time.Time
 	dlIndex               int
+}
+
+// settle gives up t's run state once t is finished and has no process:
+// nothing reads it after that, and a trial that runs again (an ERROR trial
+// a resume retries) gets a new one at its start.
+func (c *Controller) settle(t *hone.Trial) {
+	if s := c.st[t.ID]; s != nil && s.life == lifeIdle && t.Status.Finished() {
+		s.run = nil
+	}
+}
+
+// manager returns s's checkpoint manager, making it at first need.
+func (c *Controller) manager(s *tstate) *Manager {
+	if s.mgr == nil {
+		s.mgr = newManager(&c.exp.Checkpoint, s.t.Dir)
+	}
+	return s.mgr
 }
 
 // New returns a controller for exp with a resource pool. Call Step with an
@@ -205,7 +229,6 @@ func New(exp *hone.Experiment, pool hone.Resources) (*Controller, error) {
 	exp = &own
 	return &Controller{
 		exp: exp, metric: exp.Metric, mode: mode, sched: sched, search: exp.Searcher, pool: pool,
-		byID:        map[string]*hone.Trial{},
 		st:          map[string]*tstate{},
 		idRng:       rand.New(rand.NewPCG(exp.Seed, 0x1d5eed)),
 		spareIDs:    true,
@@ -230,12 +253,18 @@ func (c *Controller) Ready() []Action {
 func (c *Controller) Trials() []*hone.Trial { return c.trials }
 
 // Trial returns the trial with id, or nil.
-func (c *Controller) Trial(id string) *hone.Trial { return c.byID[id] }
+func (c *Controller) Trial(id string) *hone.Trial {
+	if s := c.st[id]; s != nil {
+		return s.t
+	}
+	return nil
+}
 
-// Manager returns the checkpoint manager of trial id, or nil.
+// Manager returns the checkpoint manager of trial id, or nil if there is
+// no such trial.
 func (c *Controller) Manager(id string) *Manager {
 	if s := c.st[id]; s != nil {
-		return s.mgr
+		return c.manager(s)
 	}
 	return nil
 }
@@ -304,7 +333,7 @@ func (c *Controller) NextCheckpointPath(id string) (int, string, error) {
 	if s == nil {
 		return 0, "", fmt.Errorf("unknown trial %q", id)
 	}
-	i, p := s.mgr.NextPath()
+	i, p := c.manager(s).NextPath()
 	return i, p, nil
 }
 
@@ -378,7 +407,7 @@ func (c *Controller) Step(in Input) {
 }
 
 func (c *Controller) liveTrial(in Input) *hone.Trial {
-	t := c.byID[in.Trial]
+	t := c.Trial(in.Trial)
 	if t == nil || !c.st[t.ID].life.alive() {
 		c.logf("ignoring %s input for trial %q with no live process", in.Kind, in.Trial)
 		return nil
@@ -427,27 +456,27 @@ func (c *Controller) onResult(t *hone.Trial, in Input) {
 		c.fail(t, in.Err)
 		return
 	}
-	s.iter++
-	s.sinceIter++
-	dt := c.now.Sub(s.lastTime).Seconds()
+	s.run.iter++
+	s.run.sinceIter++
+	dt := c.now.Sub(s.run.lastTime).Seconds()
 	if dt < 0 {
 		dt = 0
 	}
-	s.lastTime = c.now
-	s.timeTotal += dt
+	s.run.lastTime = c.now
+	s.run.timeTotal += dt
 	done := in.Done
 	if d, ok := in.Metrics[hone.FieldDone].(bool); ok && d {
 		done = true
 	}
 	r := &hone.Result{
 		TrialID: t.ID, Metrics: in.Metrics,
-		TrainingIteration: s.iter, TimeThisIter: dt, TimeTotal: s.timeTotal,
-		TimeSinceRestore: c.now.Sub(s.restoredAt).Seconds(), IterationsSinceRestore: s.sinceIter,
+		TrainingIteration: s.run.iter, TimeThisIter: dt, TimeTotal: s.run.timeTotal,
+		TimeSinceRestore: c.now.Sub(s.run.restoredAt).Seconds(), IterationsSinceRestore: s.run.sinceIter,
 		Timestamp: c.now, Done: done, PID: in.PID, Hostname: in.Hostname,
 	}
 	if in.Checkpoint != nil {
 		r.Checkpoint = &hone.Checkpoint{TrialID: t.ID, Index: in.Checkpoint.Index, Path: in.Checkpoint.Path,
-			Iteration: s.iter, TimeTotal: s.timeTotal}
+			Iteration: s.run.iter, TimeTotal: s.run.timeTotal}
 	}
 	t.LastResult = r
 	c.notify(NoteResult, t, r, nil, "")
@@ -456,13 +485,13 @@ func (c *Controller) onResult(t *hone.Trial, in Input) {
 	}
 	if c.metric != "" {
 		if _, ok := r.Value(c.metric); ok {
-			s.sawMetric, c.metricSeen = true, true
+			c.metricSeen = true
 		} else if !s.warnedMetric {
 			s.warnedMetric = true
 			if v, present := in.Metrics[c.metric]; present {
-				c.logf("trial %s: result %d: metric %q is %s, not a number", t.ID, s.iter, c.metric, describeValue(v))
+				c.logf("trial %s: result %d: metric %q is %s, not a number", t.ID, s.run.iter, c.metric, describeValue(v))
 			} else {
-				c.logf("trial %s: result %d has no metric %q (keys: %s)", t.ID, s.iter, c.metric, keys(in.Metrics))
+				c.logf("trial %s: result %d has no metric %q (keys: %s)", t.ID, s.run.iter, c.metric, keys(in.Metrics))
 			}
 		}
 	}
@@ -477,8 +506,8 @@ func (c *Controller) onResult(t *hone.Trial, in Input) {
 		c.deciding = t
 		dec = c.sched.OnResult(c.ctl(), t, r)
 		c.deciding = nil
-		if msg := s.schedFail; msg != "" {
-			s.schedFail = ""
+		if msg := s.run.schedFail; msg != "" {
+			s.run.schedFail = ""
 			c.fail(t, msg)
 			return
 		}
@@ -486,7 +515,7 @@ func (c *Controller) onResult(t *hone.Trial, in Input) {
 			c.search.OnResult(t.ID, r)
 		}
 	}
-	if f := c.exp.Checkpoint.Frequency; f > 0 && s.iter%f == 0 && r.Checkpoint == nil && dec != hone.Stop {
+	if f := c.exp.Checkpoint.Frequency; f > 0 && s.run.iter%f == 0 && r.Checkpoint == nil && dec != hone.Stop {
 		c.scheduleSave(t)
 	}
 	c.enqueue(t, dec)
@@ -522,7 +551,7 @@ func (c *Controller) onSaved(t *hone.Trial, in Input) {
 	cp := s.mgr.Latest()
 	if in.Checkpoint != nil {
 		cp = &hone.Checkpoint{TrialID: t.ID, Index: in.Checkpoint.Index, Path: in.Checkpoint.Path,
-			Iteration: s.iter, TimeTotal: s.timeTotal}
+			Iteration: s.run.iter, TimeTotal: s.run.timeTotal}
 		c.register(t, cp, t.LastResult)
 	}
 	f.Resolve(cp, nil)
@@ -531,6 +560,7 @@ func (c *Controller) onSaved(t *hone.Trial, in Input) {
 
 func (c *Controller) onExited(t *hone.Trial, in Input) {
 	s := c.st[t.ID]
+	defer c.settle(t)
 	wasStopping := s.life == lifeStopping
 	s.to(evGone)
 	c.unwatch(t)
@@ -575,7 +605,7 @@ func (c *Controller) onExited(t *hone.Trial, in Input) {
 // onTrialFailed logs an error outside a trial (its files could not be
 // written) and fails the trial if it is running.
 func (c *Controller) onTrialFailed(in Input) {
-	t := c.byID[in.Trial]
+	t := c.Trial(in.Trial)
 	if t == nil {
 		c.logf("ignoring %s input for unknown trial %q: %s", in.Kind, in.Trial, in.Err)
 		return
@@ -606,7 +636,7 @@ func (c *Controller) onCheckpointMissing(t *hone.Trial, missing string) {
 			owner := o.mgr.byPath[missing].cp.TrialID
 			o.mgr.remove(missing)
 			c.record(&Record{Op: "ckdel", Trial: owner, Path: missing})
-			if ot := c.byID[owner]; ot != nil && ot.Checkpoint != nil && ot.Checkpoint.Path == missing {
+			if ot := c.Trial(owner); ot != nil && ot.Checkpoint != nil && ot.Checkpoint.Path == missing {
 				ot.Checkpoint = o.mgr.Latest()
 			}
 			break
@@ -689,7 +719,7 @@ func (c *Controller) sendSave(t *hone.Trial) {
 func (c *Controller) checkpointedNow(t *hone.Trial) bool {
 	s := c.st[t.ID]
 	cp := s.mgr.Latest()
-	return cp != nil && cp.Iteration == s.iter && s.iter > 0
+	return cp != nil && cp.Iteration == s.run.iter && s.run.iter > 0
 }
 
 func (c *Controller) stopProcess(t *hone.Trial) {
@@ -742,6 +772,9 @@ func (c *Controller) setStatus(t *hone.Trial, st hone.Status) {
 	t.Status = st
 	c.queueStatus(t, st)
 	c.record(&Record{Op: "status", Trial: t.ID, Status: st, Error: t.Error, Failures: t.Failures})
+	if st.Finished() {
+		c.settle(t)
+	}
 }
 
 func (c *Controller) finish(t *hone.Trial, st hone.Status) {
@@ -764,10 +797,10 @@ func (c *Controller) pause(t *hone.Trial) {
 	if !s.explicitPin {
 		c.setRestore(t, s.mgr.Latest())
 	}
-	if t.RestoreFrom == nil && s.iter > 0 && !s.warnedScratch {
+	if t.RestoreFrom == nil && s.run.iter > 0 && !s.warnedScratch {
 		s.warnedScratch = true
 		c.logf("trial %s paused at iteration %d without any checkpoint: it will restart from scratch when resumed "+
-			"(report checkpoints, or use a class-style trainable so hone can save on demand)", t.ID, s.iter)
+			"(report checkpoints, or use a class-style trainable so hone can save on demand)", t.ID, s.run.iter)
 	}
 	c.setStatus(t, hone.StatusPaused)
 }
@@ -808,12 +841,12 @@ func (c *Controller) fail(t *hone.Trial, msg string) {
 // failTrial is FailTrial of the scheduler's Control: it fails t at once,
 // or, while the scheduler decides on t's result, once it has decided.
 func (c *Controller) failTrial(t *hone.Trial, msg string) {
-	if c.byID[t.ID] != t || t.Status.Finished() {
+	if c.Trial(t.ID) != t || t.Status.Finished() {
 		return
 	}
 	if c.deciding == t {
-		if s := c.st[t.ID]; s.schedFail == "" {
-			s.schedFail = msg
+		if s := c.st[t.ID]; s.run.schedFail == "" {
+			s.run.schedFail = msg
 		}
 		return
 	}
@@ -841,7 +874,7 @@ func retries(m int) string {
 
 func (c *Controller) register(t *hone.Trial, cp *hone.Checkpoint, r *hone.Result) {
 	s := c.st[cp.TrialID]
-	if s == nil || !s.mgr.Register(cp, r) {
+	if s == nil || !c.manager(s).Register(cp, r) {
 		return
 	}
 	c.record(&Record{Op: "ckpt", Trial: cp.TrialID, Path: cp.Path, CkIndex: cp.Index, Iteration: cp.Iteration, TimeTotal: cp.TimeTotal})
@@ -862,7 +895,7 @@ func (c *Controller) prune(m *Manager) {
 	for _, cp := range m.Prune(c.pinned) {
 		c.record(&Record{Op: "ckdel", Trial: cp.TrialID, Path: cp.Path})
 		c.out = append(c.out, Action{Kind: ActDelete, Checkpoint: cp})
-		if t := c.byID[cp.TrialID]; t != nil && t.Checkpoint == cp {
+		if t := c.Trial(cp.TrialID); t != nil && t.Checkpoint == cp {
 			t.Checkpoint = m.Latest()
 		}
 	}
@@ -1057,8 +1090,7 @@ func (c *Controller) addTrial(id string, cfg hone.Config) *hone.Trial {
 	t := &hone.Trial{ID: id, Index: idx, Config: cfg, Tag: tag, Resources: res}
 	t.Dir = trialDirName(c.trainable(), id, idx, tag, c.now)
 	c.trials = append(c.trials, t)
-	c.byID[id] = t
-	c.st[id] = &tstate{mgr: NewManager(c.exp.Checkpoint, t.Dir), dlIndex: -1}
+	c.st[id] = &tstate{t: t}
 	c.record(&Record{Op: "trial", Trial: id, Index: idx, Config: cfg, Tag: tag, Dir: t.Dir, Resources: &res})
 	c.setStatus(t, hone.StatusPending)
 	c.sched.OnTrialAdd(c.ctl(), t)
@@ -1124,8 +1156,8 @@ func (c *Controller) placeGPUs(need float64) []int {
 func (c *Controller) take(t *hone.Trial) {
 	s := c.st[t.ID]
 	c.used = add(c.used, t.Resources)
-	s.gpus = c.placeGPUs(t.Resources.GPU)
-	for _, i := range s.gpus {
+	s.run.gpus = c.placeGPUs(t.Resources.GPU)
+	for _, i := range s.run.gpus {
 		c.gpuFree[i] -= min(1, t.Resources.GPU)
 	}
 }
@@ -1134,16 +1166,19 @@ func (c *Controller) take(t *hone.Trial) {
 func (c *Controller) release(t *hone.Trial) {
 	s := c.st[t.ID]
 	c.used = sub(c.used, t.Resources)
-	for _, i := range s.gpus {
+	for _, i := range s.run.gpus {
 		if i < len(c.gpuFree) {
 			c.gpuFree[i] += min(1, t.Resources.GPU)
 		}
 	}
-	s.gpus = nil
+	s.run.gpus = nil
 }
 
 func (c *Controller) start(t *hone.Trial) {
 	s := c.st[t.ID]
+	if s.run == nil {
+		s.run = &runState{dlIndex: -1}
+	}
 	c.take(t)
 	c.live++
 	s.to(evStart)
@@ -1153,16 +1188,16 @@ func (c *Controller) start(t *hone.Trial) {
 		c.running(t)
 	}
 	s.next, s.interrupt = qContinue, false
-	s.iter, s.timeTotal = 0, 0
+	s.run.iter, s.run.timeTotal = 0, 0
 	cp := t.RestoreFrom
 	if cp != nil {
-		s.iter, s.timeTotal = cp.Iteration, cp.TimeTotal
+		s.run.iter, s.run.timeTotal = cp.Iteration, cp.TimeTotal
 	}
 	s.restartedSincePin = s.explicitPin
-	s.sinceIter = 0
-	s.lastTime, s.restoredAt = c.now, c.now
+	s.run.sinceIter = 0
+	s.run.lastTime, s.run.restoredAt = c.now, c.now
 	c.setStatus(t, hone.StatusRunning)
-	c.out = append(c.out, Action{Kind: ActStart, Trial: t, Checkpoint: cp, Iteration: s.iter, GPUs: slices.Clone(s.gpus)})
+	c.out = append(c.out, Action{Kind: ActStart, Trial: t, Checkpoint: cp, Iteration: s.run.iter, GPUs: slices.Clone(s.run.gpus)})
 	c.notify(NoteStart, t, nil, cp, "")
 }
 
@@ -1170,7 +1205,7 @@ func (c *Controller) start(t *hone.Trial) {
 func (c *Controller) newID() string {
 	for {
 		id := fmt.Sprintf("%08x", c.idRng.Uint32())
-		if _, dup := c.byID[id]; !dup && id != c.spareID {
+		if _, dup := c.st[id]; !dup && id != c.spareID {
 			return id
 		}
 	}
@@ -1309,6 +1344,7 @@ func (c *Controller) resume(f ResumeFlags) {
 			c.setStatus(t, hone.StatusPending)
 		}
 		s.next, s.interrupt = qContinue, false
+		c.settle(t) // one that finished while stopping has no process now
 	}
 	c.live, c.used = 0, hone.Resources{}
 	c.gpuFree = c.gpuFree[:0]
@@ -1355,7 +1391,6 @@ func (c *Controller) lastSessionEnd() time.Time {
 }
 
 func (c *Controller) drop(t *hone.Trial) {
-	delete(c.byID, t.ID)
 	for i, x := range c.trials {
 		if x == t {
 			c.trials = append(c.trials[:i], c.trials[i+1:]...)
