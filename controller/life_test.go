@@ -198,3 +198,56 @@ func logged(acts []Action, text string) bool {
 	}
 	return false
 }
+
+// TestFinishedTrialKeepsLittle: a finished trial with no process gives up
+// its run state, a trial makes its checkpoint manager only at its first
+// checkpoint, and an ERROR trial that a resume retries runs again with a
+// new run state, from its checkpoint.
+func TestFinishedTrialKeepsLittle(t *testing.T) {
+	at := lifeClock()
+	exp := &hone.Experiment{Name: "life", Metric: "loss", Mode: hone.Min, Searcher: &listSearcher{n: 2}}
+	c, err := New(exp, hone.Resources{CPU: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	step(t, c, Input{Kind: InBegin, Time: at()})
+	a, b := c.Trials()[0], c.Trials()[1]
+	sa, sb := c.st[a.ID], c.st[b.ID]
+	if sa.run == nil || sa.mgr != nil {
+		t.Fatalf("a started trial: run %v, manager %v; want a run state and no manager yet", sa.run, sa.mgr)
+	}
+
+	// a reports a checkpoint, then crashes for good: ERROR.
+	i, p, _ := c.NextCheckpointPath(a.ID)
+	step(t, c, Input{Kind: InResult, Trial: a.ID, Time: at(), Metrics: map[string]any{"loss": 1.0},
+		Checkpoint: &CheckpointRef{Index: i, Path: p}})
+	step(t, c, Input{Kind: InExited, Trial: a.ID, Time: at(), Err: "crashed"})
+	if a.Status != hone.StatusError || sa.life != lifeIdle || sa.run != nil {
+		t.Fatalf("a crashed for good: status %s, run %s, run state %v; want ERROR, idle, none", a.Status, sa.life, sa.run)
+	}
+	if sa.mgr.Latest() == nil || sa.mgr.Latest().Path != p {
+		t.Fatalf("a's checkpoint manager lost %s", p)
+	}
+
+	// b stops itself: TERMINATED once its process has exited, not before.
+	step(t, c, Input{Kind: InResult, Trial: b.ID, Time: at(), Metrics: map[string]any{"loss": 2.0}, Done: true})
+	if b.Status != hone.StatusTerminated || sb.life != lifeStopping || sb.run == nil {
+		t.Fatalf("b is done and stopping: status %s, run %s, run state %v; want TERMINATED, stopping, kept", b.Status, sb.life, sb.run)
+	}
+	step(t, c, Input{Kind: InExited, Trial: b.ID, Time: at()})
+	if sb.life != lifeIdle || sb.run != nil || sb.mgr != nil {
+		t.Fatalf("b exited: run %s, run state %v, manager %v; want idle and nothing kept", sb.life, sb.run, sb.mgr)
+	}
+
+	// A resume that retries errored trials runs a again from its checkpoint.
+	acts := step(t, c, Input{Kind: InResume, Time: at(), Resume: &ResumeFlags{Unfinished: true, Errored: true}})
+	var from *hone.Checkpoint
+	for _, x := range acts {
+		if x.Kind == ActStart && x.Trial == a {
+			from = x.Checkpoint
+		}
+	}
+	if a.Status != hone.StatusRunning || sa.life != lifeComputing || sa.run == nil || sa.run.iter != 1 || from == nil || from.Path != p {
+		t.Fatalf("a retried: status %s, run %s, run state %+v, from %v; want RUNNING from %s at iteration 1", a.Status, sa.life, sa.run, from, p)
+	}
+}
