@@ -367,11 +367,11 @@ func (c *Controller) Step(in Input) {
 			c.sessionStart = c.now
 		}
 	case InResult:
-		if t := c.liveTrial(in); t != nil && !c.toldToStop(t, in) && !c.outOfTurn(t, in) {
+		if t := c.liveTrial(in); t != nil && c.inTurn(t, in) {
 			c.onResult(t, in)
 		}
 	case InSaved:
-		if t := c.liveTrial(in); t != nil && !c.toldToStop(t, in) && !c.outOfTurn(t, in) {
+		if t := c.liveTrial(in); t != nil && c.inTurn(t, in) {
 			c.onSaved(t, in)
 		}
 	case InExited, InStartFailed:
@@ -407,32 +407,27 @@ func (c *Controller) Step(in Input) {
 }
 
 func (c *Controller) liveTrial(in Input) *hone.Trial {
-	t := c.Trial(in.Trial)
-	if t == nil || !c.st[t.ID].life.alive() {
+	s := c.st[in.Trial]
+	if s == nil || !s.life.alive() {
 		c.logf("ignoring %s input for trial %q with no live process", in.Kind, in.Trial)
 		return nil
 	}
-	return t
+	return s.t
 }
 
-// toldToStop reports (and logs) a result or save from a trial that was
-// already told to stop: the executor contract says none comes, and acting
-// on one would answer a process that is exiting.
-func (c *Controller) toldToStop(t *hone.Trial, in Input) bool {
-	if c.st[t.ID].life != lifeStopping {
+// inTurn reports whether t's run expects the result or save in, and logs
+// why not when it does not. A trial that was told to stop may still
+// report (the executor contract says none comes, but acting on one would
+// answer a process that is exiting); otherwise the contract has a trial
+// report only while it computes (a queued run runs from its first report)
+// and save only in answer to DirectSave. Refusing the rest here keeps the
+// run's transitions (runLife.next) legal whatever the inputs.
+func (c *Controller) inTurn(t *hone.Trial, in Input) bool {
+	l, e := c.st[t.ID].life, evSaved
+	if l == lifeStopping {
+		c.logf("ignoring %s input for trial %s: it was told to stop", in.Kind, t.ID)
 		return false
 	}
-	c.logf("ignoring %s input for trial %s: it was told to stop", in.Kind, t.ID)
-	return true
-}
-
-// outOfTurn reports (and logs) a result or save that the trial's run does
-// not expect: the executor contract has a trial report only while it
-// computes (a queued run runs from its first report) and save only in
-// answer to DirectSave. Refusing it here keeps the run's transitions
-// (runLife.next) legal whatever the inputs.
-func (c *Controller) outOfTurn(t *hone.Trial, in Input) bool {
-	l, e := c.st[t.ID].life, evSaved
 	if in.Kind == InResult {
 		e = evResult
 		if l == lifeQueued {
@@ -440,10 +435,10 @@ func (c *Controller) outOfTurn(t *hone.Trial, in Input) bool {
 		}
 	}
 	if l.can(e) {
-		return false
+		return true
 	}
 	c.logf("ignoring %s input for trial %s: its process is %s, not waiting to %s", in.Kind, t.ID, l, e)
-	return true
+	return false
 }
 
 // ---- results, saves and exits ----
