@@ -13,7 +13,7 @@ type control struct{ c *Controller }
 func (c *Controller) ctl() hone.Control { return control{c} }
 
 func (x control) Trials() []*hone.Trial       { return x.c.trials }
-func (x control) Trial(id string) *hone.Trial { return x.c.byID[id] }
+func (x control) Trial(id string) *hone.Trial { return x.c.Trial(id) }
 
 // Oldest implements hone.OldestByStatus.
 func (x control) Oldest(s hone.Status) *hone.Trial { return x.c.Oldest(s) }
@@ -31,14 +31,14 @@ func (x control) PauseTrial(t *hone.Trial, save bool) {
 	s := c.st[t.ID]
 	switch t.Status {
 	case hone.StatusRunning:
-		if s.exiting {
+		if s.life == lifeStopping {
 			return
 		}
 		c.enqueue(t, hone.Pause)
-		if !save && rank(s.cached) == rank(hone.Pause) {
-			s.pauseNoSave = true
+		if !save && s.next == qPause {
+			s.next = qPauseNoSave
 		}
-		if s.waiting || t.Saving != nil {
+		if s.life.waiting() || t.Saving != nil {
 			c.advance(t)
 			return
 		}

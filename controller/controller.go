@@ -79,8 +79,7 @@ type Controller struct {
 	pool   hone.Resources
 
 	trials []*hone.Trial
-	byID   map[string]*hone.Trial
-	st     map[string]*tstate
+	st     map[string]*tstate // every trial's state (and the trial), by id
 
 	idRng *rand.Rand
 	// spareIDs and spareID: with spareIDs, the id of a suggestion the
@@ -131,20 +130,36 @@ type Controller struct {
 	spare []Action // the array Ready handed out before the last one
 }
 
-// tstate is the controller's private per-trial state.
+// tstate is the controller's private per-trial state. A finished trial
+// keeps only this small struct (and its checkpoint manager, if it has
+// checkpoints): what its runs needed is in run, which it gives up.
 type tstate struct {
-	mgr *Manager
+	t   *hone.Trial
+	mgr *Manager  // nil until the trial's first checkpoint (see manager)
+	run *runState // nil before the first start and once finished with no process (see settle)
 
-	alive    bool // a process exists for the trial
-	waiting  bool // the process is blocked after a result or a save
-	exiting  bool // DirectStop was sent
-	saveSent bool // DirectSave was sent for t.Saving
+	// life is where the trial's run is (see runLife); only to changes it.
+	life runLife
+	// next is the run's decision queue.
+	next queuedDecision
+	// interrupt: an experiment-wide stop asked this run to save and stop
+	// (saveAndStop). It is not a state of its own: it holds whatever the
+	// run's state, a STOP or PAUSE decided meanwhile still wins over it,
+	// and it outlives the stop, so that the exit keeps the trial RUNNING.
+	interrupt bool
 
-	cached      hone.Decision // queued decision: Continue < Pause < Stop
-	pauseNoSave bool
-	afterSave   bool
-	interrupt   bool
+	// Facts about the trial rather than states of its run.
+	warnedMetric      bool    // told that a result lacks the metric
+	warnedScratch     bool    // told that a pause without a checkpoint restarts from scratch
+	explicitPin       bool    // RestoreFrom was set by SetRestore (an exploit)
+	restartedSincePin bool    // the trial started from that restore point since
+	queued            [2]bool // an entry of the trial is in queues[i]
+}
 
+// runState is what a trial's runs need and a finished trial does not: the
+// current run's counters, times and devices. A trial gets one at its
+// first start and gives it up once it is finished with no process.
+type runState struct {
 	gpus []int // the pool's GPUs the live process holds (a share of each), by index
 
 	iter       int
@@ -153,28 +168,33 @@ type tstate struct {
 	lastTime   time.Time
 	restoredAt time.Time
 
-	warnedMetric      bool
-	warnedScratch     bool // told that a pause without a checkpoint restarts from scratch
-	sawMetric         bool
-	explicitPin       bool // RestoreFrom was set by SetRestore (an exploit)
-	restartedSincePin bool // the trial started from that restore point since
-
-	queued [2]bool // an entry of the trial is in queues[i]
-
 	schedFail string // a failure the scheduler asked for while deciding on the trial
 
 	// startedAt and lastReport are when the current run started and when
 	// the trial last reported (a result or a save), for the per-trial
 	// limits; deadline is the earlier of the two limits and dlIndex the
-	// trial's position in the deadline queue (-1 when not in it). ran is
-	// set once the current run counts as running: at its start, or, when
-	// the executor announces starts, at its InStarted input (or its first
-	// report, if that comes first); until then the trial is queued and no
-	// limit applies.
+	// trial's position in the deadline queue (-1 when not in it). A run
+	// in lifeQueued is under no limit.
 	startedAt, lastReport time.Time
-	ran                   bool
 	deadline              time.Time
 	dlIndex               int
+}
+
+// settle gives up t's run state once t is finished and has no process:
+// nothing reads it after that, and a trial that runs again (an ERROR trial
+// a resume retries) gets a new one at its start.
+func (c *Controller) settle(t *hone.Trial) {
+	if s := c.st[t.ID]; s != nil && s.life == lifeIdle && t.Status.Finished() {
+		s.run = nil
+	}
+}
+
+// manager returns s's checkpoint manager, making it at first need.
+func (c *Controller) manager(s *tstate) *Manager {
+	if s.mgr == nil {
+		s.mgr = newManager(&c.exp.Checkpoint, s.t.Dir)
+	}
+	return s.mgr
 }
 
 // New returns a controller for exp with a resource pool. Call Step with an
@@ -209,7 +229,6 @@ func New(exp *hone.Experiment, pool hone.Resources) (*Controller, error) {
 	exp = &own
 	return &Controller{
 		exp: exp, metric: exp.Metric, mode: mode, sched: sched, search: exp.Searcher, pool: pool,
-		byID:        map[string]*hone.Trial{},
 		st:          map[string]*tstate{},
 		idRng:       rand.New(rand.NewPCG(exp.Seed, 0x1d5eed)),
 		spareIDs:    true,
@@ -234,12 +253,18 @@ func (c *Controller) Ready() []Action {
 func (c *Controller) Trials() []*hone.Trial { return c.trials }
 
 // Trial returns the trial with id, or nil.
-func (c *Controller) Trial(id string) *hone.Trial { return c.byID[id] }
+func (c *Controller) Trial(id string) *hone.Trial {
+	if s := c.st[id]; s != nil {
+		return s.t
+	}
+	return nil
+}
 
-// Manager returns the checkpoint manager of trial id, or nil.
+// Manager returns the checkpoint manager of trial id, or nil if there is
+// no such trial.
 func (c *Controller) Manager(id string) *Manager {
 	if s := c.st[id]; s != nil {
-		return s.mgr
+		return c.manager(s)
 	}
 	return nil
 }
@@ -308,7 +333,7 @@ func (c *Controller) NextCheckpointPath(id string) (int, string, error) {
 	if s == nil {
 		return 0, "", fmt.Errorf("unknown trial %q", id)
 	}
-	i, p := s.mgr.NextPath()
+	i, p := c.manager(s).NextPath()
 	return i, p, nil
 }
 
@@ -342,11 +367,11 @@ func (c *Controller) Step(in Input) {
 			c.sessionStart = c.now
 		}
 	case InResult:
-		if t := c.liveTrial(in); t != nil && !c.toldToStop(t, in) {
+		if t := c.liveTrial(in); t != nil && c.inTurn(t, in) {
 			c.onResult(t, in)
 		}
 	case InSaved:
-		if t := c.liveTrial(in); t != nil && !c.toldToStop(t, in) {
+		if t := c.liveTrial(in); t != nil && c.inTurn(t, in) {
 			c.onSaved(t, in)
 		}
 	case InExited, InStartFailed:
@@ -382,56 +407,71 @@ func (c *Controller) Step(in Input) {
 }
 
 func (c *Controller) liveTrial(in Input) *hone.Trial {
-	t := c.byID[in.Trial]
-	if t == nil || !c.st[t.ID].alive {
+	s := c.st[in.Trial]
+	if s == nil || !s.life.alive() {
 		c.logf("ignoring %s input for trial %q with no live process", in.Kind, in.Trial)
 		return nil
 	}
-	return t
+	return s.t
 }
 
-// toldToStop reports (and logs) a result or save from a trial that was
-// already told to stop: the executor contract says none comes, and acting
-// on one would answer a process that is exiting.
-func (c *Controller) toldToStop(t *hone.Trial, in Input) bool {
-	if !c.st[t.ID].exiting {
+// inTurn reports whether t's run expects the result or save in, and logs
+// why not when it does not. A trial that was told to stop may still
+// report (the executor contract says none comes, but acting on one would
+// answer a process that is exiting); otherwise the contract has a trial
+// report only while it computes (a queued run runs from its first report)
+// and save only in answer to DirectSave. Refusing the rest here keeps the
+// run's transitions (runLife.next) legal whatever the inputs.
+func (c *Controller) inTurn(t *hone.Trial, in Input) bool {
+	l, e := c.st[t.ID].life, evSaved
+	if l == lifeStopping {
+		c.logf("ignoring %s input for trial %s: it was told to stop", in.Kind, t.ID)
 		return false
 	}
-	c.logf("ignoring %s input for trial %s: it was told to stop", in.Kind, t.ID)
-	return true
+	if in.Kind == InResult {
+		e = evResult
+		if l == lifeQueued {
+			l = lifeComputing
+		}
+	}
+	if l.can(e) {
+		return true
+	}
+	c.logf("ignoring %s input for trial %s: its process is %s, not waiting to %s", in.Kind, t.ID, l, e)
+	return false
 }
 
 // ---- results, saves and exits ----
 
 func (c *Controller) onResult(t *hone.Trial, in Input) {
 	s := c.st[t.ID]
-	s.waiting = true
 	c.reported(t)
+	s.to(evResult)
 	if in.Err != "" { // the runner could not commit the result's checkpoint
 		c.fail(t, in.Err)
 		return
 	}
-	s.iter++
-	s.sinceIter++
-	dt := c.now.Sub(s.lastTime).Seconds()
+	s.run.iter++
+	s.run.sinceIter++
+	dt := c.now.Sub(s.run.lastTime).Seconds()
 	if dt < 0 {
 		dt = 0
 	}
-	s.lastTime = c.now
-	s.timeTotal += dt
+	s.run.lastTime = c.now
+	s.run.timeTotal += dt
 	done := in.Done
 	if d, ok := in.Metrics[hone.FieldDone].(bool); ok && d {
 		done = true
 	}
 	r := &hone.Result{
 		TrialID: t.ID, Metrics: in.Metrics,
-		TrainingIteration: s.iter, TimeThisIter: dt, TimeTotal: s.timeTotal,
-		TimeSinceRestore: c.now.Sub(s.restoredAt).Seconds(), IterationsSinceRestore: s.sinceIter,
+		TrainingIteration: s.run.iter, TimeThisIter: dt, TimeTotal: s.run.timeTotal,
+		TimeSinceRestore: c.now.Sub(s.run.restoredAt).Seconds(), IterationsSinceRestore: s.run.sinceIter,
 		Timestamp: c.now, Done: done, PID: in.PID, Hostname: in.Hostname,
 	}
 	if in.Checkpoint != nil {
 		r.Checkpoint = &hone.Checkpoint{TrialID: t.ID, Index: in.Checkpoint.Index, Path: in.Checkpoint.Path,
-			Iteration: s.iter, TimeTotal: s.timeTotal}
+			Iteration: s.run.iter, TimeTotal: s.run.timeTotal}
 	}
 	t.LastResult = r
 	c.notify(NoteResult, t, r, nil, "")
@@ -440,13 +480,13 @@ func (c *Controller) onResult(t *hone.Trial, in Input) {
 	}
 	if c.metric != "" {
 		if _, ok := r.Value(c.metric); ok {
-			s.sawMetric, c.metricSeen = true, true
+			c.metricSeen = true
 		} else if !s.warnedMetric {
 			s.warnedMetric = true
 			if v, present := in.Metrics[c.metric]; present {
-				c.logf("trial %s: result %d: metric %q is %s, not a number", t.ID, s.iter, c.metric, describeValue(v))
+				c.logf("trial %s: result %d: metric %q is %s, not a number", t.ID, s.run.iter, c.metric, describeValue(v))
 			} else {
-				c.logf("trial %s: result %d has no metric %q (keys: %s)", t.ID, s.iter, c.metric, keys(in.Metrics))
+				c.logf("trial %s: result %d has no metric %q (keys: %s)", t.ID, s.run.iter, c.metric, keys(in.Metrics))
 			}
 		}
 	}
@@ -461,8 +501,8 @@ func (c *Controller) onResult(t *hone.Trial, in Input) {
 		c.deciding = t
 		dec = c.sched.OnResult(c.ctl(), t, r)
 		c.deciding = nil
-		if msg := s.schedFail; msg != "" {
-			s.schedFail = ""
+		if msg := s.run.schedFail; msg != "" {
+			s.run.schedFail = ""
 			c.fail(t, msg)
 			return
 		}
@@ -470,7 +510,7 @@ func (c *Controller) onResult(t *hone.Trial, in Input) {
 			c.search.OnResult(t.ID, r)
 		}
 	}
-	if f := c.exp.Checkpoint.Frequency; f > 0 && s.iter%f == 0 && r.Checkpoint == nil && dec != hone.Stop {
+	if f := c.exp.Checkpoint.Frequency; f > 0 && s.run.iter%f == 0 && r.Checkpoint == nil && dec != hone.Stop {
 		c.scheduleSave(t)
 	}
 	c.enqueue(t, dec)
@@ -488,10 +528,10 @@ func (c *Controller) shouldStop(t *hone.Trial, r *hone.Result) bool {
 
 func (c *Controller) onSaved(t *hone.Trial, in Input) {
 	s := c.st[t.ID]
-	s.waiting = true
 	c.reported(t)
+	s.to(evSaved)
 	f := t.Saving
-	t.Saving, s.saveSent = nil, false
+	t.Saving = nil
 	if f == nil {
 		c.logf("trial %s: save answered with none requested", t.ID)
 		c.advance(t)
@@ -506,17 +546,18 @@ func (c *Controller) onSaved(t *hone.Trial, in Input) {
 	cp := s.mgr.Latest()
 	if in.Checkpoint != nil {
 		cp = &hone.Checkpoint{TrialID: t.ID, Index: in.Checkpoint.Index, Path: in.Checkpoint.Path,
-			Iteration: s.iter, TimeTotal: s.timeTotal}
+			Iteration: s.run.iter, TimeTotal: s.run.timeTotal}
 		c.register(t, cp, t.LastResult)
 	}
-	s.afterSave = true
 	f.Resolve(cp, nil)
 	c.advance(t)
 }
 
 func (c *Controller) onExited(t *hone.Trial, in Input) {
 	s := c.st[t.ID]
-	s.alive, s.waiting, s.saveSent = false, false, false
+	defer c.settle(t)
+	wasStopping := s.life == lifeStopping
+	s.to(evGone)
 	c.unwatch(t)
 	c.live--
 	c.release(t)
@@ -528,7 +569,6 @@ func (c *Controller) onExited(t *hone.Trial, in Input) {
 			if !t.Status.Finished() && t.Status != hone.StatusRunning {
 				// The trial was paused (or already unpaused) while its save
 				// was in flight: a failed save still fails the trial.
-				s.exiting = false
 				c.fail(t, err.Error())
 				return
 			}
@@ -539,8 +579,7 @@ func (c *Controller) onExited(t *hone.Trial, in Input) {
 	// A trial that exits by itself after an interrupt (the executor
 	// signalled it) stays RUNNING, as one stopped after its save does:
 	// resume restarts it from its latest checkpoint.
-	if s.exiting || s.interrupt {
-		s.exiting = false
+	if wasStopping || s.interrupt {
 		if in.Err != "" && t.Status == hone.StatusRunning && !s.interrupt {
 			c.fail(t, in.Err)
 		} else if in.Err != "" {
@@ -561,13 +600,13 @@ func (c *Controller) onExited(t *hone.Trial, in Input) {
 // onTrialFailed logs an error outside a trial (its files could not be
 // written) and fails the trial if it is running.
 func (c *Controller) onTrialFailed(in Input) {
-	t := c.byID[in.Trial]
+	t := c.Trial(in.Trial)
 	if t == nil {
 		c.logf("ignoring %s input for unknown trial %q: %s", in.Kind, in.Trial, in.Err)
 		return
 	}
 	c.logf("trial %s: %s", t.ID, in.Err)
-	if s := c.st[t.ID]; t.Status != hone.StatusRunning || !s.alive || s.exiting {
+	if s := c.st[t.ID]; t.Status != hone.StatusRunning || !s.life.alive() || s.life == lifeStopping {
 		return
 	}
 	c.fail(t, in.Err)
@@ -592,7 +631,7 @@ func (c *Controller) onCheckpointMissing(t *hone.Trial, missing string) {
 			owner := o.mgr.byPath[missing].cp.TrialID
 			o.mgr.remove(missing)
 			c.record(&Record{Op: "ckdel", Trial: owner, Path: missing})
-			if ot := c.byID[owner]; ot != nil && ot.Checkpoint != nil && ot.Checkpoint.Path == missing {
+			if ot := c.Trial(owner); ot != nil && ot.Checkpoint != nil && ot.Checkpoint.Path == missing {
 				ot.Checkpoint = o.mgr.Latest()
 			}
 			break
@@ -602,7 +641,7 @@ func (c *Controller) onCheckpointMissing(t *hone.Trial, missing string) {
 	c.logf("trial %s: checkpoint %s is missing (deleted?); restarting from %s", t.ID, missing, describe(next))
 	c.setRestore(t, next)
 	// Undo the start, then start again from next.
-	s.alive = false
+	s.to(evGone)
 	c.live--
 	c.release(t)
 	c.start(t)
@@ -610,44 +649,30 @@ func (c *Controller) onCheckpointMissing(t *hone.Trial, missing string) {
 
 // ---- the decision queue ----
 
-// rank orders decisions for the queue: STOP beats PAUSE beats CONTINUE;
-// NOOP adds nothing.
-func rank(d hone.Decision) int {
-	switch d {
-	case hone.Stop:
-		return 2
-	case hone.Pause:
-		return 1
-	}
-	return 0
-}
-
+// enqueue queues decision d for t's run (see queuedDecision).
 func (c *Controller) enqueue(t *hone.Trial, d hone.Decision) {
 	s := c.st[t.ID]
-	if rank(d) > rank(s.cached) {
-		s.cached = d
-	}
+	s.next = s.next.with(queueOf(d))
 }
 
 // advance carries out the queued decision of a waiting trial, unless a save
 // is in flight (then it waits for the save to resolve).
 func (c *Controller) advance(t *hone.Trial) {
 	s := c.st[t.ID]
-	if !s.waiting || c.deciding == t {
+	if !s.life.waiting() || c.deciding == t {
 		return
 	}
 	if t.Saving != nil {
-		if !s.saveSent {
-			s.saveSent = true
-			c.direct(t, hone.DirectSave)
+		if s.life != lifeSaving {
+			c.sendSave(t)
 		}
 		return
 	}
-	if s.interrupt && s.cached == hone.Continue {
+	if s.interrupt && s.next == qContinue {
 		// The experiment is stopping: save, stop, stay RUNNING so that a
 		// resume continues the trial. A STOP or PAUSE decided meanwhile is
 		// carried out as usual below: it is the trial's own end or pause.
-		if !s.afterSave && !c.checkpointedNow(t) {
+		if s.life != lifeSaved && !c.checkpointedNow(t) {
 			c.scheduleSave(t)
 			c.advance(t)
 			return
@@ -655,17 +680,17 @@ func (c *Controller) advance(t *hone.Trial) {
 		c.stopProcess(t)
 		return
 	}
-	switch s.cached {
-	case hone.Stop:
-		if c.exp.Checkpoint.AtEnd && !s.afterSave && !c.checkpointedNow(t) {
+	switch s.next {
+	case qStop:
+		if c.exp.Checkpoint.AtEnd && s.life != lifeSaved && !c.checkpointedNow(t) {
 			c.scheduleSave(t)
 			c.advance(t)
 			return
 		}
 		c.stopProcess(t)
 		c.finish(t, hone.StatusTerminated)
-	case hone.Pause:
-		if !s.pauseNoSave && !s.afterSave && !c.checkpointedNow(t) {
+	case qPause, qPauseNoSave:
+		if s.next != qPauseNoSave && s.life != lifeSaved && !c.checkpointedNow(t) {
 			c.scheduleSave(t)
 			c.advance(t)
 			return
@@ -673,9 +698,15 @@ func (c *Controller) advance(t *hone.Trial) {
 		c.stopProcess(t)
 		c.pause(t)
 	default:
-		s.waiting, s.afterSave = false, false
+		s.to(evContinue)
 		c.direct(t, hone.DirectContinue)
 	}
+}
+
+// sendSave sends DirectSave for t.Saving to t's waiting process.
+func (c *Controller) sendSave(t *hone.Trial) {
+	c.st[t.ID].to(evSaveSent)
+	c.direct(t, hone.DirectSave)
 }
 
 // checkpointedNow reports whether t's latest checkpoint is from its current
@@ -683,16 +714,16 @@ func (c *Controller) advance(t *hone.Trial) {
 func (c *Controller) checkpointedNow(t *hone.Trial) bool {
 	s := c.st[t.ID]
 	cp := s.mgr.Latest()
-	return cp != nil && cp.Iteration == s.iter && s.iter > 0
+	return cp != nil && cp.Iteration == s.run.iter && s.run.iter > 0
 }
 
 func (c *Controller) stopProcess(t *hone.Trial) {
 	s := c.st[t.ID]
-	if !s.alive || s.exiting {
-		return
+	if !s.life.can(evStop) {
+		return // no process, or it is stopping already
 	}
-	s.waiting, s.exiting, s.afterSave = false, true, false
-	s.cached, s.pauseNoSave = hone.Continue, false
+	s.to(evStop)
+	s.next = qContinue
 	c.unwatch(t)
 	c.direct(t, hone.DirectStop)
 }
@@ -703,14 +734,13 @@ func (c *Controller) scheduleSave(t *hone.Trial) *hone.SaveFuture {
 	}
 	s := c.st[t.ID]
 	f := hone.NewSaveFuture(t.ID)
-	if !s.alive || s.exiting {
+	if !s.life.alive() || s.life == lifeStopping {
 		f.Resolve(s.mgr.Latest(), nil)
 		return f
 	}
 	t.Saving = f
-	if s.waiting && c.deciding != t {
-		s.saveSent = true
-		c.direct(t, hone.DirectSave)
+	if s.life.can(evSaveSent) && c.deciding != t {
+		c.sendSave(t)
 	}
 	return f
 }
@@ -737,6 +767,9 @@ func (c *Controller) setStatus(t *hone.Trial, st hone.Status) {
 	t.Status = st
 	c.queueStatus(t, st)
 	c.record(&Record{Op: "status", Trial: t.ID, Status: st, Error: t.Error, Failures: t.Failures})
+	if st.Finished() {
+		c.settle(t)
+	}
 }
 
 func (c *Controller) finish(t *hone.Trial, st hone.Status) {
@@ -759,10 +792,10 @@ func (c *Controller) pause(t *hone.Trial) {
 	if !s.explicitPin {
 		c.setRestore(t, s.mgr.Latest())
 	}
-	if t.RestoreFrom == nil && s.iter > 0 && !s.warnedScratch {
+	if t.RestoreFrom == nil && s.run.iter > 0 && !s.warnedScratch {
 		s.warnedScratch = true
 		c.logf("trial %s paused at iteration %d without any checkpoint: it will restart from scratch when resumed "+
-			"(report checkpoints, or use a class-style trainable so hone can save on demand)", t.ID, s.iter)
+			"(report checkpoints, or use a class-style trainable so hone can save on demand)", t.ID, s.run.iter)
 	}
 	c.setStatus(t, hone.StatusPaused)
 }
@@ -771,10 +804,10 @@ func (c *Controller) pause(t *hone.Trial) {
 // checkpoint while retries are left, else ERROR.
 func (c *Controller) fail(t *hone.Trial, msg string) {
 	s := c.st[t.ID]
-	if s.alive {
+	if s.life.alive() {
 		c.stopProcess(t)
 	}
-	s.cached, s.pauseNoSave, s.afterSave = hone.Continue, false, false
+	s.next = qContinue
 	t.Failures++
 	t.Error = msg
 	if t.Status == hone.StatusRunning {
@@ -803,12 +836,12 @@ func (c *Controller) fail(t *hone.Trial, msg string) {
 // failTrial is FailTrial of the scheduler's Control: it fails t at once,
 // or, while the scheduler decides on t's result, once it has decided.
 func (c *Controller) failTrial(t *hone.Trial, msg string) {
-	if c.byID[t.ID] != t || t.Status.Finished() {
+	if c.Trial(t.ID) != t || t.Status.Finished() {
 		return
 	}
 	if c.deciding == t {
-		if s := c.st[t.ID]; s.schedFail == "" {
-			s.schedFail = msg
+		if s := c.st[t.ID]; s.run.schedFail == "" {
+			s.run.schedFail = msg
 		}
 		return
 	}
@@ -836,7 +869,7 @@ func retries(m int) string {
 
 func (c *Controller) register(t *hone.Trial, cp *hone.Checkpoint, r *hone.Result) {
 	s := c.st[cp.TrialID]
-	if s == nil || !s.mgr.Register(cp, r) {
+	if s == nil || !c.manager(s).Register(cp, r) {
 		return
 	}
 	c.record(&Record{Op: "ckpt", Trial: cp.TrialID, Path: cp.Path, CkIndex: cp.Index, Iteration: cp.Iteration, TimeTotal: cp.TimeTotal})
@@ -857,7 +890,7 @@ func (c *Controller) prune(m *Manager) {
 	for _, cp := range m.Prune(c.pinned) {
 		c.record(&Record{Op: "ckdel", Trial: cp.TrialID, Path: cp.Path})
 		c.out = append(c.out, Action{Kind: ActDelete, Checkpoint: cp})
-		if t := c.byID[cp.TrialID]; t != nil && t.Checkpoint == cp {
+		if t := c.Trial(cp.TrialID); t != nil && t.Checkpoint == cp {
 			t.Checkpoint = m.Latest()
 		}
 	}
@@ -923,7 +956,7 @@ func (c *Controller) schedule() {
 			c.logf("scheduler chose trial %s with status %s; ignoring", t.ID, t.Status)
 			return
 		}
-		if c.st[t.ID].alive {
+		if c.st[t.ID].life.alive() {
 			return // still stopping; it can start once it has exited
 		}
 		if !fits(t.Resources, c.pool) {
@@ -1052,8 +1085,7 @@ func (c *Controller) addTrial(id string, cfg hone.Config) *hone.Trial {
 	t := &hone.Trial{ID: id, Index: idx, Config: cfg, Tag: tag, Resources: res}
 	t.Dir = trialDirName(c.trainable(), id, idx, tag, c.now)
 	c.trials = append(c.trials, t)
-	c.byID[id] = t
-	c.st[id] = &tstate{mgr: NewManager(c.exp.Checkpoint, t.Dir), dlIndex: -1}
+	c.st[id] = &tstate{t: t}
 	c.record(&Record{Op: "trial", Trial: id, Index: idx, Config: cfg, Tag: tag, Dir: t.Dir, Resources: &res})
 	c.setStatus(t, hone.StatusPending)
 	c.sched.OnTrialAdd(c.ctl(), t)
@@ -1119,8 +1151,8 @@ func (c *Controller) placeGPUs(need float64) []int {
 func (c *Controller) take(t *hone.Trial) {
 	s := c.st[t.ID]
 	c.used = add(c.used, t.Resources)
-	s.gpus = c.placeGPUs(t.Resources.GPU)
-	for _, i := range s.gpus {
+	s.run.gpus = c.placeGPUs(t.Resources.GPU)
+	for _, i := range s.run.gpus {
 		c.gpuFree[i] -= min(1, t.Resources.GPU)
 	}
 }
@@ -1129,36 +1161,38 @@ func (c *Controller) take(t *hone.Trial) {
 func (c *Controller) release(t *hone.Trial) {
 	s := c.st[t.ID]
 	c.used = sub(c.used, t.Resources)
-	for _, i := range s.gpus {
+	for _, i := range s.run.gpus {
 		if i < len(c.gpuFree) {
 			c.gpuFree[i] += min(1, t.Resources.GPU)
 		}
 	}
-	s.gpus = nil
+	s.run.gpus = nil
 }
 
 func (c *Controller) start(t *hone.Trial) {
 	s := c.st[t.ID]
+	if s.run == nil {
+		s.run = &runState{dlIndex: -1}
+	}
 	c.take(t)
 	c.live++
-	s.ran = false
+	s.to(evStart)
 	if c.announced {
 		c.unwatch(t) // queued until its InStarted
 	} else {
 		c.running(t)
 	}
-	s.alive, s.waiting, s.exiting, s.saveSent = true, false, false, false
-	s.cached, s.pauseNoSave, s.afterSave, s.interrupt = hone.Continue, false, false, false
-	s.iter, s.timeTotal = 0, 0
+	s.next, s.interrupt = qContinue, false
+	s.run.iter, s.run.timeTotal = 0, 0
 	cp := t.RestoreFrom
 	if cp != nil {
-		s.iter, s.timeTotal = cp.Iteration, cp.TimeTotal
+		s.run.iter, s.run.timeTotal = cp.Iteration, cp.TimeTotal
 	}
 	s.restartedSincePin = s.explicitPin
-	s.sinceIter = 0
-	s.lastTime, s.restoredAt = c.now, c.now
+	s.run.sinceIter = 0
+	s.run.lastTime, s.run.restoredAt = c.now, c.now
 	c.setStatus(t, hone.StatusRunning)
-	c.out = append(c.out, Action{Kind: ActStart, Trial: t, Checkpoint: cp, Iteration: s.iter, GPUs: slices.Clone(s.gpus)})
+	c.out = append(c.out, Action{Kind: ActStart, Trial: t, Checkpoint: cp, Iteration: s.run.iter, GPUs: slices.Clone(s.run.gpus)})
 	c.notify(NoteStart, t, nil, cp, "")
 }
 
@@ -1166,7 +1200,7 @@ func (c *Controller) start(t *hone.Trial) {
 func (c *Controller) newID() string {
 	for {
 		id := fmt.Sprintf("%08x", c.idRng.Uint32())
-		if _, dup := c.byID[id]; !dup && id != c.spareID {
+		if _, dup := c.st[id]; !dup && id != c.spareID {
 			return id
 		}
 	}
@@ -1226,7 +1260,7 @@ func (c *Controller) stopTrial(t *hone.Trial) {
 	s := c.st[t.ID]
 	switch t.Status {
 	case hone.StatusRunning:
-		if s.waiting || t.Saving != nil {
+		if s.life.waiting() || t.Saving != nil {
 			c.enqueue(t, hone.Stop)
 			c.advance(t)
 			return
@@ -1252,11 +1286,11 @@ func (c *Controller) interrupt() {
 func (c *Controller) saveAndStop() {
 	for _, t := range c.trials {
 		s := c.st[t.ID]
-		if t.Status != hone.StatusRunning || !s.alive || s.exiting {
+		if t.Status != hone.StatusRunning || !s.life.alive() || s.life == lifeStopping {
 			continue
 		}
 		s.interrupt = true
-		if s.waiting {
+		if s.life.waiting() {
 			c.advance(t)
 		} else {
 			c.scheduleSave(t) // sent when it next reports
@@ -1285,8 +1319,8 @@ func (c *Controller) resume(f ResumeFlags) {
 	}
 	for _, t := range c.trials {
 		s := c.st[t.ID]
-		if s.alive {
-			s.alive, s.waiting, s.exiting, s.saveSent = false, false, false, false
+		if s.life.alive() {
+			s.to(evGone) // no process survives a resume
 			c.unwatch(t)
 			c.live--
 			c.release(t)
@@ -1296,15 +1330,16 @@ func (c *Controller) resume(f ResumeFlags) {
 			fut.Resolve(s.mgr.Latest(), nil)
 		}
 		switch {
-		case t.Status == hone.StatusRunning && s.cached == hone.Stop:
+		case t.Status == hone.StatusRunning && s.next == qStop:
 			c.finish(t, hone.StatusTerminated)
-		case t.Status == hone.StatusRunning && s.cached == hone.Pause:
+		case t.Status == hone.StatusRunning && (s.next == qPause || s.next == qPauseNoSave):
 			c.pause(t)
 		case t.Status == hone.StatusRunning:
 			c.setRestore(t, c.restorePoint(t))
 			c.setStatus(t, hone.StatusPending)
 		}
-		s.cached, s.interrupt, s.afterSave, s.pauseNoSave = hone.Continue, false, false, false
+		s.next, s.interrupt = qContinue, false
+		c.settle(t) // one that finished while stopping has no process now
 	}
 	c.live, c.used = 0, hone.Resources{}
 	c.gpuFree = c.gpuFree[:0]
@@ -1351,7 +1386,6 @@ func (c *Controller) lastSessionEnd() time.Time {
 }
 
 func (c *Controller) drop(t *hone.Trial) {
-	delete(c.byID, t.ID)
 	for i, x := range c.trials {
 		if x == t {
 			c.trials = append(c.trials[:i], c.trials[i+1:]...)
@@ -1635,7 +1669,7 @@ func (c *Controller) Pool() hone.Resources { return c.pool }
 // that is stopping).
 func (c *Controller) HasProcess(id string) bool {
 	s := c.st[id]
-	return s != nil && s.alive
+	return s != nil && s.life.alive()
 }
 
 // Pinned reports whether the checkpoint at path is pinned: some trial will

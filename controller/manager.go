@@ -12,12 +12,16 @@ import (
 // checkpoints (each path at most once), remembers the latest, and applies
 // the retention policy of hone.CheckpointConfig. It does no I/O: Prune
 // returns the checkpoints to delete and the caller deletes them.
+//
+// A nil *Manager is a manager with no checkpoints for its read methods
+// (Latest, Has, Checkpoints, Best, Prune): the controller makes a trial's
+// manager only at its first checkpoint.
 type Manager struct {
-	cfg      hone.CheckpointConfig
+	cfg      *hone.CheckpointConfig // shared, read only
 	trialDir string
-	entries  []*entry // in registration order
-	byPath   map[string]*entry
-	next     int // next checkpoint index
+	entries  []*entry          // in registration order
+	byPath   map[string]*entry // made at the first registration
+	next     int               // next checkpoint index
 }
 
 type entry struct {
@@ -29,7 +33,13 @@ type entry struct {
 // NewManager returns a manager for the trial whose directory (relative to
 // the experiment) is trialDir.
 func NewManager(cfg hone.CheckpointConfig, trialDir string) *Manager {
-	return &Manager{cfg: cfg, trialDir: trialDir, byPath: map[string]*entry{}}
+	return newManager(&cfg, trialDir)
+}
+
+// newManager is NewManager with a configuration that many managers share
+// (the experiment's), which nobody changes.
+func newManager(cfg *hone.CheckpointConfig, trialDir string) *Manager {
+	return &Manager{cfg: cfg, trialDir: trialDir}
 }
 
 // NextPath returns the index and relative path the next checkpoint of this
@@ -57,6 +67,9 @@ func (m *Manager) Register(cp *hone.Checkpoint, r *hone.Result) bool {
 		e.seq = m.entries[n-1].seq + 1
 	}
 	m.entries = append(m.entries, e)
+	if m.byPath == nil {
+		m.byPath = map[string]*entry{}
+	}
 	m.byPath[cp.Path] = e
 	if cp.Index >= m.next {
 		m.next = cp.Index + 1
@@ -67,17 +80,26 @@ func (m *Manager) Register(cp *hone.Checkpoint, r *hone.Result) bool {
 // Latest returns the most recently registered checkpoint that is still
 // kept, or nil.
 func (m *Manager) Latest() *hone.Checkpoint {
-	if len(m.entries) == 0 {
+	if m == nil || len(m.entries) == 0 {
 		return nil
 	}
 	return m.entries[len(m.entries)-1].cp
 }
 
 // Has reports whether path is a kept checkpoint of this manager.
-func (m *Manager) Has(path string) bool { _, ok := m.byPath[path]; return ok }
+func (m *Manager) Has(path string) bool {
+	if m == nil {
+		return false
+	}
+	_, ok := m.byPath[path]
+	return ok
+}
 
 // Checkpoints returns the kept checkpoints in registration order.
 func (m *Manager) Checkpoints() []*hone.Checkpoint {
+	if m == nil {
+		return nil
+	}
 	out := make([]*hone.Checkpoint, len(m.entries))
 	for i, e := range m.entries {
 		out[i] = e.cp
@@ -88,7 +110,7 @@ func (m *Manager) Checkpoints() []*hone.Checkpoint {
 // Best returns the best kept checkpoint by the score attribute (or the
 // latest, when ranking by recency).
 func (m *Manager) Best() *hone.Checkpoint {
-	if len(m.entries) == 0 {
+	if m == nil || len(m.entries) == 0 {
 		return nil
 	}
 	ranked := m.ranked()
@@ -123,7 +145,7 @@ func (m *Manager) ranked() []*entry {
 // it drops the worst one that is neither the latest nor pinned, and returns
 // the dropped checkpoints for the caller to delete.
 func (m *Manager) Prune(pinned func(path string) bool) []*hone.Checkpoint {
-	if m.cfg.NumToKeep <= 0 || len(m.entries) <= m.cfg.NumToKeep {
+	if m == nil || m.cfg.NumToKeep <= 0 || len(m.entries) <= m.cfg.NumToKeep {
 		return nil
 	}
 	latest := m.Latest()

@@ -61,11 +61,11 @@ func (c *Controller) Oldest(s hone.Status) *hone.Trial {
 	for q.Len() > 0 {
 		t := (*q)[0]
 		st := c.st[t.ID]
-		if c.byID[t.ID] == t && st != nil && t.Status == s {
+		if c.Trial(t.ID) == t && st != nil && t.Status == s {
 			return t
 		}
 		heap.Pop(q)
-		if st != nil && c.byID[t.ID] == t {
+		if st != nil && c.Trial(t.ID) == t {
 			st.queued[i] = false
 		}
 	}

@@ -112,7 +112,7 @@ func (c *Controller) SetStartsAnnounced(on bool) { c.announced = on }
 // trials it continues, not only to those it adds.
 func (c *Controller) resize() {
 	for _, t := range c.trials {
-		if t.Status.Finished() || c.st[t.ID].alive {
+		if t.Status.Finished() || c.st[t.ID].life.alive() {
 			continue
 		}
 		t.Resources = c.trialResources(t.Config)

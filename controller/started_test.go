@@ -94,12 +94,12 @@ func TestStartedAfterStopIgnored(t *testing.T) {
 		t.Fatalf("a is %s (process %v), want TERMINATED and stopping", a.Status, c.HasProcess(a.ID))
 	}
 	step(t, c, Input{Kind: InStarted, Trial: a.ID, Time: at(time.Second)})
-	if c.st[a.ID].ran || c.st[a.ID].dlIndex >= 0 {
+	if c.st[a.ID].life != lifeStopping || watched(c, a.ID) {
 		t.Fatal("a trial told to stop was put under its limits by a late started input")
 	}
 	step(t, c, Input{Kind: InExited, Trial: a.ID, Time: at(2 * time.Second)})
 	step(t, c, Input{Kind: InStarted, Trial: a.ID, Time: at(3 * time.Second)})
-	if c.st[a.ID].ran || c.st[a.ID].dlIndex >= 0 || c.HasProcess(a.ID) {
+	if c.st[a.ID].life != lifeIdle || watched(c, a.ID) || c.HasProcess(a.ID) {
 		t.Fatal("an exited trial was put under its limits by a late started input")
 	}
 
@@ -162,4 +162,14 @@ func TestQueueTimeNotTrainingTime(t *testing.T) {
 		t.Errorf("first result after an hour queued and 3s running: time_this_iter %v, time_total %v, time_since_restore %v; want 3 each",
 			r.TimeThisIter, r.TimeTotal, r.TimeSinceRestore)
 	}
+}
+
+// watched reports whether trial id is in the deadline queue.
+func watched(c *Controller, id string) bool {
+	for _, t := range c.deadlines.ts {
+		if t.ID == id {
+			return true
+		}
+	}
+	return false
 }

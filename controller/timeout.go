@@ -20,19 +20,19 @@ type deadlineQueue struct {
 func (q *deadlineQueue) Len() int { return len(q.ts) }
 func (q *deadlineQueue) Less(i, j int) bool {
 	a, b := q.st[q.ts[i].ID], q.st[q.ts[j].ID]
-	if !a.deadline.Equal(b.deadline) {
-		return a.deadline.Before(b.deadline)
+	if !a.run.deadline.Equal(b.run.deadline) {
+		return a.run.deadline.Before(b.run.deadline)
 	}
 	return q.ts[i].Index < q.ts[j].Index
 }
 func (q *deadlineQueue) Swap(i, j int) {
 	q.ts[i], q.ts[j] = q.ts[j], q.ts[i]
-	q.st[q.ts[i].ID].dlIndex = i
-	q.st[q.ts[j].ID].dlIndex = j
+	q.st[q.ts[i].ID].run.dlIndex = i
+	q.st[q.ts[j].ID].run.dlIndex = j
 }
 func (q *deadlineQueue) Push(x any) {
 	t := x.(*hone.Trial)
-	q.st[t.ID].dlIndex = len(q.ts)
+	q.st[t.ID].run.dlIndex = len(q.ts)
 	q.ts = append(q.ts, t)
 }
 func (q *deadlineQueue) Pop() any {
@@ -40,7 +40,7 @@ func (q *deadlineQueue) Pop() any {
 	t := q.ts[n]
 	q.ts[n] = nil
 	q.ts = q.ts[:n]
-	q.st[t.ID].dlIndex = -1
+	q.st[t.ID].run.dlIndex = -1
 	return t
 }
 
@@ -54,13 +54,13 @@ func (c *Controller) watch(t *hone.Trial) {
 		return
 	}
 	s := c.st[t.ID]
-	s.deadline = c.deadlineOf(s)
+	s.run.deadline = c.deadlineOf(s)
 	q := &c.deadlines
 	if q.st == nil {
 		q.st = c.st
 	}
-	if s.dlIndex >= 0 && s.dlIndex < q.Len() && q.ts[s.dlIndex] == t {
-		heap.Fix(q, s.dlIndex)
+	if s.run.dlIndex >= 0 && s.run.dlIndex < q.Len() && q.ts[s.run.dlIndex] == t {
+		heap.Fix(q, s.run.dlIndex)
 		return
 	}
 	heap.Push(q, t)
@@ -71,18 +71,18 @@ func (c *Controller) watch(t *hone.Trial) {
 func (c *Controller) unwatch(t *hone.Trial) {
 	s := c.st[t.ID]
 	q := &c.deadlines
-	if s == nil || s.dlIndex < 0 || s.dlIndex >= q.Len() || q.ts[s.dlIndex] != t {
+	if s == nil || s.run.dlIndex < 0 || s.run.dlIndex >= q.Len() || q.ts[s.run.dlIndex] != t {
 		return
 	}
-	heap.Remove(q, s.dlIndex)
+	heap.Remove(q, s.run.dlIndex)
 }
 
 // running puts t's current run under the per-trial limits from now: at
 // its start, or, when the executor announces starts, once it runs.
 func (c *Controller) running(t *hone.Trial) {
 	s := c.st[t.ID]
-	s.ran = true
-	s.startedAt, s.lastReport = c.now, c.now
+	s.to(evRun)
+	s.run.startedAt, s.run.lastReport = c.now, c.now
 	c.watch(t)
 }
 
@@ -91,18 +91,18 @@ func (c *Controller) running(t *hone.Trial) {
 // (its start may have raced the stop), exited, or already counts as
 // running is left alone: it is a late or repeated announcement.
 func (c *Controller) onStarted(in Input) {
-	t := c.byID[in.Trial]
+	t := c.Trial(in.Trial)
 	if t == nil || t.Status != hone.StatusRunning {
 		return
 	}
 	s := c.st[t.ID]
-	if !s.alive || s.exiting || s.ran {
+	if s.life != lifeQueued {
 		return
 	}
 	// The time it waited in the queue is no training time: the first
 	// result's time_this_iter_s (and so time_total_s) and its
 	// time_since_restore count from now.
-	s.lastTime, s.restoredAt = c.now, c.now
+	s.run.lastTime, s.run.restoredAt = c.now, c.now
 	c.running(t)
 }
 
@@ -111,11 +111,11 @@ func (c *Controller) onStarted(in Input) {
 // has not announced it.
 func (c *Controller) reported(t *hone.Trial) {
 	s := c.st[t.ID]
-	if !s.ran {
+	if s.life == lifeQueued {
 		c.running(t)
 		return
 	}
-	s.lastReport = c.now
+	s.run.lastReport = c.now
 	if c.exp.ReportTimeout > 0 {
 		c.watch(t)
 	}
@@ -125,10 +125,10 @@ func (c *Controller) reported(t *hone.Trial) {
 func (c *Controller) deadlineOf(s *tstate) time.Time {
 	var d time.Time
 	if l := c.exp.TrialTimeout; l > 0 {
-		d = s.startedAt.Add(l)
+		d = s.run.startedAt.Add(l)
 	}
 	if l := c.exp.ReportTimeout; l > 0 {
-		if r := s.lastReport.Add(l); d.IsZero() || r.Before(d) {
+		if r := s.run.lastReport.Add(l); d.IsZero() || r.Before(d) {
 			d = r
 		}
 	}
@@ -147,7 +147,7 @@ func (c *Controller) expire(skip string) {
 	for q.Len() > 0 {
 		t := q.ts[0]
 		s := c.st[t.ID]
-		if !s.deadline.Before(c.now) {
+		if !s.run.deadline.Before(c.now) {
 			break
 		}
 		heap.Pop(q)
@@ -155,7 +155,7 @@ func (c *Controller) expire(skip string) {
 			kept = t
 			continue
 		}
-		if !s.alive || s.exiting || t.Status != hone.StatusRunning {
+		if !s.life.alive() || s.life == lifeStopping || t.Status != hone.StatusRunning {
 			continue
 		}
 		c.fail(t, c.limitMessage(s))
@@ -167,9 +167,9 @@ func (c *Controller) expire(skip string) {
 
 // limitMessage says which limit a trial exceeded, and how long it is.
 func (c *Controller) limitMessage(s *tstate) string {
-	if l := c.exp.TrialTimeout; l > 0 && !s.startedAt.Add(l).After(s.deadline) {
-		return fmt.Sprintf("trial exceeded trial_timeout of %v (it ran for %v)", l, c.now.Sub(s.startedAt))
+	if l := c.exp.TrialTimeout; l > 0 && !s.run.startedAt.Add(l).After(s.run.deadline) {
+		return fmt.Sprintf("trial exceeded trial_timeout of %v (it ran for %v)", l, c.now.Sub(s.run.startedAt))
 	}
 	l := c.exp.ReportTimeout
-	return fmt.Sprintf("no report for %v (report_timeout; the last was %v ago)", l, c.now.Sub(s.lastReport))
+	return fmt.Sprintf("no report for %v (report_timeout; the last was %v ago)", l, c.now.Sub(s.run.lastReport))
 }

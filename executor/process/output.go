@@ -82,7 +82,7 @@ func (p *proc) stdoutLine(line []byte) {
 		p.violateLocked(fmt.Errorf("%s line: %w", strings.TrimSpace(wire.ReportPrefix), err))
 		return
 	}
-	if p.stopping {
+	if p.stopped() {
 		if ev.CheckpointDir != "" {
 			dropped = append(dropped, ev.CheckpointDir)
 		}

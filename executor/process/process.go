@@ -378,7 +378,7 @@ func (e *Executor) Direct(trialID string, d hone.Directive) error {
 	case hone.DirectStop:
 		dropped = p.stopLocked()
 	case hone.DirectContinue, hone.DirectSave:
-		if !p.waiting {
+		if p.turn != turnWaiting {
 			err = fmt.Errorf("direct %v to trial %s: trial is not waiting for a directive", d, trialID)
 			break
 		}

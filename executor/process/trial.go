@@ -89,30 +89,34 @@ type proc struct {
 	stderrDone chan struct{}
 	sockDone   chan struct{}
 
+	// Guarded by sigMu, not e.mu: the supervisor signals without e.mu,
+	// and waitEnd marks the process gone around its reaping, so these two
+	// facts about the OS process stay apart from the lifecycles below.
 	sigMu     sync.Mutex
 	gone      bool // the process has been waited for: its pid may be reused
-	signalled bool // hone sent SIGTERM or SIGKILL to the group
+	signalled bool // hone sent SIGTERM or SIGKILL to the group (the exit is then no error)
 
-	// Guarded by e.mu.
-	conn        net.Conn // the accepted connection, nil before
-	helloDone   bool
-	canSave     bool
-	host        string // the machine the trial's hello names
-	connWaiting bool   // the trial waits on its socket for a directive
-	saveAsked   bool   // a checkpoint directive went out; "saved" is owed
-	stopSent    bool
-	outbox      []pending
-	waiting     bool   // an emitted event awaits the runner's directive
-	waitSrc     source // where that event came from
-	saving      bool   // the runner awaits the trial's answer to DirectSave
-	stopping    bool
-	interrupted bool // Interrupt signalled the process group
-	violation   error
-	drained     bool // output and socket are done with (or abandoned)
-	finished    bool // the process ended and drained; exitErr is set
-	exitErr     error
-	exitQueued  bool
-	announced   bool // a launched trial's EventStarted was queued, or is no longer due
+	// Guarded by e.mu. The three lifecycles of the start (see life.go).
+	turn  turn     // between the runner and the trial
+	talk  sockTurn // on the trial's socket
+	phase phase    // of the process and its output
+
+	conn    net.Conn  // the accepted connection, nil before
+	outbox  []pending // events waiting to be emitted, in order
+	waitSrc source    // where the event the runner is to answer came from
+	exitErr error     // how the process ended, once phaseFinished
+	// Facts that are no lifecycle of their own:
+	canSave bool   // the trial's hello says it saves on demand (a capability, fixed at hello)
+	host    string // the machine the trial's hello names
+	// interrupted: Interrupt signalled the process group, once. It is
+	// orthogonal to the turn: an interrupted trial may still report, save
+	// and stop when directed.
+	interrupted bool
+	violation   error // the first protocol violation; the trial is being killed
+	// announced: a launched trial's EventStarted was queued, or is no
+	// longer due. A latch, once per start, beside the turn: nothing
+	// answers an EventStarted.
+	announced bool
 }
 
 // start prepares the trial's files, socket and environment, and starts
@@ -270,7 +274,7 @@ func (p *proc) announceLocked() {
 		return
 	}
 	p.announced = true
-	if p.stopping || p.finished || p.exitQueued {
+	if p.stopped() || p.finished() {
 		return
 	}
 	p.e.pushLocked(p, hone.Event{Kind: hone.EventStarted})
@@ -522,7 +526,9 @@ loop:
 		}
 		p.lobby.close()
 		e.mu.Lock()
-		p.drained = true
+		if p.phase == phaseLive {
+			p.toPhase(pDrain)
+		}
 		if p.conn != nil {
 			p.conn.Close()
 		}
@@ -542,9 +548,10 @@ loop:
 	p.sigMu.Unlock()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	p.drained = true
-	p.finished = true
-	p.saving = false
+	p.toPhase(pFinish)
+	if p.turn == turnSaving {
+		p.toTurn(tLost) // the runner gets the exit instead of the save
+	}
 	var xe *exec.ExitError
 	switch {
 	case p.violation != nil:
@@ -573,7 +580,7 @@ func (p *proc) serve() {
 	conn, r := a.conn, a.r
 	defer conn.Close()
 	e.mu.Lock()
-	if p.drained {
+	if p.drained() {
 		e.mu.Unlock()
 		return
 	}
@@ -615,12 +622,12 @@ func (p *proc) handle(line []byte) bool {
 		p.violateLocked(err)
 		return false
 	}
-	if !p.helloDone {
+	if p.talk == sockHello {
 		if err := p.checkHello(m); err != nil {
 			p.violateLocked(err)
 			return false
 		}
-		p.helloDone = true
+		p.toSock(sHello)
 		p.canSave = m.CanSave
 		p.host = m.Host
 		p.writeLocked(wire.Message{Type: wire.TypeWelcome, V: wire.Version})
@@ -629,7 +636,7 @@ func (p *proc) handle(line []byte) bool {
 	}
 	switch m.Type {
 	case wire.TypeReport, wire.TypeSaved:
-		if p.stopping {
+		if p.stopped() {
 			// Told to stop (or being terminated) meanwhile: the message
 			// is dropped and the trial told to stop, once.
 			if m.Checkpoint != "" {
@@ -637,8 +644,8 @@ func (p *proc) handle(line []byte) bool {
 					dropped = append(dropped, dir)
 				}
 			}
-			if !p.stopSent {
-				p.stopSent = true
+			if p.talk.can(sStop) {
+				p.toSock(sStop)
 				p.writeLocked(stopDirective)
 			}
 			return true
@@ -675,9 +682,9 @@ func (p *proc) checkHello(m wire.Message) error {
 }
 
 func (p *proc) reportLocked(m wire.Message) bool {
-	if p.connWaiting || p.saveAsked {
+	if !p.talk.can(sReport) {
 		what := "the previous report"
-		if p.saveAsked {
+		if p.talk == sockSaving {
 			what = "the checkpoint directive"
 		}
 		p.violateLocked(fmt.Errorf("report out of turn: %s has not been answered", what))
@@ -688,14 +695,14 @@ func (p *proc) reportLocked(m wire.Message) bool {
 		p.violateLocked(err)
 		return false
 	}
-	p.connWaiting = true
+	p.toSock(sReport)
 	p.outbox = append(p.outbox, pending{ev, fromSocket})
 	p.pumpLocked()
 	return true
 }
 
 func (p *proc) savedLocked(m wire.Message) bool {
-	if !p.saveAsked {
+	if !p.talk.can(sSaved) {
 		p.violateLocked(errors.New("saved out of turn: hone did not ask for a checkpoint"))
 		return false
 	}
@@ -711,10 +718,9 @@ func (p *proc) savedLocked(m wire.Message) bool {
 		}
 		ev.CheckpointDir, ev.CheckpointStored = dir, stored
 	}
-	p.saveAsked = false
-	p.connWaiting = true
-	p.saving = false
-	p.emitLocked(ev, fromSocket)
+	p.toSock(sSaved)
+	p.toTurn(tSaved)
+	p.pushEventLocked(ev, fromSocket)
 	return true
 }
 
@@ -837,27 +843,28 @@ func (p *proc) writeLocked(m wire.Message) {
 
 // connOK reports whether directives can still reach the trial.
 func (p *proc) connOK() bool {
-	return p.conn != nil && p.violation == nil && !p.finished
+	return p.conn != nil && p.violation == nil && !p.finished()
 }
 
-// emitLocked queues ev for the runner, which then owes a directive.
-func (p *proc) emitLocked(ev hone.Event, src source) {
+// pushEventLocked queues ev, which the runner is to answer, for the
+// runner; the caller has moved the turn to turnWaiting.
+func (p *proc) pushEventLocked(ev hone.Event, src source) {
 	p.e.pushLocked(p, ev)
-	p.waiting = true
 	p.waitSrc = src
 }
 
 // pumpLocked emits the next pending event when the runner has answered
 // the previous one, and the exit once everything before it is answered.
 func (p *proc) pumpLocked() {
-	if !p.waiting && !p.saving && !p.stopping && len(p.outbox) > 0 {
+	if p.turn == turnRunning && len(p.outbox) > 0 {
 		next := p.outbox[0]
 		p.outbox[0] = pending{}
 		p.outbox = p.outbox[1:]
-		p.emitLocked(next.ev, next.src)
+		p.toTurn(tEmit)
+		p.pushEventLocked(next.ev, next.src)
 	}
-	if p.finished && !p.waiting && !p.saving && len(p.outbox) == 0 && !p.exitQueued {
-		p.exitQueued = true
+	if p.finished() && len(p.outbox) == 0 && p.turn.can(tExit) {
+		p.toTurn(tExit)
 		p.e.running--
 		p.e.pushLocked(p, hone.Event{Kind: hone.EventExited, Err: p.exitErr})
 	}
@@ -866,19 +873,18 @@ func (p *proc) pumpLocked() {
 // answerLocked carries out DirectContinue or DirectSave for the event the
 // trial waits on.
 func (p *proc) answerLocked(d hone.Directive) {
-	p.waiting = false
 	fromSock := p.waitSrc == fromSocket
 	switch {
 	case d == hone.DirectContinue:
-		if fromSock && p.connOK() {
+		p.toTurn(tContinue)
+		if fromSock && p.connOK() && p.talk.can(sContinue) {
 			p.writeLocked(wire.Message{Type: wire.TypeDirective, Action: wire.ActionContinue})
-			p.connWaiting = false
+			p.toSock(sContinue)
 		}
-	case fromSock && p.canSave && p.connOK():
+	case fromSock && p.canSave && p.connOK() && p.talk.can(sAskSave):
 		p.writeLocked(wire.Message{Type: wire.TypeDirective, Action: wire.ActionCheckpoint})
-		p.connWaiting = false
-		p.saveAsked = true
-		p.saving = true
+		p.toSock(sAskSave)
+		p.toTurn(tAskSave)
 		return
 	default:
 		// The trial cannot save on demand (or its process is gone):
@@ -887,7 +893,8 @@ func (p *proc) answerLocked(d hone.Directive) {
 		if fromSock && p.canSave {
 			ev.Err = errors.New("cannot save: the trial process has ended")
 		}
-		p.emitLocked(ev, p.waitSrc)
+		p.toTurn(tAnswerSave)
+		p.pushEventLocked(ev, p.waitSrc)
 		return
 	}
 	p.pumpLocked()
@@ -897,12 +904,10 @@ func (p *proc) answerLocked(d hone.Directive) {
 // (their staged directories are returned), and the process is told to stop
 // or terminated.
 func (p *proc) stopLocked() []string {
-	if p.stopping || p.exitQueued {
+	if p.stopped() {
 		return nil
 	}
-	p.stopping = true
-	p.waiting = false
-	p.saving = false
+	p.toTurn(tStop)
 	var dropped []string
 	for _, pe := range p.outbox {
 		if pe.ev.CheckpointDir != "" {
@@ -913,10 +918,9 @@ func (p *proc) stopLocked() []string {
 	dropped = append(dropped, p.e.dropQueuedLocked(p)...)
 	grace := p.e.opts.StopGrace
 	switch {
-	case p.finished:
-	case p.connOK() && p.connWaiting:
-		p.stopSent = true
-		p.connWaiting = false
+	case p.finished():
+	case p.connOK() && p.talk == sockWaiting:
+		p.toSock(sStop)
 		p.writeLocked(stopDirective)
 		p.escalateLocked(escalation{after: min(maxStopWait, grace), sig: syscall.SIGTERM})
 	default:
@@ -938,7 +942,7 @@ func (p *proc) escalateLocked(esc escalation) {
 // interruptLocked sends SIGTERM to the process group at once and SIGKILL
 // StopGrace later (Interrupt), once.
 func (p *proc) interruptLocked() {
-	if p.interrupted || p.finished {
+	if p.interrupted || p.finished() {
 		return
 	}
 	p.interrupted = true
