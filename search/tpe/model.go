@@ -399,21 +399,23 @@ func setPath(m map[string]any, path []string, v any) {
 
 // freshEnough reports whether, with the floor at index floor and the first
 // n trials of the ranking observed there or above, enough of those were
-// suggested after the floor last rose: need of them, the same number the
-// model asks of observations above a misleading budget. The trials that
-// reached the floor before it rose were chosen by the budgets below it,
-// which it now distrusts (ASHA promoted them, and the model suggested
-// them, by their ranks there); where those budgets mislead, they are
-// gathered where the low budgets do well and the high ones badly, and a
-// model fitted to them alone keeps sampling there. Until need trials
-// suggested since the rise, at random, have reached the floor, the
-// suggestions stay random. It records the floor and, when it rose, the
-// suggestion number from which trials count, and whether enough have.
+// suggested after the floor first rose to its highest level so far: need
+// of them, the same number the model asks of observations above a
+// misleading budget. The trials that reached the floor before it rose
+// were chosen by the budgets below it, which it now distrusts (ASHA
+// promoted them, and the model suggested them, by their ranks there);
+// where those budgets mislead, they are gathered where the low budgets do
+// well and the high ones badly, and a model fitted to them alone keeps
+// sampling there. Until need trials suggested since the rise, at random,
+// have reached the floor, the suggestions stay random. A floor that comes
+// down and rises again to a level it had reached asks for nothing new:
+// the trials suggested after its first rise there are still observed. It
+// records the highest floor, the suggestion number from which trials
+// count, and whether enough of them have reached that floor.
 func (s *Searcher) freshEnough(floor, n, need int) bool {
-	if floor > s.lastFloor {
-		s.freshFrom, s.freshOK = s.n, false
+	if floor > s.maxFloor {
+		s.maxFloor, s.freshFrom, s.freshOK = floor, s.n, false
 	}
-	s.lastFloor = floor
 	if floor == 0 || s.freshOK {
 		return true
 	}
@@ -421,9 +423,9 @@ func (s *Searcher) freshEnough(floor, n, need int) bool {
 	for _, t := range s.ranked[:n] {
 		if t.seq >= s.freshFrom {
 			if fresh++; fresh >= need {
-				// Trials keep the highest budget they reached, so the
-				// count only grows until the floor rises again.
-				s.freshOK = true
+				// Trials keep the highest budget they reached, so at the
+				// highest floor the count only grows.
+				s.freshOK = floor == s.maxFloor
 				return true
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/search/fidelity"
 	"github.com/hone-tune/hone/space"
 )
 
@@ -368,5 +369,33 @@ func TestSetRungs(t *testing.T) {
 		if _, err := New(sp, Options{Metric: "loss", NumSamples: -1, Rungs: r}); err == nil {
 			t.Errorf("rungs %+v accepted", r)
 		}
+	}
+}
+
+// The fresh trials the model waits for after the floor rises: counted from
+// the first rise to the highest floor, once; a floor that comes down and
+// rises again to that level asks for none.
+func TestFreshAfterRise(t *testing.T) {
+	sp := space.Space{"x": space.Uniform(0, 1)}
+	s := mustNew(t, sp, rungOpts(true))
+	// Ten trials observed at 9 (index 2), suggested as numbers 0 to 9.
+	feedRungs(t, s, 10, func(x, b float64) float64 { return x })
+	need := fidelity.MinTrusted(s.startup)
+	n := s.perLevel[2]
+	if !s.freshEnough(0, n, need) {
+		t.Fatal("with the floor at the lowest budget, fresh trials are asked for")
+	}
+	if s.freshEnough(2, n, need) || s.freshFrom != 10 || s.maxFloor != 2 {
+		t.Fatalf("just after the rise: model allowed, or counting from %d at floor %d; want neither, from 10 at 2", s.freshFrom, s.maxFloor)
+	}
+	feedRungs(t, s, need, func(x, b float64) float64 { return x })
+	n = s.perLevel[2]
+	if !s.freshEnough(2, n, need) || !s.freshOK {
+		t.Fatalf("%d trials suggested since the rise reached the floor: still waiting", need)
+	}
+	// Down to the lowest budget and up again to 9: nothing new asked.
+	s.freshEnough(0, n, need)
+	if !s.freshEnough(2, n, need) || s.freshFrom != 10 {
+		t.Fatalf("a floor back at a level it had reached asks for fresh trials again (from %d)", s.freshFrom)
 	}
 }

@@ -27,9 +27,10 @@ type state struct {
 	Budgets []float64      `json:"budgets,omitempty"`
 	Past    []pendingState `json:"past,omitempty"`
 	Losses  []lossState    `json:"losses,omitempty"`
-	// With the fidelity check: the floor index the model last used, the
-	// suggestion number from which trials count as suggested above it,
-	// and whether enough of them reached it (Searcher.freshEnough).
+	// With the fidelity check: the highest floor index the model has
+	// used, the suggestion number from which trials count as suggested
+	// above it, and whether enough of them reached it
+	// (Searcher.freshEnough).
 	Floor     int  `json:"floor,omitempty"`
 	FreshFrom int  `json:"fresh_from,omitempty"`
 	FreshOK   bool `json:"fresh_ok,omitempty"`
@@ -163,7 +164,7 @@ func (s *Searcher) MarshalState() ([]byte, error) {
 	st.Pending = trials(s.pending)
 	if s.budgets != nil {
 		st.Budgets = s.budgets
-		st.Floor, st.FreshFrom, st.FreshOK = s.lastFloor, s.freshFrom, s.freshOK
+		st.Floor, st.FreshFrom, st.FreshOK = s.maxFloor, s.freshFrom, s.freshOK
 		st.Past = trials(s.past)
 		for _, e := range s.mon.Entries() {
 			st.Losses = append(st.Losses, lossState{Trial: e.Trial, Budget: e.Budget, Loss: number(e.Loss)})
@@ -307,7 +308,7 @@ func (s *Searcher) UnmarshalState(data []byte) error {
 	}
 	*s.pcg = *pcg
 	s.n, s.obs, s.pending, s.past, s.all, s.mon = st.Suggested, obs, pend, past, all, mon
-	s.lastFloor, s.freshFrom, s.freshOK = st.Floor, st.FreshFrom, st.FreshOK
+	s.maxFloor, s.freshFrom, s.freshOK = st.Floor, st.FreshFrom, st.FreshOK
 	if s.budgets != nil {
 		s.ranked, s.perLevel = nil, make([]int, len(s.budgets))
 		for _, t := range all {

@@ -115,9 +115,10 @@
 // budget) or above are ranked, pending trials below it are liars (with
 // ConstantLiar), and
 // fidelity.MinTrusted(NStartupTrials) of them suffice for the model
-// (⌈NStartupTrials/3⌉, at least 3), counting, each time the floor rises,
-// only trials suggested after it rose (those before were chosen by the
-// budgets now distrusted); until then suggestions are random. The
+// (⌈NStartupTrials/3⌉, at least 3), counting, each time the floor rises
+// above the highest it has been, only trials suggested after it rose
+// (those before were chosen by the budgets now distrusted); until then
+// suggestions are random. The
 // searcher is a fidelity.Advisor: ASHA and HyperBand, given it
 // (SetAdvisor), stop trusting those budgets too.
 package tpe
@@ -232,11 +233,11 @@ type Searcher struct {
 	// then loss, then suggestion), and how many are at each budget.
 	ranked   []*trial
 	perLevel []int
-	// With rungs and FidelityCheck: the floor index the model last used,
-	// the suggestion number from which trials were suggested with the
-	// floor at that index, and whether enough of them have reached it
+	// With rungs and FidelityCheck: the highest floor index the model
+	// has used, the suggestion number from which trials were suggested
+	// with the floor there, and whether enough of them have reached it
 	// (freshEnough).
-	lastFloor int
+	maxFloor  int
 	freshFrom int
 	freshOK   bool
 
