@@ -72,8 +72,8 @@ import (
 // use: one goroutine (the runner) owns it.
 type Controller struct {
 	exp    *hone.Experiment
-	metric string
-	mode   hone.Mode
+	objs   hone.Objectives // with their modes; Control.Objectives
+	metric string          // the primary objective's, checked in results
 	sched  hone.Scheduler
 	search hone.Searcher
 	pool   hone.Resources
@@ -217,10 +217,7 @@ func New(exp *hone.Experiment, pool hone.Resources) (*Controller, error) {
 			return nil, fmt.Errorf("each trial needs %s but the whole resource pool has %s, so no trial could ever start; ask for less (Experiment.Resources) or give the pool more", need, pool)
 		}
 	}
-	mode := exp.Mode
-	if mode == "" {
-		mode = hone.Min
-	}
+	objs := exp.ResolvedObjectives()
 	sched := exp.Scheduler
 	if sched == nil {
 		sched = fifo.New()
@@ -228,7 +225,7 @@ func New(exp *hone.Experiment, pool hone.Resources) (*Controller, error) {
 	own := *exp // the settings a resume changes (ApplySettings) are the controller's own
 	exp = &own
 	return &Controller{
-		exp: exp, metric: exp.Metric, mode: mode, sched: sched, search: exp.Searcher, pool: pool,
+		exp: exp, objs: objs, metric: objs.Primary().Metric, sched: sched, search: exp.Searcher, pool: pool,
 		st:          map[string]*tstate{},
 		idRng:       rand.New(rand.NewPCG(exp.Seed, 0x1d5eed)),
 		spareIDs:    true,

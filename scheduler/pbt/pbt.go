@@ -100,8 +100,8 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	switch {
-	case c.Mode != "" && !c.Mode.Valid():
-		return fmt.Errorf("pbt: mode = %q: allowed values are \"min\" and \"max\"", c.Mode)
+	case c.Mode.Validate() != nil:
+		return fmt.Errorf("pbt: %w", c.Mode.Validate())
 	case len(c.Mutations) == 0 && c.Explore == nil && c.Explorer == nil:
 		return fmt.Errorf("pbt: hyperparam_mutations or custom_explore_fn is required")
 	case !(c.PerturbationInterval > 0):
@@ -223,15 +223,10 @@ func (s *Scheduler) Config() Config {
 // Stats returns the counts so far.
 func (s *Scheduler) Stats() Stats { return s.stats }
 
-func (s *Scheduler) objective(c hone.Control) (string, hone.Mode) {
-	m, mode := s.cfg.Metric, s.cfg.Mode
-	if m == "" {
-		m = c.Metric()
-	}
-	if mode == "" {
-		mode = c.Mode()
-	}
-	return m, mode
+// objective is the scheduler's own metric and mode, each defaulting to the
+// experiment's primary objective's.
+func (s *Scheduler) objective(c hone.Control) hone.Objective {
+	return hone.Objective{Metric: s.cfg.Metric, Mode: s.cfg.Mode}.Or(c.Objectives().Primary())
 }
 
 // OnTrialAdd gives every mutated key missing from t's configuration an
@@ -285,16 +280,16 @@ func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone
 	if st == nil {
 		return hone.Continue
 	}
-	metric, mode := s.objective(c)
+	obj := s.objective(c)
 	tv, ok1 := r.Value(s.cfg.TimeAttr)
-	mv, ok2 := r.Value(metric)
+	mv, ok2 := obj.Value(r)
 	if !ok1 || !ok2 {
 		if s.requireAttrs {
-			return s.missing(c, t, r, metric, ok1)
+			return s.missing(c, t, r, obj.Metric, ok1)
 		}
 		if !s.warned {
 			s.warned = true
-			c.Logf("pbt: a result of trial %s has no %q or no %q; such results continue", t.ID, s.cfg.TimeAttr, metric)
+			c.Logf("pbt: a result of trial %s has no %q or no %q; such results continue", t.ID, s.cfg.TimeAttr, obj.Metric)
 		}
 		return hone.Continue
 	}
@@ -302,7 +297,7 @@ func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone
 	if tv < s.cfg.BurnInPeriod || tv-st.lastPerturbTime < s.cfg.PerturbationInterval {
 		return hone.Continue
 	}
-	s.setScore(st, mode.Score(mv))
+	s.setScore(st, obj.Score(mv))
 	s.setTrainTime(st, tv)
 	if s.cfg.Explorer != nil {
 		s.cfg.Explorer.Observe(t, tv, st.lastScore, t.Config)
