@@ -134,8 +134,5 @@ func (e *Experiment) ResolvedObjectives() Objectives {
 	if len(e.Objectives) > 0 {
 		return e.Objectives.WithDefaults()
 	}
-	if e.Metric == "" && e.Mode == "" {
-		return nil
-	}
-	return Objectives{Objective{Metric: e.Metric, Mode: e.Mode}.WithDefaults()}
+	return Objective{Metric: e.Metric, Mode: e.Mode}.AsList()
 }

@@ -77,7 +77,8 @@ func (m Mode) Loss(v float64) float64 { return -m.Score(v) }
 
 // Objective is one number an experiment optimises: the result field Metric
 // (a user metric or an auto-filled field, see Result.Value), minimised or
-// maximised as Mode says. An empty Mode means Min (see WithDefaults).
+// maximised as Mode says. With a Metric, an empty Mode means Min (see
+// WithDefaults).
 //
 // It is the one place that knows how to read the objective from a result
 // and how to compare, score and turn values into losses; schedulers,
@@ -85,21 +86,22 @@ func (m Mode) Loss(v float64) float64 { return -m.Score(v) }
 // deriving any of that from a metric name and a mode.
 type Objective struct {
 	Metric string `json:"metric" yaml:"metric"`
-	Mode   Mode   `json:"mode,omitempty" yaml:"mode,omitempty"`
+	Mode   Mode   `json:"mode" yaml:"mode"`
 }
 
-// WithDefaults returns o with the default mode (min) if it has none.
+// WithDefaults returns o with the default mode, min, if it names a metric
+// and no mode.
 func (o Objective) WithDefaults() Objective {
-	if o.Mode == "" {
+	if o.Metric != "" && o.Mode == "" {
 		o.Mode = Min
 	}
 	return o
 }
 
 // Or returns o with the fields it leaves empty taken from fallback, and
-// the default mode if neither has one: a plugin's own objective falls
-// back to the experiment's field by field, so a scheduler may name only a
-// metric, or only a mode.
+// the default mode if neither has one (WithDefaults): a plugin's own
+// objective falls back to the experiment's field by field, so a scheduler
+// may name only a metric, or only a mode.
 func (o Objective) Or(fallback Objective) Objective {
 	if o.Metric == "" {
 		o.Metric = fallback.Metric
@@ -108,6 +110,16 @@ func (o Objective) Or(fallback Objective) Objective {
 		o.Mode = fallback.Mode
 	}
 	return o.WithDefaults()
+}
+
+// AsList returns o with its defaults as a list of one, or none if o is
+// the zero Objective: the list form of the one-objective shorthand
+// (metric and mode).
+func (o Objective) AsList() Objectives {
+	if o == (Objective{}) {
+		return nil
+	}
+	return Objectives{o.WithDefaults()}
 }
 
 // Validate checks that Mode is empty, "min" or "max", and that a Mode
@@ -159,11 +171,11 @@ type Objectives []Objective
 // than one objective, which hone does not support yet.
 var ErrSeveralObjectives = errors.New("several objectives are not supported yet: give one metric and mode")
 
-// Primary returns the first objective, or the zero Objective (no metric,
-// the default mode) when there is none.
+// Primary returns the first objective, or the zero Objective when there
+// is none.
 func (os Objectives) Primary() Objective {
 	if len(os) == 0 {
-		return Objective{}.WithDefaults()
+		return Objective{}
 	}
 	return os[0]
 }

@@ -69,7 +69,10 @@ func TestObjective(t *testing.T) {
 	if got := (hone.Objective{Metric: "x"}).Or(hone.Objective{}); got.Mode != hone.Min {
 		t.Errorf("Or without modes = %+v, want min", got)
 	}
-	if got := hone.Objectives(nil).Primary(); got != (hone.Objective{Mode: hone.Min}) {
+	if got := (hone.Objective{}).WithDefaults(); got != (hone.Objective{}) {
+		t.Errorf("WithDefaults without a metric = %+v, want no mode", got)
+	}
+	if got := hone.Objectives(nil).Primary(); got != (hone.Objective{}) {
 		t.Errorf("Primary of none = %+v", got)
 	}
 }

@@ -192,7 +192,7 @@ func readASHA(p *Params) func(s *Spec) (hone.Scheduler, error) {
 		return nil
 	}
 	return func(s *Spec) (hone.Scheduler, error) {
-		if _, _, err := objective(s, cfg.Metric, cfg.Mode); err != nil {
+		if _, err := objective(s, hone.Objective{Metric: cfg.Metric, Mode: cfg.Mode}); err != nil {
 			return nil, err
 		}
 		cfg := cfg
@@ -390,22 +390,14 @@ func (p *Params) finish() {
 	}
 }
 
-// objective returns the plugin's metric and mode: its own, else the
-// experiment's.
-func objective(s *Spec, metric string, mode hone.Mode) (string, hone.Mode, error) {
-	if metric == "" {
-		metric = s.Metric
+// objective returns a plugin's objective: its own metric and mode, each
+// defaulting to the experiment's primary objective's (hone.Objective.Or).
+func objective(s *Spec, own hone.Objective) (hone.Objective, error) {
+	o := own.Or(s.ResolvedObjectives().Primary())
+	if o.Metric == "" {
+		return o, errors.New("needs a metric to compare trials: set metric (at the top level, or in this section)")
 	}
-	if mode == "" {
-		mode = s.Mode
-	}
-	if metric == "" {
-		return "", "", errors.New("needs a metric to compare trials: set metric (at the top level, or in this section)")
-	}
-	if mode == "" {
-		mode = hone.Min
-	}
-	return metric, mode, nil
+	return o, nil
 }
 
 // readTPE reads TPE's parameters: n_startup_trials, n_ei_candidates,
@@ -430,12 +422,12 @@ func readTPE(p *Params) func(s *Spec) (hone.Searcher, error) {
 		return nil
 	}
 	return func(s *Spec) (hone.Searcher, error) {
-		metric, mode, err := objective(s, "", "")
+		obj, err := objective(s, hone.Objective{})
 		if err != nil {
 			return nil, err
 		}
 		o := o
-		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = metric, mode, s.NumSamples, s.Seed, s.PointsToEvaluate
+		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = obj.Metric, obj.Mode, s.NumSamples, s.Seed, s.PointsToEvaluate
 		return tpe.New(s.SearchSpace, o)
 	}
 }
@@ -482,7 +474,7 @@ func readBOHB(p *Params) func(s *Spec) (hone.Searcher, error) {
 		o.RandomFraction = -1 // bohb: a negative fraction means "never random once a model exists"
 	}
 	return func(s *Spec) (hone.Searcher, error) {
-		metric, mode, err := objective(s, "", "")
+		obj, err := objective(s, hone.Objective{})
 		if err != nil {
 			return nil, err
 		}
@@ -498,7 +490,7 @@ func readBOHB(p *Params) func(s *Spec) (hone.Searcher, error) {
 		if !liarSet {
 			o.ConstantLiar = async
 		}
-		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = metric, mode, s.NumSamples, s.Seed, s.PointsToEvaluate
+		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = obj.Metric, obj.Mode, s.NumSamples, s.Seed, s.PointsToEvaluate
 		o.MaxConcurrent = s.Searcher.MaxConcurrent
 		return bohb.New(s.SearchSpace, o)
 	}
@@ -528,12 +520,12 @@ func readDEHB(p *Params) func(s *Spec) (hone.Searcher, error) {
 		if s.Scheduler.Name != "dehb" {
 			return nil, fmt.Errorf("needs scheduler dehb, which runs its jobs (the scheduler is %s)", s.Scheduler.Name)
 		}
-		metric, mode, err := objective(s, "", "")
+		obj, err := objective(s, hone.Objective{})
 		if err != nil {
 			return nil, err
 		}
 		o := o
-		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = metric, mode, s.NumSamples, s.Seed, s.PointsToEvaluate
+		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = obj.Metric, obj.Mode, s.NumSamples, s.Seed, s.PointsToEvaluate
 		o.MaxConcurrent = s.Searcher.MaxConcurrent
 		return dehb.New(s.SearchSpace, o)
 	}
@@ -583,7 +575,7 @@ func readHyperBand(p *Params, forBOHB bool) func(s *Spec) (hone.Scheduler, error
 		return nil
 	}
 	return func(s *Spec) (hone.Scheduler, error) {
-		if _, _, err := objective(s, cfg.Metric, cfg.Mode); err != nil {
+		if _, err := objective(s, hone.Objective{Metric: cfg.Metric, Mode: cfg.Mode}); err != nil {
 			return nil, err
 		}
 		if forBOHB {
@@ -611,7 +603,7 @@ func readMedian(p *Params) func(s *Spec) (hone.Scheduler, error) {
 		return nil
 	}
 	return func(s *Spec) (hone.Scheduler, error) {
-		if _, _, err := objective(s, cfg.Metric, cfg.Mode); err != nil {
+		if _, err := objective(s, hone.Objective{Metric: cfg.Metric, Mode: cfg.Mode}); err != nil {
 			return nil, err
 		}
 		return median.New(cfg)
@@ -694,7 +686,7 @@ func readPBT(p *Params) func(s *Spec) (hone.Scheduler, error) {
 		return nil
 	}
 	return func(s *Spec) (hone.Scheduler, error) {
-		if _, _, err := objective(s, cfg.Metric, cfg.Mode); err != nil {
+		if _, err := objective(s, hone.Objective{Metric: cfg.Metric, Mode: cfg.Mode}); err != nil {
 			return nil, err
 		}
 		return pbt.New(cfg)
@@ -770,7 +762,7 @@ func readPB2(p *Params) func(s *Spec) (hone.Scheduler, error) {
 		return nil
 	}
 	return func(s *Spec) (hone.Scheduler, error) {
-		if _, _, err := objective(s, cfg.PBT.Metric, cfg.PBT.Mode); err != nil {
+		if _, err := objective(s, hone.Objective{Metric: cfg.PBT.Metric, Mode: cfg.PBT.Mode}); err != nil {
 			return nil, err
 		}
 		return pb2.New(cfg)

@@ -45,8 +45,8 @@ type Spec struct {
 	// Trainable names what is trained; it starts every trial directory
 	// name. Default "trainable".
 	Trainable string
-	// Metric and Mode are the objective. Mode defaults to "min" when Metric
-	// is set.
+	// Metric and Mode are the objective (hone.Experiment's Metric and
+	// Mode). Mode defaults to "min" when Metric is set.
 	Metric string
 	Mode   hone.Mode
 	// Seed seeds every random choice. Default 0.
@@ -242,6 +242,13 @@ func decodeSpec(data []byte, file, dir string, validate bool) (*Spec, error) {
 	return s, nil
 }
 
+// ResolvedObjectives returns the spec's objectives with their defaults
+// (hone.Experiment.ResolvedObjectives): the one of metric and mode, or
+// none without a metric.
+func (s *Spec) ResolvedObjectives() hone.Objectives {
+	return hone.Objective{Metric: s.Metric, Mode: s.Mode}.AsList()
+}
+
 // syntaxError turns a YAML parse error ("yaml: line 3: ...") into an Error.
 func syntaxError(file string, err error) *Error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
@@ -386,9 +393,7 @@ func (s *Spec) decode(c *collector, root *yaml.Node, dir string) {
 			s.CustomResources = c.amounts(v, path)
 		}
 	})
-	if s.Metric != "" && s.Mode == "" {
-		s.Mode = hone.Min
-	}
+	s.Mode = hone.Objective{Metric: s.Metric, Mode: s.Mode}.WithDefaults().Mode
 	// Ray Tune users write time_budget_s at the top level (TuneConfig):
 	// it is stop.time_budget_s, which it may repeat but not contradict.
 	if topBudget > 0 {
