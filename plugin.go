@@ -198,6 +198,7 @@ type FieldStopper interface {
 // read them during later callbacks (the controller never changes a trial
 // while a callback runs), but must not modify them or read them from other
 // goroutines. Embed NopCallback to implement only some methods.
+// OnTrialError's err is a *TrialFailedError.
 type Callback interface {
 	OnTrialStart(t *Trial)
 	OnTrialResult(t *Trial, r *Result)

@@ -72,11 +72,16 @@ import (
 // use: one goroutine (the runner) owns it.
 type Controller struct {
 	exp    *hone.Experiment
-	objs   hone.Objectives // with their modes; Control.Objectives
 	metric string          // the primary objective's, checked in results
+	objs   hone.Objectives // with their modes: Control.Objectives
 	sched  hone.Scheduler
 	search hone.Searcher
 	pool   hone.Resources
+
+	// cause is the Cause of the input being handled, for its trial
+	// (causeOf): the error behind a failure that input brings.
+	cause      error
+	causeTrial string
 
 	trials []*hone.Trial
 	st     map[string]*tstate // every trial's state (and the trial), by id
@@ -357,6 +362,7 @@ func (c *Controller) Step(in Input) {
 		}
 		c.expire(skip)
 	}
+	c.cause, c.causeTrial = in.Cause, in.Trial
 	switch in.Kind {
 	case InBegin:
 		if !c.began {
@@ -395,6 +401,7 @@ func (c *Controller) Step(in Input) {
 	default:
 		c.logf("ignoring unknown input kind %q", in.Kind)
 	}
+	c.cause, c.causeTrial = nil, ""
 	c.checkBudget()
 	c.schedule()
 	if c.Done() && c.began && !c.endSent {
@@ -812,7 +819,8 @@ func (c *Controller) fail(t *hone.Trial, msg string) {
 	} else {
 		c.sched.OnTrialRemove(c.ctl(), t)
 	}
-	c.notify(NoteError, t, t.LastResult, nil, msg)
+	cause := c.causeOf(t)
+	c.out = append(c.out, Action{Kind: ActNotify, Note: NoteError, Trial: t, Result: t.LastResult, Err: msg, Cause: cause})
 	maxF := c.exp.Failure.MaxFailures
 	if !c.exp.Failure.FailFast && (maxF < 0 || t.Failures <= maxF) {
 		c.logf("trial %s failed (%d of %s): %s; retrying from %s", t.ID, t.Failures, retries(maxF), firstLine(msg), describe(c.restorePoint(t)))
@@ -825,9 +833,19 @@ func (c *Controller) fail(t *hone.Trial, msg string) {
 	c.setRestore(t, nil)
 	c.search.OnTrialComplete(t.ID, t.LastResult, true)
 	if c.exp.Failure.FailFast && c.fatal == nil {
-		c.fatal = fmt.Errorf("trial %s failed and fail_fast is set: %s", t.ID, firstLine(msg))
+		c.fatal = &hone.FailFastError{Trial: &hone.TrialFailedError{TrialID: t.ID, Msg: msg, Err: cause}}
 		c.stopAll("fail_fast")
 	}
+}
+
+// causeOf returns the error behind the failure of t that the input being
+// handled brings, or nil (hone fails t itself, or the input is about
+// another trial).
+func (c *Controller) causeOf(t *hone.Trial) error {
+	if c.causeTrial != t.ID {
+		return nil
+	}
+	return c.cause
 }
 
 // failTrial is FailTrial of the scheduler's Control: it fails t at once,
