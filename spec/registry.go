@@ -178,7 +178,10 @@ func readASHA(p *Params) func(s *Spec) (hone.Scheduler, error) {
 			ok = false
 		}
 	}
-	check(cfg.Mode != "" && !cfg.Mode.Valid(), "mode", "allowed values are min and max, got %q", cfg.Mode)
+	if cfg.Mode != "" && !cfg.Mode.Valid() {
+		p.notAllowed("mode", modeNames(), "allowed values are min and max, got %q", cfg.Mode)
+		ok = false
+	}
 	check(cfg.TimeAttr == "", "time_attr", "must not be empty")
 	check(cfg.GracePeriod <= 0, "grace_period", "must be > 0, got %s", formatNum(cfg.GracePeriod))
 	check(cfg.MaxT <= 0, "max_t", "must be > 0, got %s", formatNum(cfg.MaxT))
@@ -186,8 +189,11 @@ func readASHA(p *Params) func(s *Spec) (hone.Scheduler, error) {
 		"must be >= grace_period (%s), got %s", formatNum(cfg.GracePeriod), formatNum(cfg.MaxT))
 	check(cfg.ReductionFactor <= 1, "reduction_factor", "must be > 1, got %s", formatNum(cfg.ReductionFactor))
 	check(cfg.Brackets < 1, "brackets", "must be >= 1, got %d", cfg.Brackets)
-	check(!slices.Contains(asha.Promotions(), cfg.Promotion), "promotion", "allowed values are %s and %s, got %q",
-		asha.PromotePercentile, asha.PromoteTop, cfg.Promotion)
+	if !slices.Contains(asha.Promotions(), cfg.Promotion) {
+		p.notAllowed("promotion", []string{string(asha.PromotePercentile), string(asha.PromoteTop)}, "allowed values are %s and %s, got %q",
+			asha.PromotePercentile, asha.PromoteTop, cfg.Promotion)
+		ok = false
+	}
 	if !ok {
 		return nil
 	}
@@ -208,7 +214,7 @@ func (s *Spec) readSearcher(c *collector) func(*Spec) (hone.Searcher, error) {
 	name, known := s.Searcher.Name, sortedKeys(searchers)
 	entry, ok := searchers[name]
 	if !ok {
-		c.errorf("searcher.name", "%s", unknownName("searcher", name, known))
+		c.notAllowed(nil, "searcher.name", known, "%s", unknownName("searcher", name, known))
 		return nil
 	}
 	p := newParams(c, "searcher", s.Searcher.Node, searcherKeys...)
@@ -223,7 +229,7 @@ func (s *Spec) readScheduler(c *collector) func(*Spec) (hone.Scheduler, error) {
 	name, known := s.Scheduler.Name, sortedKeys(schedulers)
 	entry, ok := schedulers[name]
 	if !ok {
-		c.errorf("scheduler.name", "%s", unknownName("scheduler", name, known))
+		c.notAllowed(nil, "scheduler.name", known, "%s", unknownName("scheduler", name, known))
 		return nil
 	}
 	p := newParams(c, "scheduler", s.Scheduler.Node, schedulerKeys...)
@@ -351,32 +357,39 @@ func (p *Params) String(key, def string) string {
 }
 
 // Invalid reports the error of a plugin's Validate at the parameter it
-// names. Plugins word those errors "<plugin>: <key> = <value>: <why>" (or
-// "<plugin>: <key>: <why>"); the error is pinned to that key's line when
-// the spec sets it, else to fallback.
+// names, the Param of a *hone.ParamError in its chain (the first key of a
+// dotted Param): the error is pinned to that key's line when the spec sets
+// it, else to fallback. The spec's Error wraps err.
 func (p *Params) Invalid(err error, fallback string) {
 	key := fallback
-	if _, rest, ok := strings.Cut(err.Error(), ": "); ok {
-		name := rest
-		if i := strings.IndexAny(name, " :."); i >= 0 {
-			name = name[:i]
-		}
-		if _, set := p.vals[name]; set {
-			key = name
+	var pe *hone.ParamError
+	if errors.As(err, &pe) {
+		if name, _, _ := strings.Cut(pe.Param, "."); name != "" {
+			if _, set := p.vals[name]; set {
+				key = name
+			}
 		}
 	}
-	p.Errorf(key, "%v", err)
+	p.errorAt(key, "%v", err).Err = err
 }
 
 // Errorf reports a problem with parameter key at its line, e.g.
 // p.Errorf("reduction_factor", "must be > 1, got %v", rf).
-func (p *Params) Errorf(key, format string, args ...any) {
+func (p *Params) Errorf(key, format string, args ...any) { p.errorAt(key, format, args...) }
+
+// notAllowed reports a value of parameter key outside allowed, which the
+// Error names in Allowed.
+func (p *Params) notAllowed(key string, allowed []string, format string, args ...any) {
+	p.errorAt(key, format, args...).Allowed = sorted(allowed)
+}
+
+// errorAt reports a problem with parameter key at its line and returns it.
+func (p *Params) errorAt(key, format string, args ...any) *Error {
 	path := join(p.path, key)
 	if e, ok := p.vals[key]; ok {
-		p.c.nodeErrorf(e.valNode, path, format, args...)
-		return
+		return p.c.nodeErrorf(e.valNode, path, format, args...)
 	}
-	p.c.errorf(path, format, args...)
+	return p.c.errorf(path, format, args...)
 }
 
 // finish reports every parameter Read did not ask for.
@@ -385,7 +398,7 @@ func (p *Params) finish() {
 	for _, k := range p.order {
 		if !slices.Contains(p.asked, k) {
 			e := p.vals[k]
-			p.c.nodeErrorf(e.keyNode, e.path, "%s", unknownKeyAt(k, p.path, p.plugin, allowed))
+			p.c.notAllowed(e.keyNode, e.path, allowed, "%s", unknownKeyAt(k, p.path, p.plugin, allowed))
 		}
 	}
 }
@@ -738,7 +751,10 @@ func readPB2(p *Params) func(s *Spec) (hone.Scheduler, error) {
 		}
 	}
 	pc := cfg.PBT
-	check(pc.Mode != "" && !pc.Mode.Valid(), "mode", "allowed values are min and max, got %q", pc.Mode)
+	if pc.Mode != "" && !pc.Mode.Valid() {
+		p.notAllowed("mode", modeNames(), "allowed values are min and max, got %q", pc.Mode)
+		ok = false
+	}
 	check(pc.TimeAttr == "", "time_attr", "must not be empty")
 	check(!(pc.PerturbationInterval > 0), "perturbation_interval", "must be > 0, got %s", formatNum(pc.PerturbationInterval))
 	check(pc.BurnInPeriod < 0, "burn_in_period", "must be >= 0, got %s", formatNum(pc.BurnInPeriod))

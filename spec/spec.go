@@ -17,6 +17,7 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -456,17 +457,28 @@ func (s *Spec) decodeEach(c *collector, m *yaml.Node, path string) bool {
 }
 
 // spaceError reports err, an error of the space package about the space at
-// path, at the line of the key it names.
+// path, at the line of the parameter its *space.Error names (Path), or at
+// path. The spec's Error wraps err.
 func (s *Spec) spaceError(c *collector, path string, err error) {
-	msg := strings.TrimPrefix(err.Error(), "space: ")
-	errPath := path
-	if inner, rest, ok := strings.Cut(msg, ": "); ok && !strings.Contains(inner, " ") {
-		first, _, _ := strings.Cut(inner, ".")
+	errPath, msg := path, spaceText(err)
+	var se *space.Error
+	if errors.As(err, &se) && se.Op == "" && se.Path != "" {
+		first, _, _ := strings.Cut(se.Path, ".") // a key path's first key
 		if _, known := c.lines[join(path, first)]; known {
-			errPath, msg = join(path, inner), rest
+			errPath, msg = join(path, se.Path), se.Err.Error()
 		}
 	}
-	c.errorf(errPath, "%s", msg)
+	c.errorf(errPath, "%s", msg).Err = err
+}
+
+// spaceText is the text of err, an error of the space package, without
+// the package's "space: " (space.Error.Text).
+func spaceText(err error) string {
+	var se *space.Error
+	if errors.As(err, &se) {
+		return se.Text()
+	}
+	return err.Error()
 }
 
 // decodePoints decodes points_to_evaluate: a list of mappings.

@@ -106,17 +106,17 @@ func DefaultConfig() Config {
 func (c Config) Validate() error {
 	switch {
 	case c.Mode.Validate() != nil:
-		return fmt.Errorf("asha: %w", c.Mode.Validate())
+		return &hone.ParamError{Plugin: "asha", Param: "mode", Err: c.Mode.Validate()}
 	case !(c.GracePeriod > 0):
-		return fmt.Errorf("asha: grace_period = %v: must be > 0", c.GracePeriod)
+		return invalid("grace_period", "grace_period = %v: must be > 0", c.GracePeriod)
 	case !(c.MaxT >= c.GracePeriod):
-		return fmt.Errorf("asha: max_t = %v: must be >= grace_period (%v)", c.MaxT, c.GracePeriod)
+		return invalid("max_t", "max_t = %v: must be >= grace_period (%v)", c.MaxT, c.GracePeriod)
 	case !(c.ReductionFactor > 1):
-		return fmt.Errorf("asha: reduction_factor = %v: must be > 1", c.ReductionFactor)
+		return invalid("reduction_factor", "reduction_factor = %v: must be > 1", c.ReductionFactor)
 	case c.Brackets < 1:
-		return fmt.Errorf("asha: brackets = %d: must be >= 1", c.Brackets)
+		return invalid("brackets", "brackets = %d: must be >= 1", c.Brackets)
 	case c.Promotion != "" && !slices.Contains(Promotions(), c.Promotion):
-		return fmt.Errorf("asha: promotion = %q: allowed values are %q and %q", c.Promotion, PromotePercentile, PromoteTop)
+		return invalid("promotion", "promotion = %q: allowed values are %q and %q", c.Promotion, PromotePercentile, PromoteTop)
 	}
 	return nil
 }
@@ -402,3 +402,8 @@ func (s *Scheduler) OnTrialError(c hone.Control, t *hone.Trial) {}
 
 // OnTrialRemove forgets t.
 func (s *Scheduler) OnTrialRemove(c hone.Control, t *hone.Trial) { delete(s.trialOf, t.ID) }
+
+// invalid is the error of Validate for param: a *hone.ParamError.
+func invalid(param, format string, args ...any) error {
+	return &hone.ParamError{Plugin: "asha", Param: param, Err: fmt.Errorf(format, args...)}
+}

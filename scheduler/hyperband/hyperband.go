@@ -54,11 +54,11 @@ func DefaultConfig() Config {
 func (c Config) Validate() error {
 	switch {
 	case c.Mode.Validate() != nil:
-		return fmt.Errorf("hyperband: %w", c.Mode.Validate())
+		return &hone.ParamError{Plugin: "hyperband", Param: "mode", Err: c.Mode.Validate()}
 	case !(c.MaxT >= 1):
-		return fmt.Errorf("hyperband: max_t = %v: must be >= 1", c.MaxT)
+		return invalid("max_t", "max_t = %v: must be >= 1", c.MaxT)
 	case !(c.ReductionFactor > 1):
-		return fmt.Errorf("hyperband: reduction_factor = %v: must be > 1", c.ReductionFactor)
+		return invalid("reduction_factor", "reduction_factor = %v: must be > 1", c.ReductionFactor)
 	}
 	return nil
 }
@@ -603,4 +603,9 @@ type BracketInfo struct {
 	Rungs []Rung
 	// Members are the trials it ever took, in order.
 	Members []string
+}
+
+// invalid is the error of Validate for param: a *hone.ParamError.
+func invalid(param, format string, args ...any) error {
+	return &hone.ParamError{Plugin: "hyperband", Param: param, Err: fmt.Errorf(format, args...)}
 }

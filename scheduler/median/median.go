@@ -45,13 +45,13 @@ func DefaultConfig() Config {
 func (c Config) Validate() error {
 	switch {
 	case c.Mode.Validate() != nil:
-		return fmt.Errorf("median: %w", c.Mode.Validate())
+		return &hone.ParamError{Plugin: "median", Param: "mode", Err: c.Mode.Validate()}
 	case c.GracePeriod < 0:
-		return fmt.Errorf("median: grace_period = %v: must be >= 0", c.GracePeriod)
+		return invalid("grace_period", "grace_period = %v: must be >= 0", c.GracePeriod)
 	case c.MinSamplesRequired < 1:
-		return fmt.Errorf("median: min_samples_required = %d: must be >= 1", c.MinSamplesRequired)
+		return invalid("min_samples_required", "min_samples_required = %d: must be >= 1", c.MinSamplesRequired)
 	case c.MinTimeSlice < 0:
-		return fmt.Errorf("median: min_time_slice = %v: must be >= 0", c.MinTimeSlice)
+		return invalid("min_time_slice", "min_time_slice = %v: must be >= 0", c.MinTimeSlice)
 	}
 	return nil
 }
@@ -200,4 +200,9 @@ func (s *Scheduler) OnTrialComplete(c hone.Control, t *hone.Trial, r *hone.Resul
 func mustTime(r *hone.Result, attr string) float64 {
 	v, _ := r.Value(attr)
 	return v
+}
+
+// invalid is the error of Validate for param: a *hone.ParamError.
+func invalid(param, format string, args ...any) error {
+	return &hone.ParamError{Plugin: "median", Param: param, Err: fmt.Errorf(format, args...)}
 }

@@ -101,19 +101,19 @@ func (c Config) Validate() error {
 	c = c.withDefaults()
 	switch {
 	case c.Mode.Validate() != nil:
-		return fmt.Errorf("pbt: %w", c.Mode.Validate())
+		return &hone.ParamError{Plugin: "pbt", Param: "mode", Err: c.Mode.Validate()}
 	case len(c.Mutations) == 0 && c.Explore == nil && c.Explorer == nil:
-		return fmt.Errorf("pbt: hyperparam_mutations or custom_explore_fn is required")
+		return invalid("hyperparam_mutations", "hyperparam_mutations or custom_explore_fn is required")
 	case !(c.PerturbationInterval > 0):
-		return fmt.Errorf("pbt: perturbation_interval = %v: must be > 0", c.PerturbationInterval)
+		return invalid("perturbation_interval", "perturbation_interval = %v: must be > 0", c.PerturbationInterval)
 	case c.BurnInPeriod < 0:
-		return fmt.Errorf("pbt: burn_in_period = %v: must be >= 0", c.BurnInPeriod)
+		return invalid("burn_in_period", "burn_in_period = %v: must be >= 0", c.BurnInPeriod)
 	case !(*c.QuantileFraction >= 0 && *c.QuantileFraction <= 0.5):
-		return fmt.Errorf("pbt: quantile_fraction = %v: must be in [0, 0.5]", *c.QuantileFraction)
+		return invalid("quantile_fraction", "quantile_fraction = %v: must be in [0, 0.5]", *c.QuantileFraction)
 	case !(*c.ResampleProbability >= 0 && *c.ResampleProbability <= 1):
-		return fmt.Errorf("pbt: resample_probability = %v: must be in [0, 1]", *c.ResampleProbability)
+		return invalid("resample_probability", "resample_probability = %v: must be in [0, 1]", *c.ResampleProbability)
 	case len(c.PerturbationFactors) == 0:
-		return fmt.Errorf("pbt: perturbation_factors: at least one factor is required")
+		return invalid("perturbation_factors", "perturbation_factors: at least one factor is required")
 	}
 	return checkMutations("hyperparam_mutations", c.Mutations)
 }
@@ -123,7 +123,7 @@ func checkMutations(where string, m map[string]any) error {
 		switch x := v.(type) {
 		case []any:
 			if len(x) == 0 {
-				return fmt.Errorf("pbt: %s.%s: an empty list", where, k)
+				return invalid(where+"."+k, "%s.%s: an empty list", where, k)
 			}
 		case map[string]any:
 			if err := checkMutations(where+"."+k, x); err != nil {
@@ -135,7 +135,7 @@ func checkMutations(where string, m map[string]any) error {
 			}
 		case func(*randRand) any, interface{ Sample(*randRand) any }:
 		default:
-			return fmt.Errorf("pbt: %s.%s: %T is not a mutation: use a list, a distribution, a func(*rand.Rand) any, or a nested map", where, k, v)
+			return invalid(where+"."+k, "%s.%s: %T is not a mutation: use a list, a distribution, a func(*rand.Rand) any, or a nested map", where, k, v)
 		}
 	}
 	return nil
@@ -653,4 +653,9 @@ func short(v any) string {
 		return fmt.Sprintf("%.4g", f)
 	}
 	return fmt.Sprint(v)
+}
+
+// invalid is the error of Validate for param: a *hone.ParamError.
+func invalid(param, format string, args ...any) error {
+	return &hone.ParamError{Plugin: "pbt", Param: param, Err: fmt.Errorf(format, args...)}
 }
