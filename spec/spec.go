@@ -250,7 +250,9 @@ func (s *Spec) ResolvedObjectives() hone.Objectives {
 	return hone.Objective{Metric: s.Metric, Mode: s.Mode}.AsList()
 }
 
-// syntaxError turns a YAML parse error ("yaml: line 3: ...") into an Error.
+// syntaxError turns a YAML parse error ("yaml: line 3: ...") into an
+// Error that wraps it. gopkg.in/yaml.v3 reports a syntax error as text
+// only (no type, no line field), so its text is the one read here.
 func syntaxError(file string, err error) *Error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := 0
@@ -261,7 +263,7 @@ func syntaxError(file string, err error) *Error {
 			}
 		}
 	}
-	return &Error{File: file, Line: line, Msg: "invalid YAML: " + msg}
+	return &Error{File: file, Line: line, Msg: "invalid YAML: " + msg, Err: err}
 }
 
 // decode reads the top-level mapping: types are checked here, values in
