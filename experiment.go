@@ -30,10 +30,18 @@ type Experiment struct {
 	// Trainable names what is trained; it starts every trial directory
 	// name. Default "trainable".
 	Trainable string
-	// Metric and Mode are the objective. Mode defaults to "min" when Metric
-	// is set.
+	// Metric and Mode are the objective, the one-objective form (as
+	// Optuna's direction): Mode defaults to "min" when Metric is set. Both
+	// empty: no objective (a searcher and scheduler that compare trials
+	// then need their own).
 	Metric string
 	Mode   Mode
+	// Objectives is the list form (as Optuna's directions), an
+	// alternative to Metric and Mode: set one or the other. The first is
+	// the primary objective. Several objectives are not supported yet:
+	// Validate refuses more than one (ErrSeveralObjectives).
+	// ResolvedObjectives reads whichever form is set.
+	Objectives Objectives
 	// Searcher proposes configurations. Required.
 	Searcher Searcher
 	// Scheduler decides about running trials. Default: FIFO.
@@ -83,11 +91,14 @@ func (e *Experiment) Validate() error {
 	if e.Searcher == nil {
 		return fmt.Errorf("experiment: searcher is required")
 	}
-	if e.Mode != "" && !e.Mode.Valid() {
-		return fmt.Errorf("experiment: mode = %q: allowed values are \"min\" and \"max\"", e.Mode)
+	if err := (Objective{Metric: e.Metric, Mode: e.Mode}).Validate(); err != nil {
+		return fmt.Errorf("experiment: %w", err)
 	}
-	if e.Mode != "" && e.Metric == "" {
-		return fmt.Errorf("experiment: mode is set but metric is empty")
+	if len(e.Objectives) > 0 && (e.Metric != "" || e.Mode != "") {
+		return fmt.Errorf("experiment: objectives and metric/mode are both set: set metric and mode for one objective, or objectives alone")
+	}
+	if err := e.Objectives.Validate(); err != nil {
+		return fmt.Errorf("experiment: %w", err)
 	}
 	if e.MaxPendingTrials < 0 {
 		return fmt.Errorf("experiment: max_pending_trials = %d: must be >= 0 (0 = the searcher's choice)", e.MaxPendingTrials)
@@ -114,4 +125,14 @@ func (e *Experiment) Validate() error {
 		return fmt.Errorf("experiment: %w", err)
 	}
 	return nil
+}
+
+// ResolvedObjectives returns the experiment's objectives with their
+// defaults: Objectives when set, else the one of Metric and Mode, else
+// none; every mode defaults to min.
+func (e *Experiment) ResolvedObjectives() Objectives {
+	if len(e.Objectives) > 0 {
+		return e.Objectives.WithDefaults()
+	}
+	return Objective{Metric: e.Metric, Mode: e.Mode}.AsList()
 }

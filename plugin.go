@@ -134,9 +134,11 @@ type Control interface {
 	Now() time.Time
 	// Rand is the scheduler's seeded random source.
 	Rand() *rand.Rand
-	// Metric and Mode are the experiment's objective.
-	Metric() string
-	Mode() Mode
+	// Objectives are the experiment's objectives, each with its mode
+	// (Experiment.ResolvedObjectives); none if the experiment names no
+	// metric. A scheduler that optimises one number takes Primary, or its
+	// own objective with Objective.Or(Primary()).
+	Objectives() Objectives
 	// ScheduleSave asks t to checkpoint and returns the save future; if a
 	// save is already in flight it returns that same future.
 	ScheduleSave(t *Trial) *SaveFuture
@@ -196,6 +198,7 @@ type FieldStopper interface {
 // read them during later callbacks (the controller never changes a trial
 // while a callback runs), but must not modify them or read them from other
 // goroutines. Embed NopCallback to implement only some methods.
+// OnTrialError's err is a *TrialFailedError.
 type Callback interface {
 	OnTrialStart(t *Trial)
 	OnTrialResult(t *Trial, r *Result)

@@ -1,9 +1,6 @@
 package hone
 
-import (
-	"math"
-	"time"
-)
+import "time"
 
 // Result is one report from a trial: the user's metrics plus the fields
 // hone fills in (docs/SEMANTICS.md §2). The controller fills the auto fields; the
@@ -112,59 +109,4 @@ func Number(x any) (float64, bool) {
 		return f, err == nil
 	}
 	return 0, false
-}
-
-// Mode says whether a metric is minimised or maximised.
-type Mode string
-
-// The two modes.
-const (
-	Min Mode = "min"
-	Max Mode = "max"
-)
-
-// Valid reports whether m is "min" or "max".
-func (m Mode) Valid() bool { return m == Min || m == Max }
-
-// Better reports whether a is strictly better than b under m. NaN is never
-// better than anything, and anything non-NaN is better than NaN.
-func (m Mode) Better(a, b float64) bool {
-	if math.IsNaN(a) {
-		return false
-	}
-	if math.IsNaN(b) {
-		return true
-	}
-	if m == Max {
-		return a > b
-	}
-	return a < b
-}
-
-// Compare orders two trials' values best first under m, for sorting: it
-// returns −1 if a goes first, 1 if b does, 0 if neither. A missing value
-// (ok false) goes after any present one; two missing are equal.
-func (m Mode) Compare(a float64, aOK bool, b float64, bOK bool) int {
-	switch {
-	case aOK && !bOK:
-		return -1
-	case !aOK && bOK:
-		return 1
-	case !aOK:
-		return 0
-	case m.Better(a, b):
-		return -1
-	case m.Better(b, a):
-		return 1
-	}
-	return 0
-}
-
-// Score maps a metric value to a score where higher is better (metric for
-// max, −metric for min).
-func (m Mode) Score(v float64) float64 {
-	if m == Max {
-		return v
-	}
-	return -v
 }

@@ -19,8 +19,7 @@ func (x control) Trial(id string) *hone.Trial { return x.c.Trial(id) }
 func (x control) Oldest(s hone.Status) *hone.Trial { return x.c.Oldest(s) }
 func (x control) Now() time.Time                   { return x.c.now }
 func (x control) Rand() *rand.Rand                 { return x.c.schedRng }
-func (x control) Metric() string                   { return x.c.metric }
-func (x control) Mode() hone.Mode                  { return x.c.mode }
+func (x control) Objectives() hone.Objectives      { return x.c.objs }
 
 func (x control) Logf(format string, args ...any) { x.c.logf(format, args...) }
 

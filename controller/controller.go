@@ -72,11 +72,16 @@ import (
 // use: one goroutine (the runner) owns it.
 type Controller struct {
 	exp    *hone.Experiment
-	metric string
-	mode   hone.Mode
+	metric string          // the primary objective's, checked in results
+	objs   hone.Objectives // with their modes: Control.Objectives
 	sched  hone.Scheduler
 	search hone.Searcher
 	pool   hone.Resources
+
+	// cause is the Cause of the input being handled, for its trial
+	// (causeOf): the error behind a failure that input brings.
+	cause      error
+	causeTrial string
 
 	trials []*hone.Trial
 	st     map[string]*tstate // every trial's state (and the trial), by id
@@ -217,10 +222,7 @@ func New(exp *hone.Experiment, pool hone.Resources) (*Controller, error) {
 			return nil, fmt.Errorf("each trial needs %s but the whole resource pool has %s, so no trial could ever start; ask for less (Experiment.Resources) or give the pool more", need, pool)
 		}
 	}
-	mode := exp.Mode
-	if mode == "" {
-		mode = hone.Min
-	}
+	objs := exp.ResolvedObjectives()
 	sched := exp.Scheduler
 	if sched == nil {
 		sched = fifo.New()
@@ -228,7 +230,7 @@ func New(exp *hone.Experiment, pool hone.Resources) (*Controller, error) {
 	own := *exp // the settings a resume changes (ApplySettings) are the controller's own
 	exp = &own
 	return &Controller{
-		exp: exp, metric: exp.Metric, mode: mode, sched: sched, search: exp.Searcher, pool: pool,
+		exp: exp, objs: objs, metric: objs.Primary().Metric, sched: sched, search: exp.Searcher, pool: pool,
 		st:          map[string]*tstate{},
 		idRng:       rand.New(rand.NewPCG(exp.Seed, 0x1d5eed)),
 		spareIDs:    true,
@@ -360,6 +362,7 @@ func (c *Controller) Step(in Input) {
 		}
 		c.expire(skip)
 	}
+	c.cause, c.causeTrial = in.Cause, in.Trial
 	switch in.Kind {
 	case InBegin:
 		if !c.began {
@@ -398,6 +401,7 @@ func (c *Controller) Step(in Input) {
 	default:
 		c.logf("ignoring unknown input kind %q", in.Kind)
 	}
+	c.cause, c.causeTrial = nil, ""
 	c.checkBudget()
 	c.schedule()
 	if c.Done() && c.began && !c.endSent {
@@ -815,7 +819,8 @@ func (c *Controller) fail(t *hone.Trial, msg string) {
 	} else {
 		c.sched.OnTrialRemove(c.ctl(), t)
 	}
-	c.notify(NoteError, t, t.LastResult, nil, msg)
+	cause := c.causeOf(t)
+	c.out = append(c.out, Action{Kind: ActNotify, Note: NoteError, Trial: t, Result: t.LastResult, Err: msg, Cause: cause})
 	maxF := c.exp.Failure.MaxFailures
 	if !c.exp.Failure.FailFast && (maxF < 0 || t.Failures <= maxF) {
 		c.logf("trial %s failed (%d of %s): %s; retrying from %s", t.ID, t.Failures, retries(maxF), firstLine(msg), describe(c.restorePoint(t)))
@@ -828,9 +833,19 @@ func (c *Controller) fail(t *hone.Trial, msg string) {
 	c.setRestore(t, nil)
 	c.search.OnTrialComplete(t.ID, t.LastResult, true)
 	if c.exp.Failure.FailFast && c.fatal == nil {
-		c.fatal = fmt.Errorf("trial %s failed and fail_fast is set: %s", t.ID, firstLine(msg))
+		c.fatal = &hone.FailFastError{Trial: &hone.TrialFailedError{TrialID: t.ID, Msg: msg, Err: cause}}
 		c.stopAll("fail_fast")
 	}
+}
+
+// causeOf returns the error behind the failure of t that the input being
+// handled brings, or nil (hone fails t itself, or the input is about
+// another trial).
+func (c *Controller) causeOf(t *hone.Trial) error {
+	if c.causeTrial != t.ID {
+		return nil
+	}
+	return c.cause
 }
 
 // failTrial is FailTrial of the scheduler's Control: it fails t at once,

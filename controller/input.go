@@ -68,6 +68,11 @@ type Input struct {
 	PID        int            `json:"pid,omitempty"`
 	Hostname   string         `json:"host,omitempty"`
 	Resume     *ResumeFlags   `json:"r,omitempty"`
+	// Cause is Err as an error, as the executor (or the runner) met it,
+	// so that a trial's failure keeps its type for callbacks and for the
+	// error that ends an experiment under fail_fast. It is not journaled:
+	// a replayed input has only Err, and decisions depend on Err alone.
+	Cause error `json:"-"`
 }
 
 // At returns the input's time.
@@ -89,6 +94,7 @@ func FromEvent(ev hone.Event, cp *CheckpointRef) Input {
 		in.Kind = InStarted
 	}
 	if ev.Err != nil {
+		in.Cause = ev.Err
 		in.Err = ev.Err.Error()
 		if in.Err == "" {
 			in.Err = "error"
@@ -156,6 +162,9 @@ type Action struct {
 	GPUs []int
 	// Path and Src are files for ActAppend and ActCopy.
 	Path, Src string
+	// Cause is the error behind Err for NoteError, when the input that
+	// failed the trial carried one (Input.Cause); else nil.
+	Cause error
 }
 
 // Record is a journal line describing state the controller decided: trials

@@ -54,7 +54,7 @@ func TestAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	best, bestV, err := exp.Best("loss", hone.Min, results.ScopeLast)
+	best, bestV, err := exp.Best(hone.Objective{Metric: "loss", Mode: hone.Min}, results.ScopeLast)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +324,7 @@ func TestWaitsForTheJournal(t *testing.T) {
 	close(gate)
 	base := t.TempDir()
 	dir := filepath.Join(base, "results", "late")
-	_, hs := serve(t, dir, &report.Info{Metric: "loss", Mode: hone.Min, Scope: results.ScopeLast, TimeAttr: hone.FieldTrainingIteration})
+	_, hs := serve(t, dir, &report.Info{Objective: hone.Objective{Metric: "loss", Mode: hone.Min}, Scope: results.ScopeLast, TimeAttr: hone.FieldTrainingIteration})
 	var w struct {
 		Waiting bool `json:"waiting"`
 	}

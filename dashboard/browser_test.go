@@ -249,7 +249,7 @@ func TestBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		best, _, err := exp.Best("loss", hone.Min, results.ScopeLast)
+		best, _, err := exp.Best(hone.Objective{Metric: "loss", Mode: hone.Min}, results.ScopeLast)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -408,7 +408,7 @@ func TestBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		best, _, err := exp.Best("loss", hone.Min, results.ScopeLast)
+		best, _, err := exp.Best(hone.Objective{Metric: "loss", Mode: hone.Min}, results.ScopeLast)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -454,7 +454,7 @@ func TestBrowser(t *testing.T) {
 		}
 		f.Close()
 		// The example runs from Go and saves no spec: the metric is given.
-		info := report.Info{Metric: "Q", Mode: hone.Max, Scope: results.ScopeLast, TimeAttr: hone.FieldTrainingIteration}
+		info := report.Info{Objective: hone.Objective{Metric: "Q", Mode: hone.Max}, Scope: results.ScopeLast, TimeAttr: hone.FieldTrainingIteration}
 		b.open(t, dir, &info, "")
 		b.wait(t, "the lineage lists every exploit", fmt.Sprintf(`!document.getElementById('lineage-section').hidden &&
 			document.querySelectorAll('#lineage-table tr.exploit').length === %d`, lines))

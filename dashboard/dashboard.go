@@ -397,18 +397,11 @@ func writeError(w http.ResponseWriter, err error) {
 func (s *Server) infoFor(r *http.Request) (report.Info, error) {
 	info := s.info
 	q := r.URL.Query()
-	if m := q.Get("metric"); m != "" {
-		info.Metric = m
-		if !info.Mode.Valid() {
-			info.Mode = hone.Min
-		}
+	mode := hone.Mode(q.Get("mode"))
+	if mode != "" && !mode.Valid() {
+		return info, badRequest("mode %q: allowed values are min and max", mode)
 	}
-	if m := q.Get("mode"); m != "" {
-		if !hone.Mode(m).Valid() {
-			return info, badRequest("mode %q: allowed values are min and max", m)
-		}
-		info.Mode = hone.Mode(m)
-	}
+	info.Objective = hone.Objective{Metric: q.Get("metric"), Mode: mode}.Or(info.Objective)
 	return info, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/report"
 	"github.com/hone-tune/hone/results"
 )
@@ -61,7 +62,7 @@ func curvesFigure(e *results.Experiment, info report.Info, o Options) (*Figure, 
 		p.Add(best) // on top of the others
 		label := "\nin black, the best: trial " + c.Best
 		if t := e.Trial(c.Best); t != nil {
-			if v, ok, err := t.Score(c.Metric, info.Mode, info.Scope); err == nil && ok {
+			if v, ok, err := t.Score(hone.Objective{Metric: c.Metric, Mode: info.Mode}, info.Scope); err == nil && ok {
 				label += fmt.Sprintf(" (%s %s, %s)", c.Metric, num(v), info.Mode)
 			}
 		}

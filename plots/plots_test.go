@@ -149,7 +149,7 @@ func TestFIFO(t *testing.T) {
 	if thin, thick := strokes(svgs[plots.NameParallel], "1.2"), strokes(svgs[plots.NameParallel], "3"); thin != n-1 || thick != 1 {
 		t.Errorf("parallel coordinates: %d thin and %d thick lines for %d trials", thin, thick, n)
 	}
-	best, _, err := e.Best("loss", hone.Min, results.ScopeLast)
+	best, _, err := e.Best(hone.Objective{Metric: "loss", Mode: hone.Min}, results.ScopeLast)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +305,7 @@ func TestNothingToDraw(t *testing.T) {
 		t.Errorf("without a metric: %v, skipped %v, %v", figs, skipped, err)
 	}
 	// A metric alone is enough: min, training_iteration.
-	figs, _, err = plots.Figures(e, report.Info{Metric: "loss"}, plots.Options{})
+	figs, _, err = plots.Figures(e, report.Info{Objective: hone.Objective{Metric: "loss"}}, plots.Options{})
 	if err != nil || len(figs) != 3 || figs[0].Lines != 7 {
 		t.Errorf("with a metric alone: %d figures, %v", len(figs), err)
 	}

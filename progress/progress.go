@@ -42,8 +42,7 @@ import (
 // as "not started".
 type Reporter struct {
 	w        io.Writer
-	metric   string
-	mode     hone.Mode
+	obj      hone.Objective // no Metric: no metric column, no best trial
 	interval time.Duration
 	maxRows  int
 	clock    hone.Clock
@@ -104,13 +103,15 @@ func (w *row) label() string {
 // Option configures a Reporter.
 type Option func(*Reporter)
 
-// WithMetric sets the metric shown in the table and used to pick the best
-// trial, and its mode ("" means min).
+// WithObjective sets the objective whose metric is shown in the table and
+// used to pick the best trial (an empty mode means min).
+func WithObjective(o hone.Objective) Option {
+	return func(r *Reporter) { r.obj = o.WithDefaults() }
+}
+
+// WithMetric is WithObjective of the objective name and mode.
 func WithMetric(name string, mode hone.Mode) Option {
-	return func(r *Reporter) {
-		r.metric = name
-		r.mode = cmp.Or(mode, hone.Min)
-	}
+	return WithObjective(hone.Objective{Metric: name, Mode: mode})
 }
 
 // WithInterval sets the shortest time between two draws (default 1 s on a
@@ -306,8 +307,8 @@ func (r *Reporter) setResult(w *row, res *hone.Result) {
 	w.reported = true
 	w.iter = res.TrainingIteration
 	w.total = res.TimeTotal
-	if r.metric != "" {
-		w.value, w.hasValue = res.Value(r.metric)
+	if r.obj.Metric != "" {
+		w.value, w.hasValue = r.obj.Value(res)
 	}
 }
 
@@ -414,7 +415,7 @@ func (r *Reporter) better(a, b *row) bool {
 	av, bv := a.hasValue && !math.IsNaN(a.value), b.hasValue && !math.IsNaN(b.value)
 	switch {
 	case av && bv && a.value != b.value:
-		return r.mode.Better(a.value, b.value)
+		return r.obj.Better(a.value, b.value)
 	case av != bv:
 		return av
 	}
@@ -422,7 +423,7 @@ func (r *Reporter) better(a, b *row) bool {
 }
 
 func (r *Reporter) best(rows []*row) *row {
-	if r.metric == "" {
+	if r.obj.Metric == "" {
 		return nil
 	}
 	var best *row
@@ -445,7 +446,7 @@ func (r *Reporter) table(now time.Time, live bool) []string {
 		plural(len(rows)+r.notStarted, "trial"), counts(rows, r.notStarted), now.Sub(r.start).Round(time.Second))}
 	keys := varyingKeys(rows)
 	if b := r.best(rows); b != nil {
-		l := fmt.Sprintf("Best trial so far: %s with %s=%s", b.id, r.metric, num(b.value))
+		l := fmt.Sprintf("Best trial so far: %s with %s=%s", b.id, r.obj.Metric, num(b.value))
 		if len(keys) > 0 {
 			l += " (" + params(b, keys) + ")"
 		}
@@ -530,8 +531,8 @@ func (r *Reporter) fit(rows []*row, keys []string, limit int) (shown, hidden []*
 	for _, k := range keys {
 		add(k, 2, func(w *row) string { return w.config[k] })
 	}
-	if r.metric != "" {
-		add(r.metric, 0, func(w *row) string {
+	if r.obj.Metric != "" {
+		add(r.obj.Metric, 0, func(w *row) string {
 			if w.hasValue {
 				return num(w.value)
 			}
@@ -636,7 +637,7 @@ func (r *Reporter) summary(now time.Time) []string {
 	lines := []string{fmt.Sprintf("Experiment %s after %s: %s (%s).",
 		verb, now.Sub(r.start).Round(time.Second), plural(len(rows)+r.notStarted, "trial"), counts(rows, r.notStarted))}
 	if b := r.best(rows); b != nil {
-		lines = append(lines, fmt.Sprintf("Best trial: %s with %s=%s at iteration %d, config:", b.id, r.metric, num(b.value), b.iter))
+		lines = append(lines, fmt.Sprintf("Best trial: %s with %s=%s at iteration %d, config:", b.id, r.obj.Metric, num(b.value), b.iter))
 		keys := make([]string, 0, len(b.config))
 		for k := range b.config {
 			keys = append(keys, k)
@@ -645,8 +646,8 @@ func (r *Reporter) summary(now time.Time) []string {
 		for _, k := range keys {
 			lines = append(lines, fmt.Sprintf("  %s: %s", k, b.config[k]))
 		}
-	} else if r.metric != "" {
-		lines = append(lines, fmt.Sprintf("No trial reported %s.", r.metric))
+	} else if r.obj.Metric != "" {
+		lines = append(lines, fmt.Sprintf("No trial reported %s.", r.obj.Metric))
 	}
 	lines = append(lines, failures(rows)...)
 	if r.notStarted > 0 {

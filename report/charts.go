@@ -87,7 +87,7 @@ func LearningCurves(e *results.Experiment, info Info, x, metric string, lim Curv
 		if len(pts) == 0 {
 			continue
 		}
-		v, ok, err := t.Score(metric, info.Mode, info.Scope)
+		v, ok, err := t.Score(hone.Objective{Metric: metric, Mode: info.Mode}, info.Scope)
 		if err != nil {
 			return c, err
 		}
@@ -204,7 +204,7 @@ func ParallelCoordinates(e *results.Experiment, info Info, maxLines int) (Parall
 	}
 	var items []item
 	for _, t := range e.Trials {
-		v, ok, err := t.Score(info.Metric, info.Mode, info.Scope)
+		v, ok, err := t.Score(info.Objective, info.Scope)
 		if err != nil {
 			return p, err
 		}

@@ -42,8 +42,8 @@ const SpecFile = "spec.yaml"
 // Info is what a report needs to know about an experiment beyond its
 // journal: the objective and the budget, from its spec when it has one.
 type Info struct {
-	Metric string    `json:"metric"`
-	Mode   hone.Mode `json:"mode"`
+	// Objective is the experiment's objective: metric and mode.
+	hone.Objective
 	// Scope says which results of a trial count for its score
 	// (results.ScopeLast and the others).
 	Scope string `json:"scope"`
@@ -100,8 +100,8 @@ func ReadInfo(dir string) (Info, error) {
 	if err != nil {
 		return info, fmt.Errorf("read the experiment's spec: %w", err)
 	}
-	info.Metric, info.Mode = s.Metric, s.Mode
-	if info.Metric != "" && !info.Mode.Valid() {
+	info.Objective = s.ResolvedObjectives().Primary()
+	if info.Metric != "" && !info.Mode.Valid() { // a spec decoded without its checks
 		info.Mode = hone.Min
 	}
 	info.Scheduler, info.Searcher = s.Scheduler.Name, s.Searcher.Name
@@ -218,7 +218,7 @@ func bestTrial(e *results.Experiment, info Info) (*results.Trial, float64, error
 	var best *results.Trial
 	var bestV float64
 	for _, t := range e.Trials {
-		v, ok, err := t.Score(info.Metric, info.Mode, info.Scope)
+		v, ok, err := t.Score(info.Objective, info.Scope)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -361,7 +361,7 @@ func trialRow(t *results.Trial, info Info) (Row, error) {
 		r.TimeTotal = finite(v)
 	}
 	if info.Metric != "" {
-		v, ok, err := t.Score(info.Metric, info.Mode, info.Scope)
+		v, ok, err := t.Score(info.Objective, info.Scope)
 		if err != nil {
 			return r, err
 		}

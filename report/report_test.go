@@ -59,7 +59,7 @@ func TestTableAndCharts(t *testing.T) {
 			if info.Metric != "loss" || info.Mode != mode || info.MaxIterations != 6 || info.NumSamples != 8 || info.Rungs != nil {
 				t.Fatalf("info %+v", info)
 			}
-			best, bestV, err := e.Best("loss", mode, results.ScopeLast)
+			best, bestV, err := e.Best(hone.Objective{Metric: "loss", Mode: mode}, results.ScopeLast)
 			if err != nil {
 				t.Fatal(err)
 			}

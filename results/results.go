@@ -304,9 +304,9 @@ const (
 	ScopeLast10Avg = "last-10-avg" // the mean of the last 10
 )
 
-// Score returns the trial's value of metric under scope and mode, and
-// whether any of its results had the metric. NaN values are skipped.
-func (t *Trial) Score(metric string, mode hone.Mode, scope string) (float64, bool, error) {
+// Score returns the trial's value of the objective o under scope, and
+// whether any of its results had o's metric. NaN values are skipped.
+func (t *Trial) Score(o hone.Objective, scope string) (float64, bool, error) {
 	switch scope {
 	case ScopeLast, "", ScopeAvg, ScopeAll, ScopeLast5Avg, ScopeLast10Avg:
 	default:
@@ -318,7 +318,7 @@ func (t *Trial) Score(metric string, mode hone.Mode, scope string) (float64, boo
 	}
 	var vals []float64
 	for _, r := range rows {
-		if v, ok := r.Value(metric); ok && !math.IsNaN(v) {
+		if v, ok := r.Value(o.Metric); ok && !math.IsNaN(v) {
 			vals = append(vals, v)
 		}
 	}
@@ -340,7 +340,7 @@ func (t *Trial) Score(metric string, mode hone.Mode, scope string) (float64, boo
 	case ScopeAll:
 		best := vals[0]
 		for _, v := range vals[1:] {
-			if mode.Better(v, best) {
+			if o.Better(v, best) {
 				best = v
 			}
 		}
@@ -353,18 +353,18 @@ func (t *Trial) Score(metric string, mode hone.Mode, scope string) (float64, boo
 	return 0, false, fmt.Errorf("scope %q: allowed values are last, avg, all, last-5-avg, last-10-avg", scope)
 }
 
-// Best returns the trial with the best score of metric under mode and
-// scope. It is an error if no result of any trial has the metric; the error
-// lists the keys the results do have.
-func (e *Experiment) Best(metric string, mode hone.Mode, scope string) (*Trial, float64, error) {
-	if !mode.Valid() {
-		return nil, 0, fmt.Errorf("best trial: mode %q: allowed values are \"min\" and \"max\"", mode)
+// Best returns the trial with the best score of the objective o under
+// scope; o's mode must be given. It is an error if no result of any trial
+// has the metric; the error lists the keys the results do have.
+func (e *Experiment) Best(o hone.Objective, scope string) (*Trial, float64, error) {
+	if !o.Mode.Valid() {
+		return nil, 0, fmt.Errorf("best trial: mode %q: allowed values are \"min\" and \"max\"", o.Mode)
 	}
 	var best *Trial
 	var bestV float64
 	seen := map[string]bool{}
 	for _, t := range e.Trials {
-		v, ok, err := t.Score(metric, mode, scope)
+		v, ok, err := t.Score(o, scope)
 		if err != nil {
 			return nil, 0, fmt.Errorf("best trial: %w", err)
 		}
@@ -377,7 +377,7 @@ func (e *Experiment) Best(metric string, mode hone.Mode, scope string) (*Trial, 
 			}
 			continue
 		}
-		if best == nil || mode.Better(v, bestV) {
+		if best == nil || o.Better(v, bestV) {
 			best, bestV = t, v
 		}
 	}
@@ -387,7 +387,7 @@ func (e *Experiment) Best(metric string, mode hone.Mode, scope string) (*Trial, 
 			ks = append(ks, k)
 		}
 		sort.Strings(ks)
-		return nil, 0, fmt.Errorf("best trial: metric %q is in no result of %s (result keys: %s)", metric, e.Dir, strings.Join(ks, ", "))
+		return nil, 0, fmt.Errorf("best trial: metric %q is in no result of %s (result keys: %s)", o.Metric, e.Dir, strings.Join(ks, ", "))
 	}
 	return best, bestV, nil
 }

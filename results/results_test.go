@@ -283,7 +283,7 @@ func TestBestScopes(t *testing.T) {
 					if !ok {
 						t.Fatalf("trial %s has no %s", tr.ID, metric)
 					}
-					got, gok, err := tr.Score(metric, mode, scope)
+					got, gok, err := tr.Score(hone.Objective{Metric: metric, Mode: mode}, scope)
 					if err != nil || !gok || !near(got, v) {
 						t.Errorf("%s.Score(%s, %s, %q) = %v, %v, %v; want %v", tr.ID, metric, mode, scope, got, gok, err, v)
 					}
@@ -291,7 +291,7 @@ func TestBestScopes(t *testing.T) {
 						wantT, wantV = tr, v
 					}
 				}
-				bt, bv, err := e.Best(metric, mode, scope)
+				bt, bv, err := e.Best(hone.Objective{Metric: metric, Mode: mode}, scope)
 				if err != nil {
 					t.Fatalf("Best(%s, %s, %q): %v", metric, mode, scope, err)
 				}
@@ -320,17 +320,17 @@ func TestBestScopes(t *testing.T) {
 	if a, ok := rows[len(rows)-1]["acc"].(float64); !ok || !math.IsNaN(a) {
 		t.Fatalf("fixture: last acc = %v, want NaN", rows[len(rows)-1]["acc"])
 	}
-	if v, ok, _ := tr.Score("acc", hone.Max, results.ScopeLast); !ok || v != rows[len(rows)-2]["acc"] {
+	if v, ok, _ := tr.Score(hone.Objective{Metric: "acc", Mode: hone.Max}, results.ScopeLast); !ok || v != rows[len(rows)-2]["acc"] {
 		t.Errorf("last acc = %v, want the second-to-last row's %v", v, rows[len(rows)-2]["acc"])
 	}
-	v, _, _ := tr.Score("loss", hone.Min, results.ScopeAll)
+	v, _, _ := tr.Score(hone.Objective{Metric: "loss", Mode: hone.Min}, results.ScopeAll)
 	for _, r := range rows {
 		if l := r["loss"].(float64); l < v {
 			t.Errorf("all/min loss %v, but a row has %v", v, l)
 		}
 	}
 	// A metric that is always NaN or absent counts as missing.
-	if _, ok, err := tr.Score("phase", hone.Min, results.ScopeLast); ok || err != nil {
+	if _, ok, err := tr.Score(hone.Objective{Metric: "phase", Mode: hone.Min}, results.ScopeLast); ok || err != nil {
 		t.Errorf("Score of a string field = ok %v, err %v; want not ok", ok, err)
 	}
 }
@@ -339,7 +339,7 @@ func TestBestErrors(t *testing.T) {
 	dir, _ := fixture(t)
 	e := openExp(t, dir)
 
-	_, _, err := e.Best("accuracy", hone.Max, results.ScopeLast)
+	_, _, err := e.Best(hone.Objective{Metric: "accuracy", Mode: hone.Max}, results.ScopeLast)
 	if err == nil {
 		t.Fatal("Best by a metric in no result: no error")
 	}
@@ -351,7 +351,7 @@ func TestBestErrors(t *testing.T) {
 
 	scopes := []string{"last", "avg", "all", "last-5-avg", "last-10-avg"}
 	for _, metric := range []string{"loss", "accuracy"} {
-		_, _, err = e.Best(metric, hone.Min, "last-3-avg")
+		_, _, err = e.Best(hone.Objective{Metric: metric, Mode: hone.Min}, "last-3-avg")
 		if err == nil {
 			t.Fatalf("Best(%s) with scope last-3-avg: no error", metric)
 		}
@@ -360,13 +360,13 @@ func TestBestErrors(t *testing.T) {
 				t.Errorf("Best(%s) scope error %q does not mention %q", metric, err, want)
 			}
 		}
-		if _, ok, err := e.Trials[0].Score(metric, hone.Min, "best"); err == nil || ok {
+		if _, ok, err := e.Trials[0].Score(hone.Objective{Metric: metric, Mode: hone.Min}, "best"); err == nil || ok {
 			t.Errorf("Score(%s) with scope best = ok %v, err %v; want an error", metric, ok, err)
 		}
 	}
 
 	for _, mode := range []hone.Mode{"maximize", "", "MAX"} {
-		_, _, err = e.Best("loss", mode, results.ScopeLast)
+		_, _, err = e.Best(hone.Objective{Metric: "loss", Mode: mode}, results.ScopeLast)
 		if err == nil {
 			t.Fatalf("Best with mode %q: no error", mode)
 		}
@@ -481,7 +481,7 @@ func TestOpenTornJournal(t *testing.T) {
 					t.Errorf("trial %d after the torn line: %+v, want %+v", i, tr, b)
 				}
 			}
-			if _, _, err := after.Best("loss", hone.Min, results.ScopeLast); err != nil {
+			if _, _, err := after.Best(hone.Objective{Metric: "loss", Mode: hone.Min}, results.ScopeLast); err != nil {
 				t.Error(err)
 			}
 		})
@@ -582,7 +582,7 @@ func TestResultsNonFinite(t *testing.T) {
 		t.Errorf("name = %#v, want the string x", r["name"])
 	}
 	// The NaN loss is skipped by scores: "last" is still iteration 12's.
-	v, ok, err := tr.Score("loss", hone.Min, results.ScopeLast)
+	v, ok, err := tr.Score(hone.Objective{Metric: "loss", Mode: hone.Min}, results.ScopeLast)
 	if err != nil || !ok || v != rows[fxIterations-1]["loss"] {
 		t.Errorf("last loss with a trailing NaN = %v, %v, %v; want %v", v, ok, err, rows[fxIterations-1]["loss"])
 	}
@@ -606,11 +606,11 @@ func TestTrialWithoutResults(t *testing.T) {
 	if last, err := tr.Last(); last != nil || err != nil {
 		t.Errorf("Last without result.json = %v, %v", last, err)
 	}
-	if _, ok, err := tr.Score("loss", hone.Min, results.ScopeAvg); ok || err != nil {
+	if _, ok, err := tr.Score(hone.Objective{Metric: "loss", Mode: hone.Min}, results.ScopeAvg); ok || err != nil {
 		t.Errorf("Score without results = ok %v, err %v", ok, err)
 	}
 	for _, mode := range []hone.Mode{hone.Min, hone.Max} {
-		bt, _, err := e.Best("loss", mode, results.ScopeAvg)
+		bt, _, err := e.Best(hone.Objective{Metric: "loss", Mode: mode}, results.ScopeAvg)
 		if err != nil || bt == nil || bt.ID == tr.ID {
 			t.Errorf("Best(%s) = %v, %v: want another trial", mode, bt, err)
 		}

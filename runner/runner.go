@@ -1118,7 +1118,7 @@ func (r *runner) committed(ev hone.Event, idx int, dest string, err error) (cont
 	}
 	in := controller.FromEvent(ev, ref)
 	if commitErr != nil && in.Err == "" {
-		in.Err = commitErr.Error()
+		in.Err, in.Cause = commitErr.Error(), commitErr
 	}
 	return in, nil
 }
@@ -1398,7 +1398,7 @@ func (r *runner) notify(a *controller.Action) {
 		case controller.NoteComplete:
 			cb.OnTrialComplete(a.Trial)
 		case controller.NoteError:
-			cb.OnTrialError(a.Trial, errors.New(a.Err))
+			cb.OnTrialError(a.Trial, &hone.TrialFailedError{TrialID: a.Trial.ID, Msg: a.Err, Err: a.Cause})
 		case controller.NoteEnd:
 			cb.OnExperimentEnd(r.ctl.Trials())
 		}

@@ -98,7 +98,7 @@ func TestRunEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	best, v, err := res.Best("loss", hone.Min, results.ScopeLast)
+	best, v, err := res.Best(hone.Objective{Metric: "loss", Mode: hone.Min}, results.ScopeLast)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestRunEndToEnd(t *testing.T) {
 			t.Errorf("trial %s: %d results, want 6", tr.ID, len(rows))
 		}
 	}
-	if _, _, err := res.Best("accuracy", hone.Max, results.ScopeLast); err == nil || !strings.Contains(err.Error(), `metric "accuracy" is in no result`) {
+	if _, _, err := res.Best(hone.Objective{Metric: "accuracy", Mode: hone.Max}, results.ScopeLast); err == nil || !strings.Contains(err.Error(), `metric "accuracy" is in no result`) {
 		t.Errorf("best by a missing metric: %v", err)
 	}
 	if _, err := runner.Run(context.Background(), experiment(t, dir, 4), runner.Options{Dir: dir, Executor: inproc.NewFunc(quadratic), Log: io.Discard}); err == nil {

@@ -52,7 +52,7 @@ const maxNodes = 100000
 const maxDepth = 100
 
 func tooDeep(path []string) error {
-	return fmt.Errorf("space: %s: nested more than %d levels deep", at(path[:maxDepth]), maxDepth)
+	return errAt(path[:maxDepth], "nested more than %d levels deep", maxDepth)
 }
 
 // Decode builds a space from a generic tree such as encoding/json or
@@ -100,7 +100,7 @@ func Decode(m map[string]any) (Space, error) {
 func ParseYAML(data []byte) (Space, error) {
 	var n yaml.Node
 	if err := yaml.Unmarshal(data, &n); err != nil {
-		return nil, fmt.Errorf("space: parse yaml: %w", err)
+		return nil, &Error{Op: "parse yaml", Err: err}
 	}
 	return decodeNode(&n)
 }
@@ -111,10 +111,10 @@ func ParseJSON(data []byte) (Space, error) {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("space: parse json: %w", err)
+		return nil, &Error{Op: "parse json", Err: err}
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("space: parse json: unexpected data after the top-level value")
+		return nil, &Error{Op: "parse json", Err: errors.New("unexpected data after the top-level value")}
 	}
 	return decodeTop(v)
 }
@@ -155,7 +155,7 @@ func decodeTop(v any) (Space, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("space: want a mapping of parameter names to domains, got %s", formatValue(v))
+		return nil, errOf("want a mapping of parameter names to domains, got %s", formatValue(v))
 	}
 	return Decode(m)
 }
@@ -167,7 +167,7 @@ func nodeValue(n *yaml.Node, path []string, budget *int) (any, error) {
 	}
 	*budget--
 	if *budget < 0 {
-		return nil, fmt.Errorf("space: document too large: more than %d values after expanding aliases", maxNodes)
+		return nil, errOf("document too large: more than %d values after expanding aliases", maxNodes)
 	}
 	switch n.Kind {
 	case 0:
@@ -179,7 +179,7 @@ func nodeValue(n *yaml.Node, path []string, budget *int) (any, error) {
 		return nodeValue(n.Content[0], path, budget)
 	case yaml.AliasNode:
 		if n.Alias == nil {
-			return nil, fmt.Errorf("space: %s: unresolved alias", at(path))
+			return nil, errAt(path, "unresolved alias")
 		}
 		return nodeValue(n.Alias, path, budget)
 	case yaml.SequenceNode:
@@ -200,14 +200,14 @@ func nodeValue(n *yaml.Node, path []string, budget *int) (any, error) {
 				kn = kn.Alias
 			}
 			if kn.Kind != yaml.ScalarNode {
-				return nil, fmt.Errorf("space: %s: mapping keys must be scalars", at(path))
+				return nil, errAt(path, "mapping keys must be scalars")
 			}
 			if kn.Tag == "!!merge" {
-				return nil, fmt.Errorf("space: %s: merge keys (<<) are not supported", at(path))
+				return nil, errAt(path, "merge keys (<<) are not supported")
 			}
 			k := kn.Value
 			if _, dup := out[k]; dup {
-				return nil, fmt.Errorf("space: %s: duplicate key %q", at(path), k)
+				return nil, errAt(path, "duplicate key %q", k)
 			}
 			v, err := nodeValue(vn, append(slices.Clip(path), k), budget)
 			if err != nil {
@@ -219,7 +219,7 @@ func nodeValue(n *yaml.Node, path []string, budget *int) (any, error) {
 	case yaml.ScalarNode:
 		var v any
 		if err := n.Decode(&v); err != nil {
-			return nil, fmt.Errorf("space: %s: %w", at(path), err)
+			return nil, errAt(path, "%w", err)
 		}
 		switch x := v.(type) {
 		case time.Time:
@@ -231,15 +231,7 @@ func nodeValue(n *yaml.Node, path []string, budget *int) (any, error) {
 		}
 		return v, nil
 	}
-	return nil, fmt.Errorf("space: %s: unsupported YAML node", at(path))
-}
-
-// at renders a key path for an error about the value there.
-func at(path []string) string {
-	if len(path) == 0 {
-		return "top level"
-	}
-	return pathString(path)
+	return nil, errAt(path, "unsupported YAML node")
 }
 
 func normInt(x int64) any {
@@ -297,8 +289,8 @@ func decodeValue(v any, path []string) (any, error) {
 			}
 			if _, isList := arg.([]any); isList {
 				if sug := suggest(k); sug != "" {
-					return nil, fmt.Errorf("space: %s: unknown domain %q (did you mean %q?); allowed: %s",
-						pathString(path), k, sug, allowedKinds)
+					return nil, &Error{Path: pathString(path), Err: fmt.Errorf("unknown domain %q (did you mean %q?); allowed: %s",
+						k, sug, allowedKinds)}
 				}
 			}
 		}
@@ -330,7 +322,7 @@ func normalize(v any, path []string) (any, error) {
 		}
 		f, err := strconv.ParseFloat(string(x), 64)
 		if err != nil {
-			return nil, fmt.Errorf("space: %s: number %s out of range", at(path), string(x))
+			return nil, errAt(path, "number %s out of range", string(x))
 		}
 		return f, nil
 	case map[string]any, Space:
@@ -385,7 +377,7 @@ func normalize(v any, path []string) (any, error) {
 		return out, nil
 	case reflect.Map:
 		if rv.Type().Key().Kind() != reflect.String {
-			return nil, fmt.Errorf("space: %s: map keys must be strings, got %s", at(path), rv.Type().Key())
+			return nil, errAt(path, "map keys must be strings, got %s", rv.Type().Key())
 		}
 		out := make(map[string]any, rv.Len())
 		it := rv.MapRange()
@@ -406,8 +398,7 @@ func normalize(v any, path []string) (any, error) {
 // decodeDomain builds the domain of the given kind from its arguments.
 func decodeDomain(kind Kind, key string, arg any, path []string) (Domain, error) {
 	fail := func(arity int) (Domain, error) {
-		return Domain{}, fmt.Errorf("space: %s.%s: want %s, got %s",
-			pathString(path), key, form(kind, arity), formatValue(arg))
+		return Domain{}, errIn(path, key, "want %s, got %s", form(kind, arity), formatValue(arg))
 	}
 	if kind == KindChoice || kind == KindGrid {
 		vals, ok := arg.([]any)
@@ -632,10 +623,10 @@ func (d Domain) MarshalJSON() ([]byte, error) {
 // MarshalJSON does.
 func (d Domain) MarshalYAML() (any, error) {
 	if d.kind == KindFunc {
-		return nil, errors.New("space: func domains cannot be marshalled")
+		return nil, errOf("func domains cannot be marshalled")
 	}
 	if _, known := kindNames[string(d.kind)]; !known && d.kind != KindConst {
-		return nil, fmt.Errorf("space: unknown domain kind %q", string(d.kind))
+		return nil, errOf("unknown domain kind %q", string(d.kind))
 	}
 	return map[string]any{string(d.kind): d.args()}, nil
 }

@@ -1,7 +1,6 @@
 package space
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 )
@@ -115,5 +114,5 @@ func cycleError(funcs []leaf, deps [][]int, done []bool) error {
 	for k, i := range walk {
 		parts[k] = pathString(funcs[i].path) + " needs " + pathString(funcs[walk[(k+1)%len(walk)]].path)
 	}
-	return fmt.Errorf("space: func domains need each other in a cycle: %s", strings.Join(parts, ", "))
+	return errOf("func domains need each other in a cycle: %s", strings.Join(parts, ", "))
 }

@@ -1,6 +1,7 @@
 package space
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -162,19 +163,19 @@ func (s Space) Validate() error {
 			continue
 		}
 		if err := l.dom.Validate(); err != nil {
-			return fmt.Errorf("space: %s.%s: %w", pathString(l.path), l.dom.kind, err)
+			return errIn(l.path, string(l.dom.kind), "%w", err)
 		}
 		if l.dom.kind == KindFunc {
 			funcs = append(funcs, l)
 			for _, n := range l.dom.needs {
 				if !names(leaves, n) {
-					return fmt.Errorf("space: %s: needs %q, which is not a parameter of the space", pathString(l.path), n)
+					return &Error{Path: pathString(l.path), Err: fmt.Errorf("needs %q, which is not a parameter of the space", n)}
 				}
 			}
 		}
 		if l.dom.kind == KindGrid {
 			if points > MaxGridPoints/len(l.dom.values) {
-				return fmt.Errorf("space: %s.%s: the grid has more than %d points", pathString(l.path), l.dom.kind, MaxGridPoints)
+				return errIn(l.path, string(l.dom.kind), "the grid has more than %d points", MaxGridPoints)
 			}
 			points *= len(l.dom.values)
 		}
@@ -537,10 +538,10 @@ func (s Space) Check(cfg map[string]any) error {
 		}
 		v, ok := l.lookup(cfg)
 		if !ok {
-			return fmt.Errorf("space: %s: missing", pathString(l.path))
+			return &Error{Path: pathString(l.path), Err: errors.New("missing")}
 		}
 		if !l.dom.Contains(v) {
-			return fmt.Errorf("space: %s: %s is not in %s", pathString(l.path), formatValue(v), l.dom)
+			return &Error{Path: pathString(l.path), Err: fmt.Errorf("%s is not in %s", formatValue(v), l.dom)}
 		}
 	}
 	return nil
@@ -562,11 +563,11 @@ func (s Space) ToUnit(cfg map[string]any) ([]float64, error) {
 		}
 		v, ok := hone.Config(cfg).Lookup(p.Path...)
 		if !ok {
-			return nil, fmt.Errorf("space: to unit: %s: missing", p.Name())
+			return nil, &Error{Op: "to unit", Path: p.Name(), Err: errors.New("missing")}
 		}
 		x, err := p.Domain.toUnit(v)
 		if err != nil {
-			return nil, fmt.Errorf("space: to unit: %s: %w", p.Name(), err)
+			return nil, &Error{Op: "to unit", Path: p.Name(), Err: err}
 		}
 		u = append(u, x)
 	}
@@ -595,7 +596,7 @@ func (s Space) FromUnit(u []float64, r *rand.Rand) (map[string]any, error) {
 			l.set(cfg, cloneValue(l.dom.val))
 		case l.inList():
 			if r == nil {
-				return nil, fmt.Errorf("space: from unit: %s: a domain inside a list needs a random source", pathString(l.path))
+				return nil, &Error{Op: "from unit", Path: pathString(l.path), Err: errors.New("a domain inside a list needs a random source")}
 			}
 			l.set(cfg, l.dom.sample(r, nil))
 		default:
@@ -604,14 +605,14 @@ func (s Space) FromUnit(u []float64, r *rand.Rand) (map[string]any, error) {
 				continue
 			}
 			if math.IsNaN(u[i]) {
-				return nil, fmt.Errorf("space: from unit: %s: coordinate %d is NaN", pathString(l.path), i)
+				return nil, &Error{Op: "from unit", Path: pathString(l.path), Err: fmt.Errorf("coordinate %d is NaN", i)}
 			}
 			setPath(cfg, l.path, l.dom.fromUnit(u[i]))
 			i++
 		}
 	}
 	if i != len(u) {
-		return nil, fmt.Errorf("space: from unit: want %d coordinates, got %d", i, len(u))
+		return nil, &Error{Op: "from unit", Err: fmt.Errorf("want %d coordinates, got %d", i, len(u))}
 	}
 	evalFuncs(cfg, funcs, r)
 	return cfg, nil

@@ -249,12 +249,12 @@ func readAutoScheduler(p *Params) func(s *Spec) (hone.Scheduler, error) {
 		ch := s.auto()
 		switch ch.Scheduler {
 		case "asha":
-			if _, _, err := objective(s, "", ""); err != nil {
+			if _, err := objective(s, hone.Objective{}); err != nil {
 				return nil, err
 			}
 			return asha.New(ch.ASHA)
 		case "hyperband_for_bohb":
-			if _, _, err := objective(s, "", ""); err != nil {
+			if _, err := objective(s, hone.Objective{}); err != nil {
 				return nil, err
 			}
 			cfg := hyperband.DefaultConfig()

@@ -95,8 +95,8 @@ func Build(s *Spec, dir string, stdout io.Writer) (*Plan, error) {
 	callbacks := []hone.Callback{files}
 	if stdout != nil {
 		var opts []progress.Option
-		if s.Metric != "" {
-			opts = append(opts, progress.WithMetric(s.Metric, s.Mode))
+		if objs := s.ResolvedObjectives(); len(objs) > 0 {
+			opts = append(opts, progress.WithObjective(objs.Primary()))
 		}
 		callbacks = append(callbacks, progress.New(stdout, opts...))
 	}

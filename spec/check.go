@@ -44,7 +44,7 @@ func (s *Spec) check(c *collector) (hone.Searcher, hone.Scheduler) {
 		c.errorf("storage", "%v", err)
 	}
 	if s.Mode != "" && !s.Mode.Valid() {
-		c.errorf("mode", "allowed values are min and max, got %q", s.Mode)
+		c.notAllowed(nil, "mode", modeNames(), "allowed values are min and max, got %q", s.Mode)
 	}
 	if s.Mode != "" && s.Metric == "" && !c.has("metric") {
 		c.errorf("mode", "is set but metric is empty: name the metric to minimize or maximize")
@@ -54,7 +54,7 @@ func (s *Spec) check(c *collector) (hone.Searcher, hone.Scheduler) {
 	}
 	if !c.has("search_space") {
 		if err := s.SearchSpace.Validate(); err != nil {
-			c.errorf("search_space", "%s", strings.TrimPrefix(err.Error(), "space: "))
+			c.errorf("search_space", "%s", spaceText(err)).Err = err
 		}
 		for i, p := range s.PointsToEvaluate {
 			s.checkPoint(c, s.SearchSpace, p, index("points_to_evaluate", i))
@@ -82,7 +82,7 @@ func (s *Spec) check(c *collector) (hone.Searcher, hone.Scheduler) {
 		c.errorf("checkpoint.num_to_keep", "must be >= 1, or 0 to keep all, got %d", cp.NumToKeep)
 	}
 	if cp.ScoreOrder != "" && !cp.ScoreOrder.Valid() {
-		c.errorf("checkpoint.score_order", "allowed values are max and min, got %q", cp.ScoreOrder)
+		c.notAllowed(nil, "checkpoint.score_order", modeNames(), "allowed values are max and min, got %q", cp.ScoreOrder)
 	}
 	if cp.Frequency < 0 {
 		c.errorf("checkpoint.frequency", "must be >= 0 (0 = never on schedule), got %d", cp.Frequency)
@@ -451,3 +451,6 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // formatNum renders a number the way it is usually written: 1, 0.5, 1e-05.
 func formatNum(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// modeNames are the values a mode may have.
+func modeNames() []string { return []string{string(hone.Min), string(hone.Max)} }

@@ -107,12 +107,9 @@ func (s *Spec) settings() map[string]setting {
 		trainable = "trainable"
 	}
 	ref("trainable", strconv.Quote(trainable))
-	ref("metric", strconv.Quote(s.Metric))
-	mode := s.Mode
-	if mode == "" && s.Metric != "" {
-		mode = hone.Min
-	}
-	ref("mode", strconv.Quote(string(mode)))
+	obj := hone.Objective{Metric: s.Metric, Mode: s.Mode}.WithDefaults()
+	ref("metric", strconv.Quote(obj.Metric))
+	ref("mode", strconv.Quote(string(obj.Mode)))
 	ref("seed", strconv.FormatUint(s.Seed, 10))
 	ref("num_samples", strconv.Itoa(s.NumSamples))
 	flattenSpace(map[string]any(s.SearchSpace), "search_space", ref)

@@ -17,14 +17,29 @@ import (
 // key path and what is wrong, e.g.
 //
 //	experiment.yaml:12: scheduler.reduction_factor: must be > 1, got 1
+//
+// Code reads its fields rather than its text: Path is the field, Allowed
+// the keys or values the field could have been (for an unknown key, an
+// unknown plugin name or a value outside a set), and Err the typed error
+// of the package that found the problem, when there is one (a plugin's
+// *hone.ParamError, the search space's *space.Error), which errors.Is and
+// errors.As reach through Unwrap.
 type Error struct {
 	File string // the spec file's name as given to Parse or Load; may be ""
 	Line int    // 1-based line of the offending key or value; 0 if unknown
 	Path string // dotted key path, with [i] for list elements; "" for the whole document
 	Msg  string
+	// Allowed are the keys or values allowed at Path, sorted, when the
+	// problem is one outside them; else nil.
+	Allowed []string
+	// Err is the error the problem was found as, or nil.
+	Err error
 
 	col int // for ordering errors on one line
 }
+
+// Unwrap returns Err.
+func (e *Error) Unwrap() error { return e.Err }
 
 // Error renders the problem as FILE:LINE: PATH: MSG, leaving out the parts
 // that are unknown.
@@ -136,14 +151,15 @@ func parentPath(p string) string {
 	return ""
 }
 
-// errorf records a problem at path, on the line recorded for it.
-func (c *collector) errorf(path, format string, args ...any) {
-	at := c.posOf(path)
-	c.errs = append(c.errs, &Error{File: c.file, Line: at.line, col: at.col, Path: path, Msg: fmt.Sprintf(format, args...)})
+// errorf records a problem at path, on the line recorded for it, and
+// returns it for its caller to add Allowed or Err.
+func (c *collector) errorf(path, format string, args ...any) *Error {
+	return c.nodeErrorf(nil, path, format, args...)
 }
 
-// nodeErrorf records a problem at path, on n's line.
-func (c *collector) nodeErrorf(n *yaml.Node, path, format string, args ...any) {
+// nodeErrorf records a problem at path, on n's line (or, without one, on
+// the line recorded for path), and returns it.
+func (c *collector) nodeErrorf(n *yaml.Node, path, format string, args ...any) *Error {
 	var at pos
 	if n != nil {
 		at = posOf(n)
@@ -151,7 +167,15 @@ func (c *collector) nodeErrorf(n *yaml.Node, path, format string, args ...any) {
 	if at.line == 0 {
 		at = c.posOf(path)
 	}
-	c.errs = append(c.errs, &Error{File: c.file, Line: at.line, col: at.col, Path: path, Msg: fmt.Sprintf(format, args...)})
+	e := &Error{File: c.file, Line: at.line, col: at.col, Path: path, Msg: fmt.Sprintf(format, args...)}
+	c.errs = append(c.errs, e)
+	return e
+}
+
+// notAllowed records a problem at path, a key or value outside allowed,
+// which it names in the Error's Allowed.
+func (c *collector) notAllowed(n *yaml.Node, path string, allowed []string, format string, args ...any) {
+	c.nodeErrorf(n, path, format, args...).Allowed = sorted(allowed)
 }
 
 // has reports whether an error was recorded at path or under it.

@@ -84,7 +84,7 @@ func readSlurm(p *Params) *executorBuild {
 	poll := p.Float("poll_interval_s", slurm.DefaultPoll.Seconds())
 	ok := true
 	if !slices.Contains([]slurm.Mode{slurm.Auto, slurm.Step, slurm.Job}, o.Mode) {
-		p.Errorf("mode", "allowed values are auto, step and job, got %q", o.Mode)
+		p.notAllowed("mode", []string{string(slurm.Auto), string(slurm.Step), string(slurm.Job)}, "allowed values are auto, step and job, got %q", o.Mode)
 		ok = false
 	}
 	if poll <= 0 {
@@ -123,7 +123,7 @@ func (s *Spec) readExecutor(c *collector) *executorBuild {
 	name, known := s.Executor.Name, sortedKeys(executors)
 	entry, ok := executors[name]
 	if !ok {
-		c.errorf("executor.name", "%s", unknownName("executor", name, known))
+		c.notAllowed(nil, "executor.name", known, "%s", unknownName("executor", name, known))
 		return nil
 	}
 	p := newParams(c, "executor", s.Executor.Node, executorKeys...)

@@ -130,7 +130,7 @@ func (c *collector) fields(n *yaml.Node, path string, allowed []string, fn func(
 	}
 	for _, p := range ps {
 		if !contains(allowed, p.key) {
-			c.nodeErrorf(p.keyNode, p.path, "%s", unknownKeyAt(p.key, path, "", allowed))
+			c.notAllowed(p.keyNode, p.path, allowed, "%s", unknownKeyAt(p.key, path, "", allowed))
 			continue
 		}
 		if isNull(p.valNode) {

@@ -178,7 +178,10 @@ func readASHA(p *Params) func(s *Spec) (hone.Scheduler, error) {
 			ok = false
 		}
 	}
-	check(cfg.Mode != "" && !cfg.Mode.Valid(), "mode", "allowed values are min and max, got %q", cfg.Mode)
+	if cfg.Mode != "" && !cfg.Mode.Valid() {
+		p.notAllowed("mode", modeNames(), "allowed values are min and max, got %q", cfg.Mode)
+		ok = false
+	}
 	check(cfg.TimeAttr == "", "time_attr", "must not be empty")
 	check(cfg.GracePeriod <= 0, "grace_period", "must be > 0, got %s", formatNum(cfg.GracePeriod))
 	check(cfg.MaxT <= 0, "max_t", "must be > 0, got %s", formatNum(cfg.MaxT))
@@ -186,13 +189,16 @@ func readASHA(p *Params) func(s *Spec) (hone.Scheduler, error) {
 		"must be >= grace_period (%s), got %s", formatNum(cfg.GracePeriod), formatNum(cfg.MaxT))
 	check(cfg.ReductionFactor <= 1, "reduction_factor", "must be > 1, got %s", formatNum(cfg.ReductionFactor))
 	check(cfg.Brackets < 1, "brackets", "must be >= 1, got %d", cfg.Brackets)
-	check(!slices.Contains(asha.Promotions(), cfg.Promotion), "promotion", "allowed values are %s and %s, got %q",
-		asha.PromotePercentile, asha.PromoteTop, cfg.Promotion)
+	if !slices.Contains(asha.Promotions(), cfg.Promotion) {
+		p.notAllowed("promotion", []string{string(asha.PromotePercentile), string(asha.PromoteTop)}, "allowed values are %s and %s, got %q",
+			asha.PromotePercentile, asha.PromoteTop, cfg.Promotion)
+		ok = false
+	}
 	if !ok {
 		return nil
 	}
 	return func(s *Spec) (hone.Scheduler, error) {
-		if _, _, err := objective(s, cfg.Metric, cfg.Mode); err != nil {
+		if _, err := objective(s, hone.Objective{Metric: cfg.Metric, Mode: cfg.Mode}); err != nil {
 			return nil, err
 		}
 		cfg := cfg
@@ -208,7 +214,7 @@ func (s *Spec) readSearcher(c *collector) func(*Spec) (hone.Searcher, error) {
 	name, known := s.Searcher.Name, sortedKeys(searchers)
 	entry, ok := searchers[name]
 	if !ok {
-		c.errorf("searcher.name", "%s", unknownName("searcher", name, known))
+		c.notAllowed(nil, "searcher.name", known, "%s", unknownName("searcher", name, known))
 		return nil
 	}
 	p := newParams(c, "searcher", s.Searcher.Node, searcherKeys...)
@@ -223,7 +229,7 @@ func (s *Spec) readScheduler(c *collector) func(*Spec) (hone.Scheduler, error) {
 	name, known := s.Scheduler.Name, sortedKeys(schedulers)
 	entry, ok := schedulers[name]
 	if !ok {
-		c.errorf("scheduler.name", "%s", unknownName("scheduler", name, known))
+		c.notAllowed(nil, "scheduler.name", known, "%s", unknownName("scheduler", name, known))
 		return nil
 	}
 	p := newParams(c, "scheduler", s.Scheduler.Node, schedulerKeys...)
@@ -351,32 +357,39 @@ func (p *Params) String(key, def string) string {
 }
 
 // Invalid reports the error of a plugin's Validate at the parameter it
-// names. Plugins word those errors "<plugin>: <key> = <value>: <why>" (or
-// "<plugin>: <key>: <why>"); the error is pinned to that key's line when
-// the spec sets it, else to fallback.
+// names, the Param of a *hone.ParamError in its chain (the first key of a
+// dotted Param): the error is pinned to that key's line when the spec sets
+// it, else to fallback. The spec's Error wraps err.
 func (p *Params) Invalid(err error, fallback string) {
 	key := fallback
-	if _, rest, ok := strings.Cut(err.Error(), ": "); ok {
-		name := rest
-		if i := strings.IndexAny(name, " :."); i >= 0 {
-			name = name[:i]
-		}
-		if _, set := p.vals[name]; set {
-			key = name
+	var pe *hone.ParamError
+	if errors.As(err, &pe) {
+		if name, _, _ := strings.Cut(pe.Param, "."); name != "" {
+			if _, set := p.vals[name]; set {
+				key = name
+			}
 		}
 	}
-	p.Errorf(key, "%v", err)
+	p.errorAt(key, "%v", err).Err = err
 }
 
 // Errorf reports a problem with parameter key at its line, e.g.
 // p.Errorf("reduction_factor", "must be > 1, got %v", rf).
-func (p *Params) Errorf(key, format string, args ...any) {
+func (p *Params) Errorf(key, format string, args ...any) { p.errorAt(key, format, args...) }
+
+// notAllowed reports a value of parameter key outside allowed, which the
+// Error names in Allowed.
+func (p *Params) notAllowed(key string, allowed []string, format string, args ...any) {
+	p.errorAt(key, format, args...).Allowed = sorted(allowed)
+}
+
+// errorAt reports a problem with parameter key at its line and returns it.
+func (p *Params) errorAt(key, format string, args ...any) *Error {
 	path := join(p.path, key)
 	if e, ok := p.vals[key]; ok {
-		p.c.nodeErrorf(e.valNode, path, format, args...)
-		return
+		return p.c.nodeErrorf(e.valNode, path, format, args...)
 	}
-	p.c.errorf(path, format, args...)
+	return p.c.errorf(path, format, args...)
 }
 
 // finish reports every parameter Read did not ask for.
@@ -385,27 +398,19 @@ func (p *Params) finish() {
 	for _, k := range p.order {
 		if !slices.Contains(p.asked, k) {
 			e := p.vals[k]
-			p.c.nodeErrorf(e.keyNode, e.path, "%s", unknownKeyAt(k, p.path, p.plugin, allowed))
+			p.c.notAllowed(e.keyNode, e.path, allowed, "%s", unknownKeyAt(k, p.path, p.plugin, allowed))
 		}
 	}
 }
 
-// objective returns the plugin's metric and mode: its own, else the
-// experiment's.
-func objective(s *Spec, metric string, mode hone.Mode) (string, hone.Mode, error) {
-	if metric == "" {
-		metric = s.Metric
+// objective returns a plugin's objective: its own metric and mode, each
+// defaulting to the experiment's primary objective's (hone.Objective.Or).
+func objective(s *Spec, own hone.Objective) (hone.Objective, error) {
+	o := own.Or(s.ResolvedObjectives().Primary())
+	if o.Metric == "" {
+		return o, errors.New("needs a metric to compare trials: set metric (at the top level, or in this section)")
 	}
-	if mode == "" {
-		mode = s.Mode
-	}
-	if metric == "" {
-		return "", "", errors.New("needs a metric to compare trials: set metric (at the top level, or in this section)")
-	}
-	if mode == "" {
-		mode = hone.Min
-	}
-	return metric, mode, nil
+	return o, nil
 }
 
 // readTPE reads TPE's parameters: n_startup_trials, n_ei_candidates,
@@ -430,12 +435,12 @@ func readTPE(p *Params) func(s *Spec) (hone.Searcher, error) {
 		return nil
 	}
 	return func(s *Spec) (hone.Searcher, error) {
-		metric, mode, err := objective(s, "", "")
+		obj, err := objective(s, hone.Objective{})
 		if err != nil {
 			return nil, err
 		}
 		o := o
-		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = metric, mode, s.NumSamples, s.Seed, s.PointsToEvaluate
+		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = obj.Metric, obj.Mode, s.NumSamples, s.Seed, s.PointsToEvaluate
 		return tpe.New(s.SearchSpace, o)
 	}
 }
@@ -482,7 +487,7 @@ func readBOHB(p *Params) func(s *Spec) (hone.Searcher, error) {
 		o.RandomFraction = -1 // bohb: a negative fraction means "never random once a model exists"
 	}
 	return func(s *Spec) (hone.Searcher, error) {
-		metric, mode, err := objective(s, "", "")
+		obj, err := objective(s, hone.Objective{})
 		if err != nil {
 			return nil, err
 		}
@@ -498,7 +503,7 @@ func readBOHB(p *Params) func(s *Spec) (hone.Searcher, error) {
 		if !liarSet {
 			o.ConstantLiar = async
 		}
-		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = metric, mode, s.NumSamples, s.Seed, s.PointsToEvaluate
+		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = obj.Metric, obj.Mode, s.NumSamples, s.Seed, s.PointsToEvaluate
 		o.MaxConcurrent = s.Searcher.MaxConcurrent
 		return bohb.New(s.SearchSpace, o)
 	}
@@ -528,12 +533,12 @@ func readDEHB(p *Params) func(s *Spec) (hone.Searcher, error) {
 		if s.Scheduler.Name != "dehb" {
 			return nil, fmt.Errorf("needs scheduler dehb, which runs its jobs (the scheduler is %s)", s.Scheduler.Name)
 		}
-		metric, mode, err := objective(s, "", "")
+		obj, err := objective(s, hone.Objective{})
 		if err != nil {
 			return nil, err
 		}
 		o := o
-		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = metric, mode, s.NumSamples, s.Seed, s.PointsToEvaluate
+		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = obj.Metric, obj.Mode, s.NumSamples, s.Seed, s.PointsToEvaluate
 		o.MaxConcurrent = s.Searcher.MaxConcurrent
 		return dehb.New(s.SearchSpace, o)
 	}
@@ -583,7 +588,7 @@ func readHyperBand(p *Params, forBOHB bool) func(s *Spec) (hone.Scheduler, error
 		return nil
 	}
 	return func(s *Spec) (hone.Scheduler, error) {
-		if _, _, err := objective(s, cfg.Metric, cfg.Mode); err != nil {
+		if _, err := objective(s, hone.Objective{Metric: cfg.Metric, Mode: cfg.Mode}); err != nil {
 			return nil, err
 		}
 		if forBOHB {
@@ -611,7 +616,7 @@ func readMedian(p *Params) func(s *Spec) (hone.Scheduler, error) {
 		return nil
 	}
 	return func(s *Spec) (hone.Scheduler, error) {
-		if _, _, err := objective(s, cfg.Metric, cfg.Mode); err != nil {
+		if _, err := objective(s, hone.Objective{Metric: cfg.Metric, Mode: cfg.Mode}); err != nil {
 			return nil, err
 		}
 		return median.New(cfg)
@@ -694,7 +699,7 @@ func readPBT(p *Params) func(s *Spec) (hone.Scheduler, error) {
 		return nil
 	}
 	return func(s *Spec) (hone.Scheduler, error) {
-		if _, _, err := objective(s, cfg.Metric, cfg.Mode); err != nil {
+		if _, err := objective(s, hone.Objective{Metric: cfg.Metric, Mode: cfg.Mode}); err != nil {
 			return nil, err
 		}
 		return pbt.New(cfg)
@@ -746,7 +751,10 @@ func readPB2(p *Params) func(s *Spec) (hone.Scheduler, error) {
 		}
 	}
 	pc := cfg.PBT
-	check(pc.Mode != "" && !pc.Mode.Valid(), "mode", "allowed values are min and max, got %q", pc.Mode)
+	if pc.Mode != "" && !pc.Mode.Valid() {
+		p.notAllowed("mode", modeNames(), "allowed values are min and max, got %q", pc.Mode)
+		ok = false
+	}
 	check(pc.TimeAttr == "", "time_attr", "must not be empty")
 	check(!(pc.PerturbationInterval > 0), "perturbation_interval", "must be > 0, got %s", formatNum(pc.PerturbationInterval))
 	check(pc.BurnInPeriod < 0, "burn_in_period", "must be >= 0, got %s", formatNum(pc.BurnInPeriod))
@@ -770,7 +778,7 @@ func readPB2(p *Params) func(s *Spec) (hone.Scheduler, error) {
 		return nil
 	}
 	return func(s *Spec) (hone.Scheduler, error) {
-		if _, _, err := objective(s, cfg.PBT.Metric, cfg.PBT.Mode); err != nil {
+		if _, err := objective(s, hone.Objective{Metric: cfg.PBT.Metric, Mode: cfg.PBT.Mode}); err != nil {
 			return nil, err
 		}
 		return pb2.New(cfg)

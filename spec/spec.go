@@ -17,6 +17,7 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -45,8 +46,8 @@ type Spec struct {
 	// Trainable names what is trained; it starts every trial directory
 	// name. Default "trainable".
 	Trainable string
-	// Metric and Mode are the objective. Mode defaults to "min" when Metric
-	// is set.
+	// Metric and Mode are the objective (hone.Experiment's Metric and
+	// Mode). Mode defaults to "min" when Metric is set.
 	Metric string
 	Mode   hone.Mode
 	// Seed seeds every random choice. Default 0.
@@ -242,7 +243,16 @@ func decodeSpec(data []byte, file, dir string, validate bool) (*Spec, error) {
 	return s, nil
 }
 
-// syntaxError turns a YAML parse error ("yaml: line 3: ...") into an Error.
+// ResolvedObjectives returns the spec's objectives with their defaults
+// (hone.Experiment.ResolvedObjectives): the one of metric and mode, or
+// none without a metric.
+func (s *Spec) ResolvedObjectives() hone.Objectives {
+	return hone.Objective{Metric: s.Metric, Mode: s.Mode}.AsList()
+}
+
+// syntaxError turns a YAML parse error ("yaml: line 3: ...") into an
+// Error that wraps it. gopkg.in/yaml.v3 reports a syntax error as text
+// only (no type, no line field), so its text is the one read here.
 func syntaxError(file string, err error) *Error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := 0
@@ -253,7 +263,7 @@ func syntaxError(file string, err error) *Error {
 			}
 		}
 	}
-	return &Error{File: file, Line: line, Msg: "invalid YAML: " + msg}
+	return &Error{File: file, Line: line, Msg: "invalid YAML: " + msg, Err: err}
 }
 
 // decode reads the top-level mapping: types are checked here, values in
@@ -386,9 +396,7 @@ func (s *Spec) decode(c *collector, root *yaml.Node, dir string) {
 			s.CustomResources = c.amounts(v, path)
 		}
 	})
-	if s.Metric != "" && s.Mode == "" {
-		s.Mode = hone.Min
-	}
+	s.Mode = hone.Objective{Metric: s.Metric, Mode: s.Mode}.WithDefaults().Mode
 	// Ray Tune users write time_budget_s at the top level (TuneConfig):
 	// it is stop.time_budget_s, which it may repeat but not contradict.
 	if topBudget > 0 {
@@ -451,17 +459,28 @@ func (s *Spec) decodeEach(c *collector, m *yaml.Node, path string) bool {
 }
 
 // spaceError reports err, an error of the space package about the space at
-// path, at the line of the key it names.
+// path, at the line of the parameter its *space.Error names (Path), or at
+// path. The spec's Error wraps err.
 func (s *Spec) spaceError(c *collector, path string, err error) {
-	msg := strings.TrimPrefix(err.Error(), "space: ")
-	errPath := path
-	if inner, rest, ok := strings.Cut(msg, ": "); ok && !strings.Contains(inner, " ") {
-		first, _, _ := strings.Cut(inner, ".")
+	errPath, msg := path, spaceText(err)
+	var se *space.Error
+	if errors.As(err, &se) && se.Op == "" && se.Path != "" {
+		first, _, _ := strings.Cut(se.Path, ".") // a key path's first key
 		if _, known := c.lines[join(path, first)]; known {
-			errPath, msg = join(path, inner), rest
+			errPath, msg = join(path, se.Path), se.Err.Error()
 		}
 	}
-	c.errorf(errPath, "%s", msg)
+	c.errorf(errPath, "%s", msg).Err = err
+}
+
+// spaceText is the text of err, an error of the space package, without
+// the package's "space: " (space.Error.Text).
+func spaceText(err error) string {
+	var se *space.Error
+	if errors.As(err, &se) {
+		return se.Text()
+	}
+	return err.Error()
 }
 
 // decodePoints decodes points_to_evaluate: a list of mappings.

@@ -86,7 +86,7 @@ func TestFieldTypoAdvice(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, v, err := e.Best("score", hone.Max, results.ScopeLast); err != nil || v < 6 {
+			if _, v, err := e.Best(hone.Objective{Metric: "score", Mode: hone.Max}, results.ScopeLast); err != nil || v < 6 {
 				t.Errorf("the new experiment's best score: %v %v", v, err)
 			}
 

@@ -106,27 +106,44 @@ processes, checkpoints and retries them, and keeps everything under
 	return root
 }
 
-// execute runs the CLI with args and returns the exit code.
+// execute runs the CLI with args, prints its error and returns the exit
+// code (exitCode).
 func (a *app) execute(ctx context.Context, args []string) int {
-	root := a.root()
-	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return exitOK
-	}
-	code := exitUsage // errors cobra makes itself are about usage
-	var ee *exitError
-	if errors.As(err, &ee) {
-		code = ee.code
-	}
-	if !errors.Is(err, errSilent) {
+	err := a.command(ctx, args)
+	code := exitCode(err)
+	if err != nil && !errors.Is(err, errSilent) {
 		msg := err.Error()
-		if code == exitUsage && ee == nil {
+		var ee *exitError
+		if !errors.As(err, &ee) { // an error cobra made itself
 			msg += "\nRun 'hone --help' for usage."
 		}
 		fmt.Fprintf(a.stderr, "hone: %s\n", msg)
 	}
 	return code
+}
+
+// command runs the CLI with args and returns its error, with the types of
+// the errors it wraps (an experiment's *hone.FailFastError, a spec's
+// spec.Errors, ...) intact.
+func (a *app) command(ctx context.Context, args []string) error {
+	root := a.root()
+	root.SetArgs(args)
+	return root.ExecuteContext(ctx)
+}
+
+// exitCode decides hone's exit code for err by its type, never its text:
+// exitOK for nil, the code an *exitError in its chain carries (withCode,
+// exitWith), else exitUsage (the errors cobra makes itself are about
+// usage).
+func exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return exitUsage
 }
 
 // killWait bounds how long a second interrupt waits for the trials'

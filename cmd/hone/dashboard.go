@@ -85,15 +85,8 @@ others, as does the page).`,
 			if err != nil {
 				return withCode(exitFailed, err)
 			}
-			if metric != "" {
-				info.Metric = metric
-			}
-			if mode != "" {
-				info.Mode = hone.Mode(mode)
-			}
-			if info.Metric != "" && !info.Mode.Valid() {
-				info.Mode = hone.Min
-			}
+			// --metric and --mode override the spec's, each on its own.
+			info.Objective = hone.Objective{Metric: metric, Mode: hone.Mode(mode)}.Or(info.Objective)
 			srv, err := dashboard.New(dashboard.Options{Dir: src.dir, Info: info, Running: src.running, Sync: src.sync, Shown: src.shown})
 			if err != nil {
 				return withCode(exitFailed, err)

@@ -45,8 +45,8 @@ ended the experiment) are counted as "not started" and listed only with
 			}
 			defer x.close()
 			e, running, holder := x.Experiment, x.running, x.holder
-			metric, mode := storedObjective(x.local)
-			rows, err := trialRows(e, metric, mode, results.ScopeLast, running)
+			obj := storedObjective(x.local)
+			rows, err := trialRows(e, obj, results.ScopeLast, running)
 			if err != nil {
 				return withCode(exitFailed, err)
 			}
@@ -63,7 +63,7 @@ ended the experiment) are counted as "not started" and listed only with
 				fmt.Fprintf(w, "%s: was running when the experiment stopped; hone resume continues it from its latest checkpoint.\n", statusStopped)
 			}
 			shown, hidden := splitNotStarted(rows, notStarted)
-			writeTable(w, shown, metric, "")
+			writeTable(w, shown, obj.Metric, "")
 			writeNotStarted(w, hidden)
 			return nil
 		},
@@ -118,23 +118,14 @@ records (RUNNING for such a trial).`,
 			}
 			defer x.close()
 			e := x.Experiment
-			metric, mode := storedObjective(x.local)
-			if o.metric != "" {
-				metric = o.metric
-			}
-			if o.mode != "" {
-				mode = hone.Mode(o.mode)
-			}
-			if mode == "" {
-				mode = hone.Min
-			}
+			obj := hone.Objective{Metric: o.metric, Mode: hone.Mode(o.mode)}.Or(storedObjective(x.local))
 			w := cmd.OutOrStdout()
 			running := x.running
 			if o.best {
-				if metric == "" {
+				if obj.Metric == "" {
 					return withCode(exitUsage, fmt.Errorf("the experiment's spec names no metric; pass --metric"))
 				}
-				best, v, err := e.Best(metric, mode, o.scope)
+				best, v, err := e.Best(obj, o.scope)
 				if err != nil {
 					return withCode(exitFailed, err)
 				}
@@ -147,7 +138,7 @@ records (RUNNING for such a trial).`,
 				if best.Status == hone.StatusRunning && !running {
 					st = statusStopped
 				}
-				return withCode(exitFailed, writeBest(w, best, st, metric, mode, o.scope, v))
+				return withCode(exitFailed, writeBest(w, best, st, obj, o.scope, v))
 			}
 			if o.csv {
 				some := *e
@@ -159,17 +150,17 @@ records (RUNNING for such a trial).`,
 				}
 				return withCode(exitFailed, some.WriteCSV(w))
 			}
-			rows, err := trialRows(e, metric, mode, o.scope, running)
+			rows, err := trialRows(e, obj, o.scope, running)
 			if err != nil {
 				return withCode(exitFailed, err)
 			}
-			sortByScore(rows, mode)
+			sortByScore(rows, obj)
 			fmt.Fprintf(w, "Experiment %s in %s: %s (%s)\n", e.Name, e.Dir, plural(len(rows), "trial"), statusCounts(rows))
-			if metric != "" {
-				fmt.Fprintf(w, "Sorted by %s (%s, scope %s).\n", metric, mode, o.scope)
+			if obj.Metric != "" {
+				fmt.Fprintf(w, "Sorted by %s (%s, scope %s).\n", obj.Metric, obj.Mode, o.scope)
 			}
 			shown, hidden := splitNotStarted(rows, o.notStarted)
-			writeTable(w, shown, metric, o.scope)
+			writeTable(w, shown, obj.Metric, o.scope)
 			writeNotStarted(w, hidden)
 			return nil
 		},
@@ -224,30 +215,23 @@ func openExperiment(dir string) (*results.Experiment, error) {
 	return e, nil
 }
 
-// storedObjective reads the metric and mode from the spec saved in an
+// storedObjective reads the objective from the spec saved in an
 // experiment directory, without validating the rest of it (the spec's
-// command or working directory need not exist any more). Both are empty if
-// there is no readable spec.
-func storedObjective(dir string) (string, hone.Mode) {
+// command or working directory need not exist any more); an invalid mode
+// is left out. It is the zero Objective if there is no readable spec.
+func storedObjective(dir string) hone.Objective {
 	data, err := os.ReadFile(filepath.Join(dir, specCopy))
 	if err != nil {
-		return "", ""
+		return hone.Objective{}
 	}
-	var o struct {
-		Metric string `yaml:"metric"`
-		Mode   string `yaml:"mode"`
-	}
+	var o hone.Objective
 	if yaml.Unmarshal(data, &o) != nil {
-		return "", ""
+		return hone.Objective{}
 	}
-	mode := hone.Mode(o.Mode)
-	if !mode.Valid() {
-		mode = ""
+	if !o.Mode.Valid() {
+		o.Mode = ""
 	}
-	if o.Metric != "" && mode == "" {
-		mode = hone.Min
-	}
-	return o.Metric, mode
+	return o.WithDefaults()
 }
 
 // statusStopped is how status and results show a trial recorded RUNNING
@@ -273,7 +257,7 @@ type row struct {
 // trialRows reads each trial's results and computes its score. running
 // says whether a hone process runs the experiment; if not, RUNNING trials
 // are shown STOPPED.
-func trialRows(e *results.Experiment, metric string, mode hone.Mode, scope string, running bool) ([]*row, error) {
+func trialRows(e *results.Experiment, obj hone.Objective, scope string, running bool) ([]*row, error) {
 	rows := make([]*row, 0, len(e.Trials))
 	for _, t := range e.Trials {
 		r := &row{trial: t, status: string(t.Status), config: map[string]string{}}
@@ -299,8 +283,8 @@ func trialRows(e *results.Experiment, metric string, mode hone.Mode, scope strin
 				r.where = h
 			}
 		}
-		if metric != "" {
-			v, ok, err := t.Score(metric, mode, scope)
+		if obj.Metric != "" {
+			v, ok, err := t.Score(obj, scope)
 			if err != nil {
 				return nil, err
 			}
@@ -313,8 +297,8 @@ func trialRows(e *results.Experiment, metric string, mode hone.Mode, scope strin
 
 // sortByScore orders rows best first; trials without a score come last,
 // in creation order.
-func sortByScore(rows []*row, mode hone.Mode) {
-	slices.SortStableFunc(rows, func(a, b *row) int { return mode.Compare(a.score, a.hasScore, b.score, b.hasScore) })
+func sortByScore(rows []*row, obj hone.Objective) {
+	slices.SortStableFunc(rows, func(a, b *row) int { return obj.Compare(a.score, a.hasScore, b.score, b.hasScore) })
 }
 
 // writeTable prints rows: trial, status, the configuration values that
@@ -383,9 +367,9 @@ func writeTable(w io.Writer, rows []*row, metric, scope string) {
 
 // writeBest prints the best trial: its status as shown, score, directory,
 // latest kept checkpoint and configuration.
-func writeBest(w io.Writer, t *results.Trial, status, metric string, mode hone.Mode, scope string, v float64) error {
+func writeBest(w io.Writer, t *results.Trial, status string, obj hone.Objective, scope string, v float64) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Best trial: %s (%s) with %s=%s (%s, scope %s)\n", t.ID, status, metric, progress.Display(v), mode, scope)
+	fmt.Fprintf(&b, "Best trial: %s (%s) with %s=%s (%s, scope %s)\n", t.ID, status, obj.Metric, progress.Display(v), obj.Mode, scope)
 	fmt.Fprintf(&b, "Directory: %s\n", t.Dir)
 	if n := len(t.Checkpoints); n > 0 {
 		fmt.Fprintf(&b, "Checkpoint: %s\n", t.Checkpoints[n-1])

@@ -76,15 +76,8 @@ docs/PLOTS.md says how each chart is derived.`,
 			if err != nil {
 				return withCode(exitFailed, err)
 			}
-			if o.metric != "" {
-				info.Metric = o.metric
-			}
-			if o.mode != "" {
-				info.Mode = hone.Mode(o.mode)
-			}
-			if !info.Mode.Valid() {
-				info.Mode = hone.Min
-			}
+			// --metric and --mode override the spec's, each on its own.
+			info.Objective = hone.Objective{Metric: o.metric, Mode: hone.Mode(o.mode)}.Or(info.Objective)
 			if info.Metric == "" {
 				return withCode(exitUsage, fmt.Errorf("%s: the experiment's spec names no metric; pass --metric", src.shown))
 			}

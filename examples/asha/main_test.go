@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/results"
 )
 
@@ -26,7 +27,7 @@ func TestExample(t *testing.T) {
 			t.Errorf("trial %s ended %s", tr.ID, tr.Status)
 		}
 	}
-	if _, _, err := res.Best("val_accuracy", "max", results.ScopeAll); err != nil {
+	if _, _, err := res.Best(hone.Objective{Metric: "val_accuracy", Mode: "max"}, results.ScopeAll); err != nil {
 		t.Fatal(err)
 	}
 }

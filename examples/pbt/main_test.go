@@ -96,7 +96,7 @@ func TestExample(t *testing.T) {
 		t.Fatal("no trial cloned another: PBT never exploited")
 	}
 
-	_, acc, err := res.Best("val_accuracy", hone.Max, results.ScopeAll)
+	_, acc, err := res.Best(hone.Objective{Metric: "val_accuracy", Mode: hone.Max}, results.ScopeAll)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -105,18 +105,18 @@ func DefaultConfig() Config {
 // Validate names the first invalid parameter.
 func (c Config) Validate() error {
 	switch {
-	case c.Mode != "" && !c.Mode.Valid():
-		return fmt.Errorf("asha: mode = %q: allowed values are \"min\" and \"max\"", c.Mode)
+	case c.Mode.Validate() != nil:
+		return &hone.ParamError{Plugin: "asha", Param: "mode", Err: c.Mode.Validate()}
 	case !(c.GracePeriod > 0):
-		return fmt.Errorf("asha: grace_period = %v: must be > 0", c.GracePeriod)
+		return invalid("grace_period", "grace_period = %v: must be > 0", c.GracePeriod)
 	case !(c.MaxT >= c.GracePeriod):
-		return fmt.Errorf("asha: max_t = %v: must be >= grace_period (%v)", c.MaxT, c.GracePeriod)
+		return invalid("max_t", "max_t = %v: must be >= grace_period (%v)", c.MaxT, c.GracePeriod)
 	case !(c.ReductionFactor > 1):
-		return fmt.Errorf("asha: reduction_factor = %v: must be > 1", c.ReductionFactor)
+		return invalid("reduction_factor", "reduction_factor = %v: must be > 1", c.ReductionFactor)
 	case c.Brackets < 1:
-		return fmt.Errorf("asha: brackets = %d: must be >= 1", c.Brackets)
+		return invalid("brackets", "brackets = %d: must be >= 1", c.Brackets)
 	case c.Promotion != "" && !slices.Contains(Promotions(), c.Promotion):
-		return fmt.Errorf("asha: promotion = %q: allowed values are %q and %q", c.Promotion, PromotePercentile, PromoteTop)
+		return invalid("promotion", "promotion = %q: allowed values are %q and %q", c.Promotion, PromotePercentile, PromoteTop)
 	}
 	return nil
 }
@@ -286,31 +286,26 @@ func (s *Scheduler) OnTrialAdd(c hone.Control, t *hone.Trial) {
 	s.trialOf[t.ID] = s.brackets[pick]
 }
 
-func (s *Scheduler) objective(c hone.Control) (string, hone.Mode) {
-	m, mode := s.cfg.Metric, s.cfg.Mode
-	if m == "" {
-		m = c.Metric()
-	}
-	if mode == "" {
-		mode = c.Mode()
-	}
-	return m, mode
+// objective is the scheduler's own metric and mode, each defaulting to the
+// experiment's primary objective's.
+func (s *Scheduler) objective(c hone.Control) hone.Objective {
+	return hone.Objective{Metric: s.cfg.Metric, Mode: s.cfg.Mode}.Or(c.Objectives().Primary())
 }
 
 // values returns the time and score (higher is better) of r, or ok=false
 // (with one warning per experiment) when either is missing.
 func (s *Scheduler) values(c hone.Control, r *hone.Result) (float64, float64, bool) {
-	metric, mode := s.objective(c)
+	obj := s.objective(c)
 	tv, ok1 := r.Value(s.cfg.TimeAttr)
-	mv, ok2 := r.Value(metric)
+	mv, ok2 := obj.Value(r)
 	if !ok1 || !ok2 {
 		if !s.warned {
 			s.warned = true
-			c.Logf("asha: a result of trial %s has no %q or no %q; such results continue", r.TrialID, s.cfg.TimeAttr, metric)
+			c.Logf("asha: a result of trial %s has no %q or no %q; such results continue", r.TrialID, s.cfg.TimeAttr, obj.Metric)
 		}
 		return 0, 0, false
 	}
-	return tv, mode.Score(mv), true
+	return tv, obj.Score(mv), true
 }
 
 // OnResult stops a trial at max_t (with StopLastTrials) or below the cutoff
@@ -407,3 +402,8 @@ func (s *Scheduler) OnTrialError(c hone.Control, t *hone.Trial) {}
 
 // OnTrialRemove forgets t.
 func (s *Scheduler) OnTrialRemove(c hone.Control, t *hone.Trial) { delete(s.trialOf, t.ID) }
+
+// invalid is the error of Validate for param: a *hone.ParamError.
+func invalid(param, format string, args ...any) error {
+	return &hone.ParamError{Plugin: "asha", Param: param, Err: fmt.Errorf(format, args...)}
+}

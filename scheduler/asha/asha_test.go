@@ -252,8 +252,9 @@ func TestRungs(t *testing.T) {
 // random source.
 type control struct{ fixedRand }
 
-func (control) Metric() string  { return "loss" }
-func (control) Mode() hone.Mode { return hone.Min }
+func (control) Objectives() hone.Objectives {
+	return hone.Objectives{{Metric: "loss", Mode: hone.Min}}
+}
 
 // TestBudgetInfo: with BudgetInfo, a result recorded at a rung carries
 // hyperband_info.budget = the milestone, one between rungs nothing, the

@@ -21,8 +21,7 @@ func (v view) Trial(id string) *hone.Trial {
 }
 func (view) Now() time.Time                             { return time.Time{} }
 func (view) Rand() *rand.Rand                           { return nil }
-func (view) Metric() string                             { return "" }
-func (view) Mode() hone.Mode                            { return hone.Min }
+func (view) Objectives() hone.Objectives                { return nil }
 func (view) ScheduleSave(*hone.Trial) *hone.SaveFuture  { return nil }
 func (view) PauseTrial(*hone.Trial, bool)               {}
 func (view) StopTrial(*hone.Trial)                      {}

@@ -53,12 +53,12 @@ func DefaultConfig() Config {
 // Validate names the first invalid parameter.
 func (c Config) Validate() error {
 	switch {
-	case c.Mode != "" && !c.Mode.Valid():
-		return fmt.Errorf("hyperband: mode = %q: allowed values are \"min\" and \"max\"", c.Mode)
+	case c.Mode.Validate() != nil:
+		return &hone.ParamError{Plugin: "hyperband", Param: "mode", Err: c.Mode.Validate()}
 	case !(c.MaxT >= 1):
-		return fmt.Errorf("hyperband: max_t = %v: must be >= 1", c.MaxT)
+		return invalid("max_t", "max_t = %v: must be >= 1", c.MaxT)
 	case !(c.ReductionFactor > 1):
-		return fmt.Errorf("hyperband: reduction_factor = %v: must be > 1", c.ReductionFactor)
+		return invalid("reduction_factor", "reduction_factor = %v: must be > 1", c.ReductionFactor)
 	}
 	return nil
 }
@@ -311,15 +311,10 @@ func (b *bracket) completion(stopLast bool) float64 {
 	return math.Min(b.progress/b.totalWork, 1)
 }
 
-func (s *Scheduler) objective(c hone.Control) (string, hone.Mode) {
-	m, mode := s.cfg.Metric, s.cfg.Mode
-	if m == "" {
-		m = c.Metric()
-	}
-	if mode == "" {
-		mode = c.Mode()
-	}
-	return m, mode
+// objective is the scheduler's own metric and mode, each defaulting to the
+// experiment's primary objective's.
+func (s *Scheduler) objective(c hone.Control) hone.Objective {
+	return hone.Objective{Metric: s.cfg.Metric, Mode: s.cfg.Mode}.Or(c.Objectives().Primary())
 }
 
 // OnResult updates t's time and score; below the milestone it continues;
@@ -335,20 +330,20 @@ func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone
 	m := b.byID[t.ID]
 	delete(b.ready, t.ID) // it runs again
 	delete(s.pausing, t.ID)
-	metric, mode := s.objective(c)
+	obj := s.objective(c)
 	tv, ok1 := r.Value(s.cfg.TimeAttr)
-	mv, ok2 := r.Value(metric)
+	mv, ok2 := obj.Value(r)
 	if !ok1 || !ok2 {
 		if !s.warned {
 			s.warned = true
-			c.Logf("hyperband: a result of trial %s has no %q or no %q; such results continue", t.ID, s.cfg.TimeAttr, metric)
+			c.Logf("hyperband: a result of trial %s has no %q or no %q; such results continue", t.ID, s.cfg.TimeAttr, obj.Metric)
 		}
 		return hone.Continue
 	}
 	if d := tv - m.time; d > 0 {
 		b.progress += d
 	}
-	m.time, m.score = tv, mode.Score(mv)
+	m.time, m.score = tv, obj.Score(mv)
 	if b.continueTrial(m, s.cfg.StopLastTrials) {
 		return hone.Continue
 	}
@@ -608,4 +603,9 @@ type BracketInfo struct {
 	Rungs []Rung
 	// Members are the trials it ever took, in order.
 	Members []string
+}
+
+// invalid is the error of Validate for param: a *hone.ParamError.
+func invalid(param, format string, args ...any) error {
+	return &hone.ParamError{Plugin: "hyperband", Param: param, Err: fmt.Errorf(format, args...)}
 }

@@ -44,14 +44,14 @@ func DefaultConfig() Config {
 // Validate names the first invalid parameter.
 func (c Config) Validate() error {
 	switch {
-	case c.Mode != "" && !c.Mode.Valid():
-		return fmt.Errorf("median: mode = %q: allowed values are \"min\" and \"max\"", c.Mode)
+	case c.Mode.Validate() != nil:
+		return &hone.ParamError{Plugin: "median", Param: "mode", Err: c.Mode.Validate()}
 	case c.GracePeriod < 0:
-		return fmt.Errorf("median: grace_period = %v: must be >= 0", c.GracePeriod)
+		return invalid("grace_period", "grace_period = %v: must be >= 0", c.GracePeriod)
 	case c.MinSamplesRequired < 1:
-		return fmt.Errorf("median: min_samples_required = %d: must be >= 1", c.MinSamplesRequired)
+		return invalid("min_samples_required", "min_samples_required = %d: must be >= 1", c.MinSamplesRequired)
 	case c.MinTimeSlice < 0:
-		return fmt.Errorf("median: min_time_slice = %v: must be >= 0", c.MinTimeSlice)
+		return invalid("min_time_slice", "min_time_slice = %v: must be >= 0", c.MinTimeSlice)
 	}
 	return nil
 }
@@ -83,32 +83,27 @@ func New(cfg Config) (*Scheduler, error) {
 	return &Scheduler{cfg: cfg, history: map[string][]point{}, stopped: map[string]bool{}, lastPause: map[string]float64{}}, nil
 }
 
-func (s *Scheduler) objective(c hone.Control) (string, hone.Mode) {
-	m, mode := s.cfg.Metric, s.cfg.Mode
-	if m == "" {
-		m = c.Metric()
-	}
-	if mode == "" {
-		mode = c.Mode()
-	}
-	return m, mode
+// objective is the scheduler's own metric and mode, each defaulting to the
+// experiment's primary objective's.
+func (s *Scheduler) objective(c hone.Control) hone.Objective {
+	return hone.Objective{Metric: s.cfg.Metric, Mode: s.cfg.Mode}.Or(c.Objectives().Primary())
 }
 
 func (s *Scheduler) record(c hone.Control, t *hone.Trial, r *hone.Result) (float64, bool) {
-	metric, mode := s.objective(c)
+	obj := s.objective(c)
 	tv, ok1 := r.Value(s.cfg.TimeAttr)
-	mv, ok2 := r.Value(metric)
+	mv, ok2 := obj.Value(r)
 	if !ok1 || !ok2 {
 		if !s.warned {
 			s.warned = true
-			c.Logf("median: a result of trial %s has no %q or no %q; such results continue", t.ID, s.cfg.TimeAttr, metric)
+			c.Logf("median: a result of trial %s has no %q or no %q; such results continue", t.ID, s.cfg.TimeAttr, obj.Metric)
 		}
 		return 0, false
 	}
 	if _, seen := s.history[t.ID]; !seen {
 		s.order = append(s.order, t.ID)
 	}
-	s.history[t.ID] = append(s.history[t.ID], point{tv, mode.Score(mv)})
+	s.history[t.ID] = append(s.history[t.ID], point{tv, obj.Score(mv)})
 	return tv, true
 }
 
@@ -205,4 +200,9 @@ func (s *Scheduler) OnTrialComplete(c hone.Control, t *hone.Trial, r *hone.Resul
 func mustTime(r *hone.Result, attr string) float64 {
 	v, _ := r.Value(attr)
 	return v
+}
+
+// invalid is the error of Validate for param: a *hone.ParamError.
+func invalid(param, format string, args ...any) error {
+	return &hone.ParamError{Plugin: "median", Param: param, Err: fmt.Errorf(format, args...)}
 }

@@ -138,10 +138,10 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	if len(c.PBT.Mutations) != 0 {
-		return fmt.Errorf("pb2: hyperparam_mutations must be empty: PB2 explores hyperparam_bounds")
+		return invalid("hyperparam_mutations", "hyperparam_mutations must be empty: PB2 explores hyperparam_bounds")
 	}
 	if c.PBT.Explorer != nil {
-		return fmt.Errorf("pb2: the PBT explorer must be empty: PB2 provides its own")
+		return invalid("", "the PBT explorer must be empty: PB2 provides its own")
 	}
 	if err := checkBounds(c.Bounds); err != nil {
 		return err
@@ -151,18 +151,18 @@ func (c Config) Validate() error {
 		switch {
 		case !c.LogScale[k]:
 		case !ok:
-			return fmt.Errorf("pb2: log scale: %s is not a key of hyperparam_bounds", k)
+			return invalid("hyperparam_bounds", "log scale: %s is not a key of hyperparam_bounds", k)
 		case !(b[0] > 0):
-			return fmt.Errorf("pb2: hyperparam_bounds.%s = [%v, %v]: a log scale needs bounds > 0", k, b[0], b[1])
+			return invalid("hyperparam_bounds."+k, "hyperparam_bounds.%s = [%v, %v]: a log scale needs bounds > 0", k, b[0], b[1])
 		}
 	}
 	switch {
 	case c.MaxRows < 1:
-		return fmt.Errorf("pb2: max rows = %d: must be >= 1", c.MaxRows)
+		return invalid("", "max rows = %d: must be >= 1", c.MaxRows)
 	case c.FitRows < 1:
-		return fmt.Errorf("pb2: fit rows = %d: must be >= 1", c.FitRows)
+		return invalid("", "fit rows = %d: must be >= 1", c.FitRows)
 	case c.Starts < 1:
-		return fmt.Errorf("pb2: starts = %d: must be >= 1", c.Starts)
+		return invalid("starts", "starts = %d: must be >= 1", c.Starts)
 	}
 	p := c.pbtConfig(nopExplorer{})
 	if p.PerturbationInterval == 0 {
@@ -179,23 +179,23 @@ func (c Config) Validate() error {
 // low > high.
 func checkBounds(b map[string][2]float64) error {
 	if len(b) == 0 {
-		return fmt.Errorf("pb2: hyperparam_bounds is required: the keys PB2 tunes, each [low, high]")
+		return invalid("hyperparam_bounds", "hyperparam_bounds is required: the keys PB2 tunes, each [low, high]")
 	}
 	for _, k := range sortedKeys(b) {
 		parts := strings.Split(k, "/")
 		for i, part := range parts {
 			if part == "" {
-				return fmt.Errorf("pb2: hyperparam_bounds.%s: a key has an empty part", k)
+				return invalid("hyperparam_bounds."+k, "hyperparam_bounds.%s: a key has an empty part", k)
 			}
 			if prefix := strings.Join(parts[:i], "/"); i > 0 {
 				if _, ok := b[prefix]; ok {
-					return fmt.Errorf("pb2: hyperparam_bounds: %s and %s conflict: a key cannot be both a value and a map", prefix, k)
+					return invalid("hyperparam_bounds", "hyperparam_bounds: %s and %s conflict: a key cannot be both a value and a map", prefix, k)
 				}
 			}
 		}
 		lo, hi := b[k][0], b[k][1]
 		if math.IsNaN(lo) || math.IsInf(lo, 0) || math.IsNaN(hi) || math.IsInf(hi, 0) || lo > hi {
-			return fmt.Errorf("pb2: hyperparam_bounds.%s = [%v, %v]: want finite [low, high] with low <= high", k, lo, hi)
+			return invalid("hyperparam_bounds."+k, "hyperparam_bounds.%s = [%v, %v]: want finite [low, high] with low <= high", k, lo, hi)
 		}
 	}
 	return nil
@@ -285,4 +285,9 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// invalid is the error of Validate for param: a *hone.ParamError.
+func invalid(param, format string, args ...any) error {
+	return &hone.ParamError{Plugin: "pb2", Param: param, Err: fmt.Errorf(format, args...)}
 }

@@ -100,20 +100,20 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	switch {
-	case c.Mode != "" && !c.Mode.Valid():
-		return fmt.Errorf("pbt: mode = %q: allowed values are \"min\" and \"max\"", c.Mode)
+	case c.Mode.Validate() != nil:
+		return &hone.ParamError{Plugin: "pbt", Param: "mode", Err: c.Mode.Validate()}
 	case len(c.Mutations) == 0 && c.Explore == nil && c.Explorer == nil:
-		return fmt.Errorf("pbt: hyperparam_mutations or custom_explore_fn is required")
+		return invalid("hyperparam_mutations", "hyperparam_mutations or custom_explore_fn is required")
 	case !(c.PerturbationInterval > 0):
-		return fmt.Errorf("pbt: perturbation_interval = %v: must be > 0", c.PerturbationInterval)
+		return invalid("perturbation_interval", "perturbation_interval = %v: must be > 0", c.PerturbationInterval)
 	case c.BurnInPeriod < 0:
-		return fmt.Errorf("pbt: burn_in_period = %v: must be >= 0", c.BurnInPeriod)
+		return invalid("burn_in_period", "burn_in_period = %v: must be >= 0", c.BurnInPeriod)
 	case !(*c.QuantileFraction >= 0 && *c.QuantileFraction <= 0.5):
-		return fmt.Errorf("pbt: quantile_fraction = %v: must be in [0, 0.5]", *c.QuantileFraction)
+		return invalid("quantile_fraction", "quantile_fraction = %v: must be in [0, 0.5]", *c.QuantileFraction)
 	case !(*c.ResampleProbability >= 0 && *c.ResampleProbability <= 1):
-		return fmt.Errorf("pbt: resample_probability = %v: must be in [0, 1]", *c.ResampleProbability)
+		return invalid("resample_probability", "resample_probability = %v: must be in [0, 1]", *c.ResampleProbability)
 	case len(c.PerturbationFactors) == 0:
-		return fmt.Errorf("pbt: perturbation_factors: at least one factor is required")
+		return invalid("perturbation_factors", "perturbation_factors: at least one factor is required")
 	}
 	return checkMutations("hyperparam_mutations", c.Mutations)
 }
@@ -123,7 +123,7 @@ func checkMutations(where string, m map[string]any) error {
 		switch x := v.(type) {
 		case []any:
 			if len(x) == 0 {
-				return fmt.Errorf("pbt: %s.%s: an empty list", where, k)
+				return invalid(where+"."+k, "%s.%s: an empty list", where, k)
 			}
 		case map[string]any:
 			if err := checkMutations(where+"."+k, x); err != nil {
@@ -135,7 +135,7 @@ func checkMutations(where string, m map[string]any) error {
 			}
 		case func(*randRand) any, interface{ Sample(*randRand) any }:
 		default:
-			return fmt.Errorf("pbt: %s.%s: %T is not a mutation: use a list, a distribution, a func(*rand.Rand) any, or a nested map", where, k, v)
+			return invalid(where+"."+k, "%s.%s: %T is not a mutation: use a list, a distribution, a func(*rand.Rand) any, or a nested map", where, k, v)
 		}
 	}
 	return nil
@@ -223,15 +223,10 @@ func (s *Scheduler) Config() Config {
 // Stats returns the counts so far.
 func (s *Scheduler) Stats() Stats { return s.stats }
 
-func (s *Scheduler) objective(c hone.Control) (string, hone.Mode) {
-	m, mode := s.cfg.Metric, s.cfg.Mode
-	if m == "" {
-		m = c.Metric()
-	}
-	if mode == "" {
-		mode = c.Mode()
-	}
-	return m, mode
+// objective is the scheduler's own metric and mode, each defaulting to the
+// experiment's primary objective's.
+func (s *Scheduler) objective(c hone.Control) hone.Objective {
+	return hone.Objective{Metric: s.cfg.Metric, Mode: s.cfg.Mode}.Or(c.Objectives().Primary())
 }
 
 // OnTrialAdd gives every mutated key missing from t's configuration an
@@ -285,16 +280,16 @@ func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone
 	if st == nil {
 		return hone.Continue
 	}
-	metric, mode := s.objective(c)
+	obj := s.objective(c)
 	tv, ok1 := r.Value(s.cfg.TimeAttr)
-	mv, ok2 := r.Value(metric)
+	mv, ok2 := obj.Value(r)
 	if !ok1 || !ok2 {
 		if s.requireAttrs {
-			return s.missing(c, t, r, metric, ok1)
+			return s.missing(c, t, r, obj.Metric, ok1)
 		}
 		if !s.warned {
 			s.warned = true
-			c.Logf("pbt: a result of trial %s has no %q or no %q; such results continue", t.ID, s.cfg.TimeAttr, metric)
+			c.Logf("pbt: a result of trial %s has no %q or no %q; such results continue", t.ID, s.cfg.TimeAttr, obj.Metric)
 		}
 		return hone.Continue
 	}
@@ -302,7 +297,7 @@ func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone
 	if tv < s.cfg.BurnInPeriod || tv-st.lastPerturbTime < s.cfg.PerturbationInterval {
 		return hone.Continue
 	}
-	s.setScore(st, mode.Score(mv))
+	s.setScore(st, obj.Score(mv))
 	s.setTrainTime(st, tv)
 	if s.cfg.Explorer != nil {
 		s.cfg.Explorer.Observe(t, tv, st.lastScore, t.Config)
@@ -658,4 +653,9 @@ func short(v any) string {
 		return fmt.Sprintf("%.4g", f)
 	}
 	return fmt.Sprint(v)
+}
+
+// invalid is the error of Validate for param: a *hone.ParamError.
+func invalid(param, format string, args ...any) error {
+	return &hone.ParamError{Plugin: "pbt", Param: param, Err: fmt.Errorf(format, args...)}
 }

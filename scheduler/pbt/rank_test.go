@@ -114,8 +114,9 @@ func (f *fakeControl) Trials() []*hone.Trial       { return f.trials }
 func (f *fakeControl) Trial(id string) *hone.Trial { return f.byID[id] }
 func (f *fakeControl) Now() time.Time              { return time.Time{} }
 func (f *fakeControl) Rand() *rand.Rand            { return f.rng }
-func (f *fakeControl) Metric() string              { return "m" }
-func (f *fakeControl) Mode() hone.Mode             { return hone.Max }
+func (f *fakeControl) Objectives() hone.Objectives {
+	return hone.Objectives{{Metric: "m", Mode: hone.Max}}
+}
 func (f *fakeControl) ScheduleSave(t *hone.Trial) *hone.SaveFuture {
 	if fut := f.saves[t.ID]; fut != nil {
 		return fut

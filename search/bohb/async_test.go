@@ -143,9 +143,10 @@ type ctl struct {
 	r *rand.Rand
 }
 
-func (c ctl) Rand() *rand.Rand  { return c.r }
-func (ctl) Metric() string      { return "loss" }
-func (ctl) Mode() hone.Mode     { return hone.Min }
+func (c ctl) Rand() *rand.Rand { return c.r }
+func (ctl) Objectives() hone.Objectives {
+	return hone.Objectives{{Metric: "loss", Mode: hone.Min}}
+}
 func (ctl) Logf(string, ...any) {}
 
 // TestModelPerRung: fed by ASHA's rung results as they arrive, the model

@@ -186,6 +186,9 @@ func AsyncOptions() Options {
 	return o
 }
 
+// objective is the objective Metric and Mode name.
+func (o Options) objective() hone.Objective { return hone.Objective{Metric: o.Metric, Mode: o.Mode} }
+
 // withDefaults fills zero fields and validates the rest.
 func (o Options) withDefaults(dim int) (Options, error) {
 	def := DefaultOptions()
@@ -211,7 +214,7 @@ func (o Options) withDefaults(dim int) (Options, error) {
 	case o.Metric == "":
 		return o, fmt.Errorf("bohb: metric is required")
 	case !o.Mode.Valid():
-		return o, fmt.Errorf("bohb: mode = %q: allowed values are \"min\" and \"max\"", o.Mode)
+		return o, fmt.Errorf("bohb: %w", o.Mode.Validate())
 	case o.NumSamples < -1:
 		return o, fmt.Errorf("bohb: num_samples = %d: must be -1 (until stopped) or >= 0", o.NumSamples)
 	case o.MaxConcurrent < 0:
@@ -568,15 +571,13 @@ func (s *Searcher) feed(id string, t *trial, r *hone.Result) {
 	if !ok || slices.Contains(t.fed, b) {
 		return
 	}
-	v, ok := r.Value(s.opts.Metric)
+	obj := s.opts.objective()
+	v, ok := obj.Value(r)
 	if !ok {
 		return
 	}
 	t.fed = append(t.fed, b)
-	loss := v
-	if s.opts.Mode == hone.Max {
-		loss = -v
-	}
+	loss := obj.Loss(v)
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		loss = math.Inf(1)
 	}

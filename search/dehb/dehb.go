@@ -130,6 +130,9 @@ type Options struct {
 // DefaultOptions returns DEHB's defaults: F = 0.5 and CR = 0.5.
 func DefaultOptions() Options { return Options{MutationFactor: 0.5, CrossoverProb: 0.5} }
 
+// objective is the objective Metric and Mode name.
+func (o Options) objective() hone.Objective { return hone.Objective{Metric: o.Metric, Mode: o.Mode} }
+
 func (o Options) withDefaults() (Options, error) {
 	def := DefaultOptions()
 	if o.MutationFactor == 0 {
@@ -708,14 +711,12 @@ func (s *Searcher) values(r *hone.Result) (tv, loss float64, ok bool) {
 		return 0, 0, false
 	}
 	tv, ok1 := r.Value(s.sc.cfg.TimeAttr)
-	v, ok2 := r.Value(s.opts.Metric)
+	obj := s.opts.objective()
+	v, ok2 := obj.Value(r)
 	if !ok1 || !ok2 {
 		return 0, 0, false
 	}
-	if s.opts.Mode == hone.Max {
-		v = -v
-	}
-	return tv, v, true
+	return tv, obj.Loss(v), true
 }
 
 // Live returns the number of trials with a job in flight: the count

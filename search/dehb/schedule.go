@@ -55,17 +55,17 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	switch {
 	case !(c.GracePeriod > 0) || math.IsInf(c.GracePeriod, 0):
-		return c, fmt.Errorf("dehb: grace_period = %v: must be a finite number > 0", c.GracePeriod)
+		return c, invalid("grace_period", "grace_period = %v: must be a finite number > 0", c.GracePeriod)
 	case !(c.MaxT > c.GracePeriod) || math.IsInf(c.MaxT, 0):
-		return c, fmt.Errorf("dehb: max_t = %v: must be a finite number > grace_period (%v)", c.MaxT, c.GracePeriod)
+		return c, invalid("max_t", "max_t = %v: must be a finite number > grace_period (%v)", c.MaxT, c.GracePeriod)
 	case !(c.ReductionFactor > 1) || math.IsInf(c.ReductionFactor, 0):
-		return c, fmt.Errorf("dehb: reduction_factor = %v: must be a finite number > 1", c.ReductionFactor)
+		return c, invalid("reduction_factor", "reduction_factor = %v: must be a finite number > 1", c.ReductionFactor)
 	}
 	if levelCount(c) < 2 {
-		return c, fmt.Errorf("dehb: max_t = %v: must be at least grace_period × reduction_factor (%v), for two budgets", c.MaxT, c.GracePeriod*c.ReductionFactor)
+		return c, invalid("max_t", "max_t = %v: must be at least grace_period × reduction_factor (%v), for two budgets", c.MaxT, c.GracePeriod*c.ReductionFactor)
 	}
 	if k := levelCount(c) - 1; k > maxLevels {
-		return c, fmt.Errorf("dehb: max_t / grace_period = %v: more than %d budget levels at reduction_factor %v", c.MaxT/c.GracePeriod, maxLevels, c.ReductionFactor)
+		return c, invalid("max_t", "max_t / grace_period = %v: more than %d budget levels at reduction_factor %v", c.MaxT/c.GracePeriod, maxLevels, c.ReductionFactor)
 	}
 	return c, nil
 }
@@ -219,4 +219,9 @@ func (b *bracket) advance() {
 func (b *bracket) cut(r int) {
 	b.n[r] = b.issued[r]
 	b.advance()
+}
+
+// invalid is the error of Validate for param: a *hone.ParamError.
+func invalid(param, format string, args ...any) error {
+	return &hone.ParamError{Plugin: "dehb", Param: param, Err: fmt.Errorf(format, args...)}
 }

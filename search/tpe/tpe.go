@@ -203,8 +203,7 @@ type Rungs struct {
 // called from one goroutine only.
 type Searcher struct {
 	space        space.Space
-	metric       string
-	mode         hone.Mode
+	obj          hone.Objective
 	total        int
 	startup      int
 	nEI          int
@@ -288,12 +287,9 @@ func New(sp space.Space, opts Options) (*Searcher, error) {
 	if opts.Metric == "" {
 		return nil, fmt.Errorf("tpe: metric is required")
 	}
-	mode := opts.Mode
-	if mode == "" {
-		mode = hone.Min
-	}
-	if !mode.Valid() {
-		return nil, fmt.Errorf("tpe: mode = %q: allowed values are \"min\" and \"max\"", opts.Mode)
+	obj := hone.Objective{Metric: opts.Metric, Mode: opts.Mode}
+	if err := obj.Validate(); err != nil {
+		return nil, fmt.Errorf("tpe: %w", err)
 	}
 	if opts.NumSamples == 0 || opts.NumSamples < -1 {
 		return nil, fmt.Errorf("tpe: num_samples = %d: must be -1 (until stopped) or >= 1", opts.NumSamples)
@@ -309,8 +305,7 @@ func New(sp space.Space, opts Options) (*Searcher, error) {
 	}
 	s := &Searcher{
 		space:        sp,
-		metric:       opts.Metric,
-		mode:         mode,
+		obj:          obj.WithDefaults(),
 		total:        opts.NumSamples,
 		startup:      orDefault(opts.NStartupTrials, 10),
 		nEI:          orDefault(opts.NEICandidates, 24),
@@ -463,7 +458,7 @@ func (s *Searcher) OnResult(trialID string, r *hone.Result) {
 	if p == nil {
 		return
 	}
-	if v, ok := r.Value(s.metric); ok {
+	if v, ok := s.obj.Value(r); ok {
 		p.last, p.seen = v, true
 	}
 	s.feed(trialID, p, r)
@@ -487,14 +482,14 @@ func (s *Searcher) OnTrialComplete(trialID string, last *hone.Result, failed boo
 	if failed {
 		return
 	}
-	v, ok := last.Value(s.metric)
+	v, ok := s.obj.Value(last)
 	if !ok {
 		v, ok = p.last, p.seen
 	}
 	if !ok || math.IsNaN(v) {
 		return
 	}
-	s.obs = append(s.obs, observation{seq: p.seq, loss: -s.mode.Score(v), x: p.x})
+	s.obs = append(s.obs, observation{seq: p.seq, loss: s.obj.Loss(v), x: p.x})
 }
 
 // feed observes trial id at the highest budget r reached, if that is
@@ -504,7 +499,7 @@ func (s *Searcher) feed(id string, t *trial, r *hone.Result) {
 		return
 	}
 	tv, ok1 := r.Value(s.timeAttr)
-	v, ok2 := r.Value(s.metric)
+	v, ok2 := s.obj.Value(r)
 	if !ok1 || !ok2 || math.IsNaN(tv) {
 		return
 	}
@@ -519,7 +514,7 @@ func (s *Searcher) feed(id string, t *trial, r *hone.Result) {
 		s.unrank(t)
 	}
 	t.top = k
-	s.mon.Observe(id, s.budgets[k], -s.mode.Score(v))
+	s.mon.Observe(id, s.budgets[k], s.obj.Loss(v))
 	t.topLoss, _ = s.mon.Loss(id, s.budgets[k]) // NaN made +Inf
 	s.rank(t)
 }

@@ -100,9 +100,9 @@ func TestOptionsValidation(t *testing.T) {
 		})
 	}
 	s := mustNew(t, sp, ok)
-	if s.mode != hone.Min || s.startup != 10 || s.nEI != 24 || s.priorWeight != 1 || s.gamma(30) != 3 || s.endpoints {
+	if s.obj.Mode != hone.Min || s.startup != 10 || s.nEI != 24 || s.priorWeight != 1 || s.gamma(30) != 3 || s.endpoints {
 		t.Errorf("defaults: mode %q startup %d candidates %d prior %v gamma(30) %d endpoints %v",
-			s.mode, s.startup, s.nEI, s.priorWeight, s.gamma(30), s.endpoints)
+			s.obj.Mode, s.startup, s.nEI, s.priorWeight, s.gamma(30), s.endpoints)
 	}
 	if s.Total() != 10 {
 		t.Errorf("Total = %d", s.Total())

@@ -87,7 +87,7 @@ func PrintBest(w io.Writer, dir, scope string) (*results.Experiment, *results.Tr
 	if err != nil {
 		return nil, nil, err
 	}
-	best, acc, err := res.Best("val_accuracy", hone.Max, scope)
+	best, acc, err := res.Best(hone.Objective{Metric: "val_accuracy", Mode: hone.Max}, scope)
 	if err != nil {
 		return nil, nil, err
 	}
