@@ -877,3 +877,45 @@ func (p *Params) Strings(key string) []string {
 	p.resolve(key, v)
 	return v
 }
+
+// Param is one parameter of a plugin, as its table entry reads it: the key
+// under the plugin's section and the value it takes when a spec leaves it
+// out (nil when it has none: a required parameter, or one read only when
+// set).
+type Param struct {
+	Name    string
+	Default any
+}
+
+// Parameters returns the parameters that plugin name of kind ("searcher",
+// "scheduler" or "executor") reads, in the order its entry reads them,
+// with their defaults: the plugin's parameter schema. It comes from the
+// table entry itself, whose Read asks for every parameter it knows on
+// every call, so the schema and the validation cannot disagree. It returns
+// nil for an unknown kind or name.
+func Parameters(kind, name string) []Param {
+	reserved := schedulerKeys
+	switch kind {
+	case "searcher":
+		reserved = searcherKeys
+	case "executor":
+		reserved = executorKeys
+	}
+	p := newParams(&collector{lines: map[string]pos{}}, kind, nil, reserved...)
+	p.resolved = map[string]any{}
+	switch e, s, x := searchers[name], schedulers[name], executors[name]; {
+	case kind == "searcher" && e.Read != nil:
+		e.Read(p)
+	case kind == "scheduler" && s.Read != nil:
+		s.Read(p)
+	case kind == "executor" && x.Read != nil:
+		x.Read(p)
+	default:
+		return nil
+	}
+	out := make([]Param, 0, len(p.asked))
+	for _, k := range p.asked {
+		out = append(out, Param{Name: k, Default: p.resolved[k]})
+	}
+	return out
+}

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -227,9 +228,9 @@ func (a *app) versionCmd() *cobra.Command {
 			fmt.Fprintln(w, versionLine())
 			fmt.Fprintf(w, "storage: %s\n", storageSchemesHelp)
 			for _, kind := range []struct {
-				title string
-				list  func() ([]string, map[string]string)
-			}{{"searchers", spec.Searchers}, {"schedulers", spec.Schedulers}, {"executors", spec.Executors}} {
+				title, kind string
+				list        func() ([]string, map[string]string)
+			}{{"searchers", "searcher", spec.Searchers}, {"schedulers", "scheduler", spec.Schedulers}, {"executors", "executor", spec.Executors}} {
 				names, docs := kind.list()
 				fmt.Fprintf(w, "%s:\n", kind.title)
 				width := 0
@@ -238,11 +239,35 @@ func (a *app) versionCmd() *cobra.Command {
 				}
 				for _, n := range names {
 					fmt.Fprintf(w, "  %-*s  %s\n", width, n, docs[n])
+					if ps := paramsText(kind.kind, n); ps != "" {
+						fmt.Fprintf(w, "  %-*s  parameters: %s\n", width, "", ps)
+					}
 				}
 			}
 			return nil
 		},
 	}
+}
+
+// paramsText lists the parameters of plugin name of kind with their
+// defaults, as hone version prints them: "key=default" ("key" alone for
+// one without a default; a metric or mode left empty is the
+// experiment's).
+func paramsText(kind, name string) string {
+	var out []string
+	for _, p := range spec.Parameters(kind, name) {
+		switch {
+		case p.Default == nil:
+			out = append(out, p.Name)
+		case p.Default == "" && (p.Name == "metric" || p.Name == "mode"):
+			out = append(out, p.Name+"=(the experiment's)")
+		case p.Default == "":
+			out = append(out, p.Name+`=""`)
+		default:
+			out = append(out, fmt.Sprintf("%s=%v", p.Name, p.Default))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // versionLine is hone's version with the Go release and platform it was

@@ -388,6 +388,13 @@ func TestHelpAndVersion(t *testing.T) {
 		!strings.Contains(out, "storage: a local path, file:///abs/path, s3://") {
 		t.Errorf("version: %d\n%s", code, out)
 	}
+	// Each plugin's parameters with their defaults, from the tables.
+	for _, want := range []string{"parameters: metric=(the experiment's), mode=(the experiment's), time_attr=training_iteration, max_t=100, grace_period=1, reduction_factor=4,",
+		"parameters: n_startup_trials=10, n_ei_candidates=24,", "parameters: mode=auto, partition=\"\","} {
+		if !strings.Contains(out, want) {
+			t.Errorf("version: no %q in\n%s", want, out)
+		}
+	}
 	first, _, _ := strings.Cut(out, "\n")
 	for _, flag := range []string{"--version", "-v"} {
 		code, got, errOut := c.run(flag)
