@@ -87,19 +87,19 @@ func (c CheckpointConfig) Validate() error {
 // SaveFuture is a pending save of one trial (docs/SEMANTICS.md §1 "Saves"). There is
 // at most one in flight per trial: asking for a save while one is in flight
 // returns the same future. It resolves exactly once, to a checkpoint, to
-// "no checkpoint" (nil, nil), or to an error.
+// "no checkpoint" (nil, nil), or to an error. A scheduler that waits on a
+// save keeps what it waits for in its own state and is told of the
+// resolution by SaveListener.OnTrialSave: a future carries no
+// continuations, so no decision hides in a closure.
 //
-// A SaveFuture is used on the controller's goroutine only: Then callbacks run
-// synchronously inside Resolve, on that goroutine. It is not safe for
-// concurrent use.
+// A SaveFuture is resolved on the controller's goroutine only.
 type SaveFuture struct {
 	TrialID string
 
-	mu    sync.Mutex // guards nothing on the hot path; keeps -race quiet for readers in tests
-	done  bool
-	cp    *Checkpoint
-	err   error
-	thens []func(*Checkpoint, error)
+	mu   sync.Mutex // guards nothing on the hot path; keeps -race quiet for readers in tests
+	done bool
+	cp   *Checkpoint
+	err  error
 }
 
 // NewSaveFuture returns an unresolved future for trialID. Called by the
@@ -121,36 +121,13 @@ func (f *SaveFuture) Result() (*Checkpoint, error) {
 	return f.cp, f.err
 }
 
-// Then registers fn to run when the future resolves, or runs it at once if
-// it already has. This is how a scheduler waits on a save without blocking
-// the runner: the continuation runs inside the controller step that
-// resolves the future.
-func (f *SaveFuture) Then(fn func(*Checkpoint, error)) {
-	f.mu.Lock()
-	if f.done {
-		cp, err := f.cp, f.err
-		f.mu.Unlock()
-		fn(cp, err)
-		return
-	}
-	f.thens = append(f.thens, fn)
-	f.mu.Unlock()
-}
-
-// Resolve settles the future and runs its continuations in registration
-// order. Resolving twice panics: it would mean two saves answered one
-// request. Called by the controller only.
+// Resolve settles the future. Resolving twice panics: it would mean two
+// saves answered one request. Called by the controller only.
 func (f *SaveFuture) Resolve(cp *Checkpoint, err error) {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.done {
-		f.mu.Unlock()
 		panic("hone: SaveFuture resolved twice for trial " + f.TrialID)
 	}
 	f.done, f.cp, f.err = true, cp, err
-	thens := f.thens
-	f.thens = nil
-	f.mu.Unlock()
-	for _, fn := range thens {
-		fn(cp, err)
-	}
 }

@@ -71,8 +71,17 @@ type PendingLimit interface{ MaxPending() int }
 // controller size the bound from the trials that can run at once.
 const PendingAuto = -1
 
-// Stateful is an optional ability of searchers and schedulers: their state
-// can be saved and restored. Callers type-assert for it.
+// Stateful is an optional ability of searchers, schedulers and stoppers:
+// their state can be saved and restored. Callers type-assert for it.
+//
+// MarshalState returns the plugin's whole state as versioned JSON: what its
+// next calls depend on, trials named by id (never by pointer), its own
+// random source included if it has one. UnmarshalState restores such a
+// snapshot into a fresh plugin built with the same configuration; it
+// refuses, with an error, a snapshot of another version or of a plugin
+// configured otherwise. A restored plugin then answers every call as the
+// one that was snapshotted would, against a Control whose trials are the
+// same (Control.Trial resolves the ids).
 type Stateful interface {
 	MarshalState() ([]byte, error)
 	UnmarshalState([]byte) error
@@ -101,6 +110,20 @@ type Scheduler interface {
 	ChooseTrialToRun(c Control) *Trial
 }
 
+// SaveListener is an optional ability of schedulers that wait on saves
+// (PBT's donors): the controller calls OnTrialSave when a save of t that
+// was in flight resolves, whoever asked for it (Control.ScheduleSave, a
+// pause, the checkpoint frequency), to cp (nil for "no checkpoint") or to
+// err. It is called inside the controller step that resolves the save,
+// where a SaveFuture resolves, before the trial's next decision is acted
+// on. A save that ScheduleSave answers at once (the trial is not running)
+// is not reported: the future it returns is already Done. What the
+// scheduler does then is decided from its own state, which is plain data,
+// so that it can be snapshotted (Stateful) and restored.
+type SaveListener interface {
+	OnTrialSave(c Control, t *Trial, cp *Checkpoint, err error)
+}
+
 // OldestByStatus is an optional extension of Control for schedulers that
 // pick trials in creation order: Oldest returns the earliest-created trial
 // whose status is s (PENDING or PAUSED; nil for any other status) in
@@ -123,7 +146,7 @@ type TrialFailer interface {
 
 // Control is what the controller gives schedulers: a read-only view of the
 // experiment and a small action API. It may be kept and used later on the
-// controller's goroutine, e.g. in a SaveFuture continuation, never from
+// controller's goroutine, e.g. in SaveListener.OnTrialSave, never from
 // another goroutine.
 type Control interface {
 	// Trials returns every trial in creation order. Read only.

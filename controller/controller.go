@@ -543,7 +543,7 @@ func (c *Controller) onSaved(t *hone.Trial, in Input) {
 	}
 	if in.Err != "" {
 		err := fmt.Errorf("save failed: %s", in.Err)
-		f.Resolve(nil, err)
+		c.resolveSave(t, f, nil, err)
 		c.fail(t, err.Error())
 		return
 	}
@@ -553,7 +553,7 @@ func (c *Controller) onSaved(t *hone.Trial, in Input) {
 			Iteration: s.run.iter, TimeTotal: s.run.timeTotal}
 		c.register(t, cp, t.LastResult)
 	}
-	f.Resolve(cp, nil)
+	c.resolveSave(t, f, cp, nil)
 	c.advance(t)
 }
 
@@ -569,7 +569,7 @@ func (c *Controller) onExited(t *hone.Trial, in Input) {
 		t.Saving = nil
 		if in.Err != "" {
 			err := fmt.Errorf("save failed: trial exited: %s", in.Err)
-			f.Resolve(nil, err)
+			c.resolveSave(t, f, nil, err)
 			if !t.Status.Finished() && t.Status != hone.StatusRunning {
 				// The trial was paused (or already unpaused) while its save
 				// was in flight: a failed save still fails the trial.
@@ -577,7 +577,7 @@ func (c *Controller) onExited(t *hone.Trial, in Input) {
 				return
 			}
 		} else {
-			f.Resolve(s.mgr.Latest(), nil)
+			c.resolveSave(t, f, s.mgr.Latest(), nil)
 		}
 	}
 	// A trial that exits by itself after an interrupt (the executor
@@ -730,6 +730,15 @@ func (c *Controller) stopProcess(t *hone.Trial) {
 	s.next = qContinue
 	c.unwatch(t)
 	c.direct(t, hone.DirectStop)
+}
+
+// resolveSave settles f, the save of t that was in flight, and tells a
+// scheduler that listens (hone.SaveListener).
+func (c *Controller) resolveSave(t *hone.Trial, f *hone.SaveFuture, cp *hone.Checkpoint, err error) {
+	f.Resolve(cp, err)
+	if l, ok := c.sched.(hone.SaveListener); ok {
+		l.OnTrialSave(c.ctl(), t, cp, err)
+	}
 }
 
 func (c *Controller) scheduleSave(t *hone.Trial) *hone.SaveFuture {
@@ -1342,7 +1351,7 @@ func (c *Controller) resume(f ResumeFlags) {
 		}
 		if fut := t.Saving; fut != nil {
 			t.Saving = nil
-			fut.Resolve(s.mgr.Latest(), nil)
+			c.resolveSave(t, fut, s.mgr.Latest(), nil)
 		}
 		switch {
 		case t.Status == hone.StatusRunning && s.next == qStop:

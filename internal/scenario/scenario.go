@@ -418,9 +418,17 @@ func (h *harness) control(pos []string) string {
 		ctl.StopTrial(tr)
 	case "save":
 		f := ctl.ScheduleSave(tr)
-		f.Then(func(cp *hone.Checkpoint, err error) {
+		if f.Done() {
+			cp, err := f.Result()
 			h.c.Control().Logf("future of %s resolved: %s err=%v", tr.ID, cpText(cp), err)
-		})
+		} else {
+			// Logged when the save resolves (scriptScheduler.OnTrialSave),
+			// once per request.
+			if h.sched.awaiting == nil {
+				h.sched.awaiting = map[string]int{}
+			}
+			h.sched.awaiting[tr.ID]++
+		}
 		if h.sched.futures == nil {
 			h.sched.futures = map[string]*hone.SaveFuture{}
 		}
@@ -588,6 +596,9 @@ type scriptScheduler struct {
 	hooks   map[string][][]string
 	ready   []string
 	futures map[string]*hone.SaveFuture
+	// awaiting counts the script's save requests per trial whose save is
+	// in flight.
+	awaiting map[string]int
 	decided []hone.Decision // every decision, in order (for replay)
 	replay  []hone.Decision
 }
@@ -622,6 +633,15 @@ func (s *scriptScheduler) OnTrialError(c hone.Control, t *hone.Trial) {
 func (s *scriptScheduler) OnTrialRemove(c hone.Control, t *hone.Trial) {
 	c.Logf("sched: OnTrialRemove %s", t.ID)
 }
+// OnTrialSave implements hone.SaveListener: it logs the resolution of the
+// save the script asked for, once per request.
+func (s *scriptScheduler) OnTrialSave(c hone.Control, t *hone.Trial, cp *hone.Checkpoint, err error) {
+	for range s.awaiting[t.ID] {
+		c.Logf("future of %s resolved: %s err=%v", t.ID, cpText(cp), err)
+	}
+	delete(s.awaiting, t.ID)
+}
+
 func (s *scriptScheduler) ChooseTrialToRun(c hone.Control) *hone.Trial {
 	for _, tr := range c.Trials() {
 		if tr.Status == hone.StatusPending {

@@ -155,7 +155,12 @@ type Scheduler struct {
 	// exploiting marks trials waiting for a donor's save to resolve: they
 	// are not chosen to run until the exploit is done or skipped.
 	exploiting map[string]bool
-	stats      Stats
+	// waits holds, per trial whose save is in flight, what is to be done
+	// when it resolves (OnTrialSave), in the order it was asked for.
+	waits map[string][]wait
+	// saveSeq numbers the saves PBT asked for (saveRef.seq).
+	saveSeq uint64
+	stats   Stats
 
 	// rank holds the scored trials that are not finished, worst first
 	// (rank.go): the quantiles are its ends. synced is how much of order
@@ -184,9 +189,14 @@ type trialState struct {
 	hasScore        bool
 	lastTrainTime   float64
 	lastPerturbTime float64
-	lastCheckpoint  *hone.SaveFuture
-	held            *hone.Checkpoint // pinned: what lastCheckpoint resolved to
-	lastIter        int
+	// lastCheckpoint is the save scheduled at the trial's last
+	// perturbation in the upper quantile (nil: none, or released).
+	lastCheckpoint *saveRef
+	// inFlight is the save PBT asked for that has not resolved yet;
+	// ScheduleSave joins a save in flight, so asking again shares it.
+	inFlight *saveRef
+	held     *hone.Checkpoint // pinned: what lastCheckpoint resolved to
+	lastIter int
 
 	// Bookkeeping of rank.go.
 	id     string
@@ -197,6 +207,35 @@ type trialState struct {
 	parked bool   // its current run-queue entry is in Scheduler.parked
 }
 
+// saveRef is a save PBT asked for: in flight until done, then its outcome.
+// seq tells two saves of one trial apart.
+type saveRef struct {
+	seq  uint64
+	done bool
+	cp   *hone.Checkpoint
+	err  string
+}
+
+// outcome returns the checkpoint of a done save, or why there is none.
+func (r *saveRef) outcome() (*hone.Checkpoint, string) {
+	if r.cp != nil {
+		return r.cp, ""
+	}
+	if r.err != "" {
+		return nil, "its save failed: " + r.err
+	}
+	return nil, "its save produced no checkpoint"
+}
+
+// wait is what is to be done when a trial's save in flight resolves: pin
+// the checkpoint as the trial's donor checkpoint if the save is still its
+// lastCheckpoint (pin, seq), or make trial clone the saving trial.
+type wait struct {
+	pin   bool
+	seq   uint64
+	trial string
+}
+
 // New returns a PBT scheduler. Zero-valued fields take their defaults
 // (see Config).
 func New(cfg Config) (*Scheduler, error) {
@@ -204,7 +243,7 @@ func New(cfg Config) (*Scheduler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Scheduler{cfg: cfg, state: map[string]*trialState{}, exploiting: map[string]bool{},
+	return &Scheduler{cfg: cfg, state: map[string]*trialState{}, exploiting: map[string]bool{}, waits: map[string][]wait{},
 		quantile: *cfg.QuantileFraction, resample: *cfg.ResampleProbability,
 		logConfig: *cfg.LogConfig, requireAttrs: *cfg.RequireAttrs,
 		nextSync: math.Max(cfg.PerturbationInterval, cfg.BurnInPeriod)}, nil
@@ -410,20 +449,17 @@ func less(a, b float64) bool {
 func (s *Scheduler) checkpointOrExploit(c hone.Control, t *hone.Trial, q quantileView) bool {
 	st := s.state[t.ID]
 	if q.inUpper(t) {
-		f := c.ScheduleSave(t) // joins a save in flight
-		st.lastCheckpoint = f
+		ref := s.save(c, t, st)
+		st.lastCheckpoint = ref
 		s.stats.Checkpoints++
 		// Hold a pin on the saved checkpoint while it is t's donor
 		// checkpoint, so retention cannot delete it before a lower trial
 		// clones it (Ray's bug with small num_to_keep).
-		f.Then(func(cp *hone.Checkpoint, _ error) {
-			if cp == nil || st.lastCheckpoint != f {
-				return
-			}
-			c.Pin(cp)
-			c.Unpin(st.held)
-			st.held = cp
-		})
+		if ref.done {
+			s.hold(c, st, ref)
+		} else {
+			s.waits[t.ID] = append(s.waits[t.ID], wait{pin: true, seq: ref.seq})
+		}
 	} else {
 		st.lastCheckpoint = nil
 	}
@@ -431,44 +467,98 @@ func (s *Scheduler) checkpointOrExploit(c hone.Control, t *hone.Trial, q quantil
 		return false
 	}
 	donor := q.upper(c.Rand().IntN(q.k))
-	f := s.state[donor.ID].lastCheckpoint
-	if f == nil {
+	ref := s.state[donor.ID].lastCheckpoint
+	if ref == nil {
 		s.skip(c, t, donor, "it has no checkpoint scheduled")
 		return false
 	}
-	if f.Done() {
-		cp, err := f.Result()
-		if cp == nil {
-			s.skip(c, t, donor, reason(err))
+	if ref.done {
+		if ref.cp == nil {
+			_, why := ref.outcome()
+			s.skip(c, t, donor, why)
 			return false
 		}
 		c.PauseTrial(t, false)
-		s.exploit(c, t, donor, cp)
+		s.exploit(c, t, donor, ref.cp)
 		return true
 	}
 	// The donor's save is in flight: t pauses (saving its own progress, so
 	// nothing is lost if the exploit is skipped) and clones when the save
-	// resolves, without blocking the runner.
+	// resolves (OnTrialSave), without blocking the runner.
 	s.exploiting[t.ID] = true
-	f.Then(func(cp *hone.Checkpoint, err error) {
-		delete(s.exploiting, t.ID)
-		if t.Status.Finished() {
-			return
-		}
-		if cp == nil {
-			s.skip(c, t, donor, reason(err))
-			return
-		}
-		s.exploit(c, t, donor, cp)
-	})
+	s.waits[donor.ID] = append(s.waits[donor.ID], wait{trial: t.ID})
 	return false
 }
 
-func reason(err error) string {
-	if err != nil {
-		return "its save failed: " + err.Error()
+// save asks for a save of t and returns it: the save in flight that PBT
+// asked for before if there is one (ScheduleSave joins it), else a new
+// one, done at once if the trial is not running.
+func (s *Scheduler) save(c hone.Control, t *hone.Trial, st *trialState) *saveRef {
+	f := c.ScheduleSave(t)
+	if !f.Done() && st.inFlight != nil {
+		return st.inFlight
 	}
-	return "its save produced no checkpoint"
+	s.saveSeq++
+	ref := &saveRef{seq: s.saveSeq}
+	if f.Done() {
+		cp, err := f.Result()
+		ref.done, ref.cp = true, cp
+		if err != nil {
+			ref.err = err.Error()
+		}
+		return ref
+	}
+	st.inFlight = ref
+	return ref
+}
+
+// hold pins the checkpoint of ref, st's lastCheckpoint, in place of the
+// one st held.
+func (s *Scheduler) hold(c hone.Control, st *trialState, ref *saveRef) {
+	if ref.cp == nil || st.lastCheckpoint != ref {
+		return
+	}
+	c.Pin(ref.cp)
+	c.Unpin(st.held)
+	st.held = ref.cp
+}
+
+// OnTrialSave implements hone.SaveListener: a save of t resolved. If PBT
+// asked for it, it pins the checkpoint as t's donor checkpoint and carries
+// out (or skips) the exploits that waited on it, in the order they were
+// decided.
+func (s *Scheduler) OnTrialSave(c hone.Control, t *hone.Trial, cp *hone.Checkpoint, err error) {
+	st := s.state[t.ID]
+	if st == nil || st.inFlight == nil {
+		return
+	}
+	ref := st.inFlight
+	st.inFlight = nil
+	ref.done, ref.cp = true, cp
+	if err != nil {
+		ref.err = err.Error()
+	}
+	ws := s.waits[t.ID]
+	delete(s.waits, t.ID)
+	for _, w := range ws {
+		if w.pin {
+			if st.lastCheckpoint != nil && st.lastCheckpoint.seq == w.seq {
+				s.hold(c, st, st.lastCheckpoint)
+			}
+			continue
+		}
+		delete(s.exploiting, w.trial)
+		lower := c.Trial(w.trial)
+		if lower == nil || lower.Status.Finished() {
+			continue
+		}
+		if cp == nil {
+			_, why := ref.outcome()
+			s.skip(c, lower, t, why)
+			continue
+		}
+		s.exploit(c, lower, t, cp)
+	}
 }
 
 func (s *Scheduler) skip(c hone.Control, t, donor *hone.Trial, why string) {

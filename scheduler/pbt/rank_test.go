@@ -291,6 +291,7 @@ func TestRankingMatchesScan(t *testing.T) {
 					cp = &hone.Checkpoint{TrialID: id, Path: id}
 				}
 				fut.Resolve(cp, nil)
+				s.OnTrialSave(c, c.byID[id], cp, nil) // as the controller tells a hone.SaveListener
 			case 11: // the controller pauses a waiting trial
 				if tr := c.pick(t, "pause_pending", status(hone.StatusPending)); tr != nil {
 					c.PauseTrial(tr, false)
