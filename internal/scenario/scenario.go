@@ -599,8 +599,8 @@ type scriptScheduler struct {
 	// awaiting counts the script's save requests per trial whose save is
 	// in flight.
 	awaiting map[string]int
-	decided []hone.Decision // every decision, in order (for replay)
-	replay  []hone.Decision
+	decided  []hone.Decision // every decision, in order (for replay)
+	replay   []hone.Decision
 }
 
 func (s *scriptScheduler) OnTrialAdd(c hone.Control, t *hone.Trial) {
@@ -633,6 +633,7 @@ func (s *scriptScheduler) OnTrialError(c hone.Control, t *hone.Trial) {
 func (s *scriptScheduler) OnTrialRemove(c hone.Control, t *hone.Trial) {
 	c.Logf("sched: OnTrialRemove %s", t.ID)
 }
+
 // OnTrialSave implements hone.SaveListener: it logs the resolution of the
 // save the script asked for, once per request.
 func (s *scriptScheduler) OnTrialSave(c hone.Control, t *hone.Trial, cp *hone.Checkpoint, err error) {
