@@ -2,7 +2,10 @@
 // oldest PENDING trial runs first, then the oldest PAUSED one.
 package fifo
 
-import "github.com/hone-tune/hone"
+import (
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/internal/snapshot"
+)
 
 // Scheduler is the FIFO scheduler. It keeps no state.
 type Scheduler struct{}
@@ -48,4 +51,18 @@ func (Scheduler) ChooseTrialToRun(c hone.Control) *hone.Trial {
 		}
 	}
 	return paused
+}
+
+// stateVersion is the version of the snapshot form of FIFO's state.
+const stateVersion = 1
+
+// MarshalState implements hone.Stateful. FIFO keeps no state: its
+// snapshot only names it.
+func (Scheduler) MarshalState() ([]byte, error) {
+	return snapshot.Marshal("fifo", stateVersion, nil, nil)
+}
+
+// UnmarshalState implements hone.Stateful: it accepts FIFO's snapshot.
+func (Scheduler) UnmarshalState(data []byte) error {
+	return snapshot.Unmarshal(data, "fifo", stateVersion, nil, nil)
 }

@@ -1,0 +1,151 @@
+package snaptest_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/internal/snaptest"
+	"github.com/hone-tune/hone/spec"
+)
+
+// space is the search space of every case: numbers, an integer and a
+// choice.
+const space = `
+search_space:
+  lr: {loguniform: [0.001, 1.0]}
+  momentum: {uniform: [0.0, 0.99]}
+  layers: {randint: [1, 6]}
+  act: {choice: [relu, tanh, gelu]}
+`
+
+// A case is an experiment spec, without its search space and command, and
+// the plugins it exercises.
+type pluginCase struct {
+	name string
+	spec string
+	// opts are the run's options beyond the seed and lengths.
+	opts snaptest.Options
+}
+
+var cases = []pluginCase{
+	{name: "fifo+random", spec: `
+num_samples: 10
+searcher: random
+scheduler: fifo
+`},
+}
+
+// build returns the builder of the case's experiment: every call parses
+// and builds the spec again, so each gives fresh plugins.
+func build(t *testing.T, c pluginCase) func() (*hone.Experiment, error) {
+	dir := t.TempDir()
+	text := "name: snap\nmetric: loss\nmode: min\nseed: 7\ncommand: [\"true\"]\n" + space + c.spec
+	text = strings.ReplaceAll(text, "$TESTDATA", testdata(t))
+	return func() (*hone.Experiment, error) {
+		s, err := spec.Parse([]byte(text), filepath.Join(dir, "snap.yaml"), dir)
+		if err != nil {
+			return nil, err
+		}
+		plan, err := spec.Build(s, filepath.Join(dir, "exp"), nil)
+		if err != nil {
+			return nil, err
+		}
+		exp := plan.Experiment
+		if err := plan.Close(); err != nil {
+			return nil, err
+		}
+		return exp, nil
+	}
+}
+
+func testdata(t *testing.T) string {
+	d, err := filepath.Abs("../../scheduler/pbt/testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestSnapshotRestore is the property of hone.Stateful for every plugin
+// of the registries: after a seeded random run, a fresh plugin restored
+// from a snapshot decides, chooses and suggests as the plugin that ran
+// throughout.
+func TestSnapshotRestore(t *testing.T) {
+	seeds := 6
+	if testing.Short() {
+		seeds = 2
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := build(t, c)
+			var total snaptest.Stats
+			for seed := range uint64(seeds) {
+				for _, before := range []int{5, 40, 150} {
+					o := c.opts
+					o.Seed, o.Before, o.After = seed, before, 400
+					o.Crashes, o.Interrupts = seed%2 == 1, seed%3 == 2
+					st := snaptest.Run(t, b, o)
+					total.Events += st.Events
+					total.Results += st.Results
+					total.Starts += st.Starts
+					total.Saves += st.Saves
+					total.Trials += st.Trials
+				}
+			}
+			t.Logf("%+v", total)
+			if total.Results == 0 || total.Trials == 0 {
+				t.Fatalf("the runs exercised nothing: %+v", total)
+			}
+		})
+	}
+}
+
+// TestEveryPluginCovered fails when a searcher or scheduler joins the
+// registry without a case here, so that its state is tested.
+func TestEveryPluginCovered(t *testing.T) {
+	schedulers, _ := spec.Schedulers()
+	searchers, _ := spec.Searchers()
+	var usedSched, usedSearch []string
+	for _, c := range cases {
+		usedSched = append(usedSched, field(c.spec, "scheduler"))
+		usedSearch = append(usedSearch, field(c.spec, "searcher"))
+	}
+	for _, n := range schedulers {
+		if !slices.Contains(usedSched, n) {
+			t.Errorf("scheduler %q has no case in TestSnapshotRestore", n)
+		}
+	}
+	for _, n := range searchers {
+		if !slices.Contains(usedSearch, n) {
+			t.Errorf("searcher %q has no case in TestSnapshotRestore", n)
+		}
+	}
+}
+
+// field returns the plugin name a case's spec gives key: "key: name" or
+// "key:\n  name: name".
+func field(spec, key string) string {
+	lines := strings.Split(spec, "\n")
+	for i, l := range lines {
+		v, ok := strings.CutPrefix(l, key+":")
+		if !ok {
+			continue
+		}
+		if v = strings.TrimSpace(v); v != "" {
+			return v
+		}
+		for _, m := range lines[i+1:] {
+			if n, ok := strings.CutPrefix(strings.TrimSpace(m), "name:"); ok {
+				return strings.TrimSpace(n)
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,396 @@
+// Package snaptest is the property test of plugin state (hone.Stateful):
+// drive an experiment's searcher, scheduler and stoppers through the real
+// controller with a seeded random sequence of trial events, snapshot them,
+// restore the snapshots into fresh plugins, and feed the same next events
+// to both: every action of the controller (trials created with the
+// searcher's suggestions, starts chosen by ChooseTrialToRun, directives
+// carrying the decisions, Control actions, records and log lines) must be
+// the same.
+//
+// Two controllers run side by side on the same inputs: one with the
+// plugins that ran from the start, one whose plugins are swapped, at the
+// snapshot, for fresh ones restored from the first's snapshots. The
+// second controller's trials are other objects than the first's, so a
+// restored state that held a trial by pointer instead of by id shows.
+package snaptest
+
+import (
+	"bytes"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/controller"
+)
+
+// T is the part of testing.TB the harness uses.
+type T interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Logf(format string, args ...any)
+}
+
+// Options shape a run.
+type Options struct {
+	// Seed seeds the sequence of events.
+	Seed uint64
+	// Before is the number of events before the snapshot, After the
+	// number after it.
+	Before, After int
+	// MaxIter is the iteration whose result is done (default 12).
+	MaxIter int
+	// Pool is the controller's pool (default 4 CPUs).
+	Pool hone.Resources
+	// Metric is the metric the trials report (default "loss"): a value
+	// that falls with the iteration, from a level set by the trial's
+	// configuration, with noise; NaN now and then.
+	Metric string
+	// Crashes makes trials fail now and then (a process error), and
+	// Interrupts makes the experiment stop and resume now and then.
+	Crashes, Interrupts bool
+}
+
+func (o *Options) defaults() {
+	if o.MaxIter == 0 {
+		o.MaxIter = 12
+	}
+	if o.Pool.CPU == 0 {
+		o.Pool = hone.Resources{CPU: 4}
+	}
+	if o.Metric == "" {
+		o.Metric = "loss"
+	}
+}
+
+// Stats says what a run exercised.
+type Stats struct {
+	Events, Results, Starts, Saves, Trials int
+}
+
+// phase is what a simulated trial process does next.
+type phase int
+
+const (
+	computing phase = iota // will report, or fail
+	waiting                // waits for a directive
+	saving                 // was told to save
+	stopping               // was told to stop
+	ending                 // reported its done result and was told to go on: exits
+)
+
+// proc is a simulated trial process.
+type proc struct {
+	phase phase
+	iter  int
+	level float64
+}
+
+// twin is one of the two controllers with its plugins.
+type twin struct {
+	c      *controller.Controller
+	sched  *swapScheduler
+	search *swapSearcher
+	stops  []hone.Stopper
+	exp    *hone.Experiment
+}
+
+// Run runs the property for the experiments build makes: each call must
+// return an experiment with fresh plugins of the same configuration. Its
+// scheduler and searcher must implement hone.Stateful, and so must its
+// stoppers that keep state (those are restored too; the others are
+// shared by neither twin).
+func Run(t T, build func() (*hone.Experiment, error), o Options) Stats {
+	t.Helper()
+	o.defaults()
+	var st Stats
+	mk := func() *twin {
+		exp, err := build()
+		if err != nil {
+			t.Fatalf("build: %v", err)
+		}
+		if exp.Scheduler == nil {
+			t.Fatalf("build: the experiment has no scheduler")
+		}
+		tw := &twin{exp: exp, sched: &swapScheduler{exp.Scheduler}, search: &swapSearcher{exp.Searcher}}
+		e := *exp
+		e.Scheduler, e.Searcher = tw.sched, tw.search
+		e.Stoppers = nil
+		for _, s := range exp.Stoppers {
+			w := wrapStopper(s)
+			tw.stops = append(tw.stops, w)
+			e.Stoppers = append(e.Stoppers, w)
+		}
+		c, err := controller.New(&e, o.Pool)
+		if err != nil {
+			t.Fatalf("controller: %v", err)
+		}
+		tw.c = c
+		return tw
+	}
+	a, b := mk(), mk()
+	rng := rand.New(rand.NewPCG(o.Seed, 0x5a9))
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	procs := map[string]*proc{}
+	var log []string // the last inputs, for failure messages
+
+	step := func(in controller.Input) {
+		st.Events++
+		log = append(log, fmt.Sprintf("%s %s %v err=%q", in.Kind, in.Trial, in.Metrics, in.Err))
+		if len(log) > 12 {
+			log = log[1:]
+		}
+		a.c.Step(in)
+		b.c.Step(in)
+		actsA, actsB := a.c.Ready(), b.c.Ready()
+		ra, rb := render(actsA), render(actsB)
+		if ra != rb {
+			t.Fatalf("seed %d, event %d (%s %s): the twins' actions differ\nwith the plugins that ran throughout:\n%s\nwith the restored plugins:\n%s\nlast inputs:\n%s",
+				o.Seed, st.Events, in.Kind, in.Trial, ra, rb, strings.Join(log, "\n"))
+		}
+		for _, act := range actsA {
+			switch act.Kind {
+			case controller.ActStart:
+				st.Starts++
+				procs[act.Trial.ID] = &proc{phase: computing, iter: act.Iteration, level: level(act.Trial.Config)}
+			case controller.ActDirect:
+				p := procs[act.Trial.ID]
+				if p == nil {
+					continue
+				}
+				switch act.Directive {
+				case hone.DirectContinue:
+					if p.iter >= o.MaxIter {
+						p.phase = ending
+					} else {
+						p.phase = computing
+					}
+				case hone.DirectSave:
+					p.phase = saving
+				case hone.DirectStop:
+					p.phase = stopping
+				}
+			case controller.ActRecord:
+				if act.Record.Op == "trial" {
+					st.Trials++
+				}
+			}
+		}
+	}
+	at := func() int64 {
+		now = now.Add(time.Duration(1+rng.IntN(3000)) * time.Millisecond)
+		return now.UnixNano()
+	}
+
+	event := func() bool {
+		ids := make([]string, 0, len(procs))
+		for id, p := range procs {
+			if p.phase != waiting {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) == 0 {
+			if a.c.Done() {
+				return false
+			}
+			if a.c.Stopping() && len(procs) == 0 {
+				if !o.Interrupts {
+					return false
+				}
+				now = now.Add(time.Hour)
+				step(controller.Input{Kind: controller.InResume, Time: now.UnixNano(),
+					Resume: &controller.ResumeFlags{Unfinished: true, Errored: rng.IntN(2) == 0}})
+				return true
+			}
+			step(controller.Input{Kind: controller.InTick, Time: at()})
+			return !a.c.Done() && len(procs) > 0
+		}
+		sort.Strings(ids)
+		if o.Interrupts && !a.c.Stopping() && rng.IntN(150) == 0 {
+			step(controller.Input{Kind: controller.InInterrupt, Time: at()})
+			return true
+		}
+		id := ids[rng.IntN(len(ids))]
+		p := procs[id]
+		in := controller.Input{Trial: id, Time: at()}
+		switch p.phase {
+		case computing:
+			if o.Crashes && rng.IntN(60) == 0 {
+				in.Kind, in.Err = controller.InExited, "crashed"
+				delete(procs, id)
+				break
+			}
+			p.iter++
+			v := p.level*(1+4/float64(p.iter)) + 0.05*rng.NormFloat64()
+			if rng.IntN(80) == 0 {
+				v = math.NaN()
+			}
+			in.Kind = controller.InResult
+			in.Metrics = map[string]any{o.Metric: v, "acc": 1 - v}
+			in.Done = p.iter >= o.MaxIter
+			if rng.IntN(3) == 0 {
+				i, path, _ := a.c.NextCheckpointPath(id)
+				in.Checkpoint = &controller.CheckpointRef{Index: i, Path: path}
+			}
+			p.phase = waiting
+			st.Results++
+		case saving:
+			in.Kind = controller.InSaved
+			st.Saves++
+			switch k := rng.IntN(20); {
+			case k == 0 && o.Crashes:
+				in.Err = "disk full"
+			case k < 2:
+				// a trial that cannot save on demand: no checkpoint
+			default:
+				i, path, _ := a.c.NextCheckpointPath(id)
+				in.Checkpoint = &controller.CheckpointRef{Index: i, Path: path}
+			}
+			p.phase = waiting
+		case stopping, ending:
+			in.Kind = controller.InExited
+			delete(procs, id)
+		}
+		step(in)
+		return true
+	}
+
+	step(controller.Input{Kind: controller.InBegin, Time: now.UnixNano()})
+	for range o.Before {
+		if !event() {
+			break
+		}
+	}
+
+	// The snapshot: fresh plugins restored from a's take b's place.
+	fresh, err := build()
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	b.sched.inner = restore(t, "scheduler", a.exp.Scheduler, fresh.Scheduler)
+	b.search.inner = restore(t, "searcher", a.exp.Searcher, fresh.Searcher)
+	if len(fresh.Stoppers) != len(a.stops) {
+		t.Fatalf("build made %d stoppers, then %d", len(a.stops), len(fresh.Stoppers))
+	}
+	for i, s := range a.exp.Stoppers {
+		if _, ok := s.(hone.Stateful); ok {
+			setStopper(b.stops[i], restore(t, "stopper", s, fresh.Stoppers[i]))
+		}
+	}
+
+	for range o.After {
+		if !event() {
+			break
+		}
+	}
+	// Both ends hold the same state.
+	same(t, "scheduler", a.exp.Scheduler, b.sched.inner)
+	same(t, "searcher", a.exp.Searcher, b.search.inner)
+	for i, s := range a.exp.Stoppers {
+		if _, ok := s.(hone.Stateful); ok {
+			same(t, "stopper", s, innerStopper(b.stops[i]))
+		}
+	}
+	return st
+}
+
+// restore snapshots from, restores the snapshot into to, and checks that
+// to's snapshot is the same bytes.
+func restore[P any](t T, what string, from, to P) P {
+	t.Helper()
+	sf, ok := any(from).(hone.Stateful)
+	if !ok {
+		t.Fatalf("the %s %T does not implement hone.Stateful", what, from)
+	}
+	data, err := sf.MarshalState()
+	if err != nil {
+		t.Fatalf("%s %T: MarshalState: %v", what, from, err)
+	}
+	st, ok := any(to).(hone.Stateful)
+	if !ok {
+		t.Fatalf("the fresh %s %T does not implement hone.Stateful", what, to)
+	}
+	if err := st.UnmarshalState(data); err != nil {
+		t.Fatalf("%s %T: UnmarshalState of its own snapshot: %v\n%s", what, to, err, data)
+	}
+	again, err := st.MarshalState()
+	if err != nil {
+		t.Fatalf("%s %T: MarshalState after restore: %v", what, to, err)
+	}
+	if !bytes.Equal(again, data) {
+		t.Fatalf("%s %T: the restored state's snapshot differs from the one it was restored from:\n%s\nwant\n%s", what, to, again, data)
+	}
+	return to
+}
+
+func same(t T, what string, a, b any) {
+	t.Helper()
+	da, err := a.(hone.Stateful).MarshalState()
+	if err != nil {
+		t.Fatalf("%s: MarshalState: %v", what, err)
+	}
+	db, err := b.(hone.Stateful).MarshalState()
+	if err != nil {
+		t.Fatalf("%s: MarshalState: %v", what, err)
+	}
+	if !bytes.Equal(da, db) {
+		t.Fatalf("%s: at the end the restored %T's state differs:\n%s\nwant\n%s", what, b, db, da)
+	}
+}
+
+// level is a trial's loss level, from its configuration: a hash of its
+// numbers and strings, so that every searcher's configurations differ.
+func level(cfg hone.Config) float64 {
+	h := fnv.New64a()
+	keys := make([]string, 0, len(cfg))
+	for k := range cfg {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(h, "%s=%v;", k, cfg[k])
+	}
+	return 0.1 + float64(h.Sum64()%1000)/1000
+}
+
+// render describes actions for comparison: everything in them but
+// pointers' identities.
+func render(acts []controller.Action) string {
+	var b strings.Builder
+	for _, a := range acts {
+		fmt.Fprintf(&b, "%d", a.Kind)
+		if a.Trial != nil {
+			fmt.Fprintf(&b, " trial=%s", a.Trial.ID)
+		}
+		switch a.Kind {
+		case controller.ActRecord:
+			r := *a.Record
+			fmt.Fprintf(&b, " record=%+v", r)
+			if r.Resources != nil {
+				fmt.Fprintf(&b, " res=%+v", *r.Resources)
+			}
+		case controller.ActStart:
+			fmt.Fprintf(&b, " it=%d cfg=%v gpus=%v", a.Iteration, a.Trial.Config, a.GPUs)
+		case controller.ActDirect:
+			fmt.Fprintf(&b, " %s", a.Directive)
+		case controller.ActNotify:
+			fmt.Fprintf(&b, " note=%d err=%q", a.Note, a.Err)
+			if a.Result != nil {
+				fmt.Fprintf(&b, " result=%d", a.Result.TrainingIteration)
+			}
+		}
+		if a.Checkpoint != nil {
+			fmt.Fprintf(&b, " cp=%s", a.Checkpoint.Path)
+		}
+		if a.Text != "" || a.Path != "" || a.Src != "" {
+			fmt.Fprintf(&b, " text=%q path=%s src=%s", a.Text, a.Path, a.Src)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
