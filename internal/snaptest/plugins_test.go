@@ -37,6 +37,27 @@ num_samples: 10
 searcher: random
 scheduler: fifo
 `},
+	{name: "median+random", spec: `
+num_samples: 16
+searcher: random
+scheduler:
+  name: median
+  time_attr: training_iteration
+  grace_period: 2
+  min_samples_required: 2
+`},
+	{name: "median_soft+grid", spec: `
+num_samples: 12
+searcher: grid
+scheduler:
+  name: median
+  grace_period: 1
+  min_samples_required: 3
+  min_time_slice: 2
+  hard_stop: false
+stop:
+  plateau: {std: 0.02, num_results: 3, grace_period: 3}
+`},
 }
 
 // build returns the builder of the case's experiment: every call parses
