@@ -58,6 +58,27 @@ scheduler:
 stop:
   plateau: {std: 0.02, num_results: 3, grace_period: 3}
 `},
+	{name: "asha+random", spec: `
+num_samples: 30
+searcher: random
+scheduler:
+  name: asha
+  max_t: 12
+  grace_period: 1
+  reduction_factor: 2
+`},
+	{name: "asha_top_brackets+grid", spec: `
+num_samples: 10
+searcher: grid
+scheduler:
+  name: asha
+  max_t: 16
+  grace_period: 1
+  reduction_factor: 2
+  brackets: 3
+  promotion: top
+  stop_last_trials: false
+`, opts: snaptest.Options{MaxIter: 20}},
 }
 
 // build returns the builder of the case's experiment: every call parses
@@ -130,7 +151,7 @@ func TestSnapshotRestore(t *testing.T) {
 
 // notYet lists the plugins of the registries whose state is not tested
 // yet; it is to be empty.
-var notYet = []string{"asha", "auto", "dehb", "hyperband", "hyperband_for_bohb", "pb2", "pbt", "pbt_replay", "bohb", "tpe"}
+var notYet = []string{"auto", "dehb", "hyperband", "hyperband_for_bohb", "pb2", "pbt", "pbt_replay", "bohb", "tpe"}
 
 // TestEveryPluginCovered fails when a searcher or scheduler joins the
 // registry without a case here, so that its state is tested.
