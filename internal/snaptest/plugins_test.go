@@ -79,6 +79,23 @@ scheduler:
   promotion: top
   stop_last_trials: false
 `, opts: snaptest.Options{MaxIter: 20}},
+	{name: "hyperband+random", spec: `
+num_samples: 40
+searcher: random
+scheduler:
+  name: hyperband
+  max_t: 9
+  reduction_factor: 3
+`, opts: snaptest.Options{MaxIter: 12}},
+	{name: "hyperband_keep_last+grid", spec: `
+num_samples: 6
+searcher: grid
+scheduler:
+  name: hyperband
+  max_t: 8
+  reduction_factor: 2
+  stop_last_trials: false
+`, opts: snaptest.Options{MaxIter: 10}},
 }
 
 // build returns the builder of the case's experiment: every call parses
@@ -151,7 +168,7 @@ func TestSnapshotRestore(t *testing.T) {
 
 // notYet lists the plugins of the registries whose state is not tested
 // yet; it is to be empty.
-var notYet = []string{"auto", "dehb", "hyperband", "hyperband_for_bohb", "pb2", "pbt", "pbt_replay", "bohb", "tpe"}
+var notYet = []string{"auto", "dehb", "hyperband_for_bohb", "pb2", "pbt", "pbt_replay", "bohb", "tpe"}
 
 // TestEveryPluginCovered fails when a searcher or scheduler joins the
 // registry without a case here, so that its state is tested.
