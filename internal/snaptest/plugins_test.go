@@ -96,6 +96,13 @@ scheduler:
   reduction_factor: 2
   stop_last_trials: false
 `, opts: snaptest.Options{MaxIter: 10}},
+	{name: "pbt_replay+random", spec: `
+num_samples: 1
+searcher: random
+scheduler:
+  name: pbt_replay
+  policy_file: $TESTDATA/replay.policy
+`, opts: snaptest.Options{MaxIter: 30}},
 }
 
 // build returns the builder of the case's experiment: every call parses
@@ -168,7 +175,7 @@ func TestSnapshotRestore(t *testing.T) {
 
 // notYet lists the plugins of the registries whose state is not tested
 // yet; it is to be empty.
-var notYet = []string{"auto", "dehb", "hyperband_for_bohb", "pb2", "pbt", "pbt_replay", "bohb", "tpe"}
+var notYet = []string{"auto", "dehb", "hyperband_for_bohb", "pb2", "pbt", "bohb", "tpe"}
 
 // TestEveryPluginCovered fails when a searcher or scheduler joins the
 // registry without a case here, so that its state is tested.
