@@ -103,6 +103,50 @@ scheduler:
   name: pbt_replay
   policy_file: $TESTDATA/replay.policy
 `, opts: snaptest.Options{MaxIter: 30}},
+	{name: "pbt+random", spec: `
+num_samples: 8
+searcher: random
+scheduler:
+  name: pbt
+  time_attr: training_iteration
+  perturbation_interval: 2
+  quantile_fraction: 0.25
+  hyperparam_mutations:
+    lr: {loguniform: [0.001, 1.0]}
+    act: [relu, tanh, gelu]
+    extra: {uniform: [0, 1]}
+max_concurrent_trials: 3
+checkpoint:
+  num_to_keep: 1
+`, opts: snaptest.Options{MaxIter: 24}},
+	{name: "pbt_synch+random", spec: `
+num_samples: 6
+searcher: random
+scheduler:
+  name: pbt
+  time_attr: training_iteration
+  perturbation_interval: 3
+  burn_in_period: 2
+  quantile_fraction: 0.5
+  resample_probability: 0.5
+  synch: true
+  require_attrs: false
+  hyperparam_mutations:
+    momentum: {uniform: [0.0, 0.99]}
+    layers: [1, 2, 3, 4, 5]
+`, opts: snaptest.Options{MaxIter: 20}},
+	{name: "pb2+random", spec: `
+num_samples: 8
+searcher: random
+scheduler:
+  name: pb2
+  time_attr: training_iteration
+  perturbation_interval: 2
+  hyperparam_bounds:
+    lr: [0.001, 1.0]
+    momentum: [0.0, 0.99]
+max_concurrent_trials: 2
+`, opts: snaptest.Options{MaxIter: 20}},
 }
 
 // build returns the builder of the case's experiment: every call parses
@@ -175,7 +219,7 @@ func TestSnapshotRestore(t *testing.T) {
 
 // notYet lists the plugins of the registries whose state is not tested
 // yet; it is to be empty.
-var notYet = []string{"auto", "dehb", "hyperband_for_bohb", "pb2", "pbt", "bohb", "tpe"}
+var notYet = []string{"auto", "dehb", "hyperband_for_bohb", "pb2", "bohb", "tpe"}
 
 // TestEveryPluginCovered fails when a searcher or scheduler joins the
 // registry without a case here, so that its state is tested.
