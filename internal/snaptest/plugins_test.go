@@ -147,6 +147,21 @@ scheduler:
     momentum: [0.0, 0.99]
 max_concurrent_trials: 2
 `, opts: snaptest.Options{MaxIter: 20}},
+	{name: "dehb+dehb", spec: `
+num_samples: 40
+points_to_evaluate:
+  - {lr: 0.01, momentum: 0.5, layers: 2, act: relu}
+searcher:
+  name: dehb
+  mutation_factor: 0.5
+  crossover_prob: 0.5
+scheduler:
+  name: dehb
+  max_t: 9
+  grace_period: 1
+  reduction_factor: 3
+max_concurrent_trials: 3
+`, opts: snaptest.Options{MaxIter: 12}},
 }
 
 // build returns the builder of the case's experiment: every call parses
@@ -219,7 +234,7 @@ func TestSnapshotRestore(t *testing.T) {
 
 // notYet lists the plugins of the registries whose state is not tested
 // yet; it is to be empty.
-var notYet = []string{"auto", "dehb", "hyperband_for_bohb", "pb2", "bohb", "tpe"}
+var notYet = []string{"auto", "hyperband_for_bohb", "pb2", "bohb", "tpe"}
 
 // TestEveryPluginCovered fails when a searcher or scheduler joins the
 // registry without a case here, so that its state is tested.
