@@ -69,8 +69,9 @@ func (s *timedSearcher) MaxPending() int {
 	return 1
 }
 
-// timedScheduler measures the CPU time of every call into a scheduler
-// (the controller checks no optional interface on schedulers).
+// timedScheduler measures the CPU time of every call into a scheduler,
+// passing on hone.SaveListener, the one optional ability the controller
+// checks on schedulers.
 type timedScheduler struct {
 	inner hone.Scheduler
 	m     *cpuMeter
@@ -100,4 +101,12 @@ func (s *timedScheduler) OnTrialRemove(c hone.Control, t *hone.Trial) {
 func (s *timedScheduler) ChooseTrialToRun(c hone.Control) (t *hone.Trial) {
 	s.m.time(func() { t = s.inner.ChooseTrialToRun(c) })
 	return t
+}
+
+// OnTrialSave implements hone.SaveListener for an inner scheduler that
+// does.
+func (s *timedScheduler) OnTrialSave(c hone.Control, t *hone.Trial, cp *hone.Checkpoint, err error) {
+	if l, ok := s.inner.(hone.SaveListener); ok {
+		s.m.time(func() { l.OnTrialSave(c, t, cp, err) })
+	}
 }
