@@ -108,6 +108,9 @@ type fakeControl struct {
 	byID   map[string]*hone.Trial
 	rng    *rand.Rand
 	saves  map[string]*hone.SaveFuture // in flight, by trial
+	// dropped holds the trials a resume dropped, whose saves may still
+	// resolve.
+	dropped map[string]*hone.Trial
 }
 
 func (f *fakeControl) Trials() []*hone.Trial       { return f.trials }
@@ -269,6 +272,10 @@ func TestRankingMatchesScan(t *testing.T) {
 						retry(tr)
 					case tr.Status == hone.StatusError && rapid.Bool().Draw(t, "drop"):
 						delete(c.byID, tr.ID)
+						if c.dropped == nil {
+							c.dropped = map[string]*hone.Trial{}
+						}
+						c.dropped[tr.ID] = tr
 						c.trials = slices.DeleteFunc(c.trials, func(x *hone.Trial) bool { return x == tr })
 					case tr.Status == hone.StatusRunning:
 						tr.Status = hone.StatusPending
@@ -291,7 +298,11 @@ func TestRankingMatchesScan(t *testing.T) {
 					cp = &hone.Checkpoint{TrialID: id, Path: id}
 				}
 				fut.Resolve(cp, nil)
-				s.OnTrialSave(c, c.byID[id], cp, nil) // as the controller tells a hone.SaveListener
+				tr := c.byID[id]
+				if tr == nil {
+					tr = c.dropped[id]
+				}
+				s.OnTrialSave(c, tr, cp, nil) // as the controller tells a hone.SaveListener
 			case 11: // the controller pauses a waiting trial
 				if tr := c.pick(t, "pause_pending", status(hone.StatusPending)); tr != nil {
 					c.PauseTrial(tr, false)
