@@ -135,10 +135,10 @@ func (n Number) MarshalJSON() ([]byte, error) {
 	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
 }
 
-// UnmarshalJSON reads what MarshalJSON writes.
+// UnmarshalJSON reads what MarshalJSON writes, and null as NaN.
 func (n *Number) UnmarshalJSON(b []byte) error {
 	switch string(b) {
-	case `"NaN"`:
+	case `"NaN"`, "null":
 		*n = Number(math.NaN())
 		return nil
 	case `"+Inf"`:

@@ -30,7 +30,8 @@ func TestConfigKeepsTypes(t *testing.T) {
 }
 
 func TestNumber(t *testing.T) {
-	in := []snapshot.Number{1.5, snapshot.Number(math.NaN()), snapshot.Number(math.Inf(1)), snapshot.Number(math.Inf(-1)), 0, 1e-300}
+	in := []snapshot.Number{1.5, snapshot.Number(math.NaN()), snapshot.Number(math.Inf(1)), snapshot.Number(math.Inf(-1)), 0, 1e-300,
+		-0.5, math.MaxFloat64, 0.1 + 0.2}
 	b, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)
@@ -43,6 +44,15 @@ func TestNumber(t *testing.T) {
 		if a, b := float64(in[i]), float64(out[i]); a != b && !(math.IsNaN(a) && math.IsNaN(b)) {
 			t.Errorf("%v read back as %v", a, b)
 		}
+	}
+	// null reads as NaN (older saved states wrote NaN so); a string that
+	// is not one of the three names is an error.
+	var n snapshot.Number
+	if err := json.Unmarshal([]byte("null"), &n); err != nil || !math.IsNaN(float64(n)) {
+		t.Errorf("null read as %v, %v; want NaN", float64(n), err)
+	}
+	if err := json.Unmarshal([]byte(`"x"`), &n); err == nil {
+		t.Error("a string decoded as a number")
 	}
 }
 

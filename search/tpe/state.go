@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/hone-tune/hone/internal/snapshot"
 	"github.com/hone-tune/hone/search/fidelity"
 )
 
@@ -28,7 +29,7 @@ type state struct {
 	Past    []pendingState `json:"past,omitempty"`
 	Losses  []lossState    `json:"losses,omitempty"`
 	// With the fidelity check: the highest floor index the model has
-	// used, the suggestion number from which trials count as suggested
+	// used, the suggestion snapshot.Number from which trials count as suggested
 	// above it, and whether enough of them reached it
 	// (Searcher.freshEnough).
 	Floor     int  `json:"floor,omitempty"`
@@ -38,78 +39,30 @@ type state struct {
 
 // lossState is a trial's loss at a budget.
 type lossState struct {
-	Trial  string  `json:"trial"`
-	Budget float64 `json:"budget"`
-	Loss   number  `json:"loss"`
+	Trial  string          `json:"trial"`
+	Budget float64         `json:"budget"`
+	Loss   snapshot.Number `json:"loss"`
 }
 
 type obsState struct {
-	Seq  int      `json:"seq"`
-	Loss number   `json:"loss"`
-	X    []number `json:"x"`
+	Seq  int               `json:"seq"`
+	Loss snapshot.Number   `json:"loss"`
+	X    []snapshot.Number `json:"x"`
 }
 
 type pendingState struct {
-	Trial string   `json:"trial"`
-	Seq   int      `json:"seq"`
-	X     []number `json:"x"`
+	Trial string            `json:"trial"`
+	Seq   int               `json:"seq"`
+	X     []snapshot.Number `json:"x"`
 	// Last is the latest metric value seen by OnResult; absent if none,
 	// or if it was NaN, which LastNaN says (JSON's null would read back as
 	// no value).
-	Last    *number `json:"last,omitempty"`
-	LastNaN bool    `json:"last_nan,omitempty"`
+	Last    *snapshot.Number `json:"last,omitempty"`
+	LastNaN bool             `json:"last_nan,omitempty"`
 	// With rungs: the index of the highest budget the trial was observed
 	// at (absent: none), and whether it failed (completed trials).
 	Top    *int `json:"top,omitempty"`
 	Failed bool `json:"failed,omitempty"`
-}
-
-// number is a float64 that survives JSON exactly, including NaN (written
-// as null) and the infinities (written as "+Inf" and "-Inf").
-type number float64
-
-// MarshalJSON writes the shortest decimal that reads back as the same
-// float64.
-func (n number) MarshalJSON() ([]byte, error) {
-	f := float64(n)
-	switch {
-	case math.IsNaN(f):
-		return []byte("null"), nil
-	case math.IsInf(f, 1):
-		return []byte(`"+Inf"`), nil
-	case math.IsInf(f, -1):
-		return []byte(`"-Inf"`), nil
-	}
-	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (n *number) UnmarshalJSON(b []byte) error {
-	switch string(b) {
-	case "null":
-		*n = number(math.NaN())
-		return nil
-	case `"+Inf"`:
-		*n = number(math.Inf(1))
-		return nil
-	case `"-Inf"`:
-		*n = number(math.Inf(-1))
-		return nil
-	}
-	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil {
-		return fmt.Errorf("bad number %s", b)
-	}
-	*n = number(f)
-	return nil
-}
-
-func toNumbers(xs []float64) []number {
-	out := make([]number, len(xs))
-	for i, x := range xs {
-		out[i] = number(x)
-	}
-	return out
 }
 
 // signature describes the modelled parameters, so that a state is not
@@ -125,7 +78,7 @@ func (s *Searcher) signature() []string {
 	return sig
 }
 
-// MarshalState returns the searcher's exact random-number generator state,
+// MarshalState returns the searcher's exact random-snapshot.Number generator state,
 // its observations and its pending trials, as JSON.
 func (s *Searcher) MarshalState() ([]byte, error) {
 	rng, err := s.pcg.MarshalBinary()
@@ -139,17 +92,17 @@ func (s *Searcher) MarshalState() ([]byte, error) {
 		Pending:      make([]pendingState, 0, len(s.pending)),
 	}
 	for i, o := range s.obs {
-		st.Observations[i] = obsState{Seq: o.seq, Loss: number(o.loss), X: toNumbers(o.x)}
+		st.Observations[i] = obsState{Seq: o.seq, Loss: snapshot.Number(o.loss), X: snapshot.Numbers(o.x)}
 	}
 	trials := func(m map[string]*trial) []pendingState {
 		out := make([]pendingState, 0, len(m))
 		for id, p := range m {
-			ps := pendingState{Trial: id, Seq: p.seq, X: toNumbers(p.x), Failed: p.failed}
+			ps := pendingState{Trial: id, Seq: p.seq, X: snapshot.Numbers(p.x), Failed: p.failed}
 			switch {
 			case p.seen && math.IsNaN(p.last):
 				ps.LastNaN = true
 			case p.seen:
-				v := number(p.last)
+				v := snapshot.Number(p.last)
 				ps.Last = &v
 			}
 			if p.top >= 0 {
@@ -167,7 +120,7 @@ func (s *Searcher) MarshalState() ([]byte, error) {
 		st.Floor, st.FreshFrom, st.FreshOK = s.maxFloor, s.freshFrom, s.freshOK
 		st.Past = trials(s.past)
 		for _, e := range s.mon.Entries() {
-			st.Losses = append(st.Losses, lossState{Trial: e.Trial, Budget: e.Budget, Loss: number(e.Loss)})
+			st.Losses = append(st.Losses, lossState{Trial: e.Trial, Budget: e.Budget, Loss: snapshot.Number(e.Loss)})
 		}
 	}
 	return json.Marshal(st)
@@ -176,7 +129,7 @@ func (s *Searcher) MarshalState() ([]byte, error) {
 // UnmarshalState restores a state from MarshalState into a searcher built
 // with the same space and options (except, possibly, the seed): afterwards
 // it behaves exactly as the saved one would have. A state from a different
-// search (other parameters, number of samples or number of points) or a
+// search (other parameters, snapshot.Number of samples or snapshot.Number of points) or a
 // malformed one is an error, and the searcher is left unchanged.
 func (s *Searcher) UnmarshalState(data []byte) error {
 	var st state
@@ -199,7 +152,7 @@ func (s *Searcher) UnmarshalState(data []byte) error {
 	if st.Suggested < 0 {
 		return fmt.Errorf("tpe: unmarshal state: suggested = %d", st.Suggested)
 	}
-	coords := func(xs []number) ([]float64, error) {
+	coords := func(xs []snapshot.Number) ([]float64, error) {
 		if len(xs) != len(s.dims) {
 			return nil, fmt.Errorf("%d coordinates, want %d", len(xs), len(s.dims))
 		}

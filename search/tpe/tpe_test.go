@@ -596,26 +596,6 @@ func TestUnmarshalStateErrors(t *testing.T) {
 	}
 }
 
-func TestNumberJSON(t *testing.T) {
-	for _, f := range []float64{0, -0.5, 1e-300, math.MaxFloat64, 0.1 + 0.2, math.Inf(1), math.Inf(-1), math.NaN()} {
-		b, err := number(f).MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var n number
-		if err := n.UnmarshalJSON(b); err != nil {
-			t.Fatal(err)
-		}
-		if g := float64(n); g != f && !(math.IsNaN(g) && math.IsNaN(f)) {
-			t.Errorf("%v round-tripped as %s to %v", f, b, g)
-		}
-	}
-	var n number
-	if err := n.UnmarshalJSON([]byte(`"x"`)); err == nil {
-		t.Error("a string decoded as a number")
-	}
-}
-
 // BenchmarkSuggest measures one model suggestion in a 6-parameter space
 // with 500 observations.
 func BenchmarkSuggest(b *testing.B) {
