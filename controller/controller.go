@@ -87,11 +87,13 @@ type Controller struct {
 	st     map[string]*tstate // every trial's state (and the trial), by id
 
 	idRng *rand.Rand
+	idSrc *rand.PCG // idRng's source, for snapshots
 	// spareIDs and spareID: with spareIDs, the id of a suggestion the
 	// searcher did not make waits in spareID for the next (keepID).
 	spareIDs bool
 	spareID  string
 	schedRng *rand.Rand
+	schedSrc *rand.PCG // schedRng's source, for snapshots
 
 	now          time.Time
 	began        bool
@@ -229,12 +231,15 @@ func New(exp *hone.Experiment, pool hone.Resources) (*Controller, error) {
 	}
 	own := *exp // the settings a resume changes (ApplySettings) are the controller's own
 	exp = &own
+	idSrc, schedSrc := rand.NewPCG(exp.Seed, 0x1d5eed), rand.NewPCG(exp.Seed, 0x5c4ed)
 	return &Controller{
 		exp: exp, objs: objs, metric: objs.Primary().Metric, sched: sched, search: exp.Searcher, pool: pool,
 		st:          map[string]*tstate{},
-		idRng:       rand.New(rand.NewPCG(exp.Seed, 0x1d5eed)),
+		idRng:       rand.New(idSrc),
+		idSrc:       idSrc,
 		spareIDs:    true,
-		schedRng:    rand.New(rand.NewPCG(exp.Seed, 0x5c4ed)),
+		schedRng:    rand.New(schedSrc),
+		schedSrc:    schedSrc,
 		pins:        map[string]int{},
 		autoPending: AutoPending(Slots(exp, pool)),
 	}, nil

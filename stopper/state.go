@@ -63,3 +63,38 @@ func (p *Plateau) UnmarshalState(data []byte) error {
 
 // Plateau keeps per-trial state, which a snapshot must hold.
 var _ hone.Stateful = (*Plateau)(nil)
+
+// stateless is the snapshot of a stopper that keeps no state: its
+// configuration only, so that a snapshot is refused by a stopper
+// configured otherwise.
+const statelessVersion = 1
+
+// MarshalState implements hone.Stateful: MaxIterations keeps no state, its
+// snapshot names its limit.
+func (n MaxIterations) MarshalState() ([]byte, error) {
+	return snapshot.Marshal("max_iterations", statelessVersion, int(n), nil)
+}
+
+// UnmarshalState implements hone.Stateful: it checks that the snapshot is
+// of a MaxIterations with the same limit.
+func (n MaxIterations) UnmarshalState(data []byte) error {
+	return snapshot.Unmarshal(data, "max_iterations", statelessVersion, int(n), nil)
+}
+
+type thresholdConfig struct {
+	Field string          `json:"field"`
+	Value snapshot.Number `json:"value"`
+	Mode  hone.Mode       `json:"mode,omitempty"`
+}
+
+// MarshalState implements hone.Stateful: Threshold keeps no state, its
+// snapshot names its field, value and mode.
+func (s Threshold) MarshalState() ([]byte, error) {
+	return snapshot.Marshal("threshold", statelessVersion, thresholdConfig{s.Field, snapshot.Number(s.Value), s.Mode}, nil)
+}
+
+// UnmarshalState implements hone.Stateful: it checks that the snapshot is
+// of a Threshold configured the same.
+func (s Threshold) UnmarshalState(data []byte) error {
+	return snapshot.Unmarshal(data, "threshold", statelessVersion, thresholdConfig{s.Field, snapshot.Number(s.Value), s.Mode}, nil)
+}
