@@ -313,6 +313,45 @@ func TestSnapshotRestore(t *testing.T) {
 	}
 }
 
+// TestControllerSnapshotRestore is the property of the controller's own
+// snapshot: after a seeded random run, a controller restored from a
+// snapshot (with fresh plugins, restored from the nested snapshots) emits
+// the same actions as the one that ran throughout, and both end in the
+// same state.
+func TestControllerSnapshotRestore(t *testing.T) {
+	seeds := 3 // HONE_LONG=1 runs 20
+	switch {
+	case os.Getenv("HONE_LONG") != "":
+		seeds = 20
+	case testing.Short():
+		seeds = 1
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := build(t, c)
+			var total snaptest.Stats
+			for seed := range uint64(seeds) {
+				for _, before := range []int{0, 7, 60, 200} {
+					o := c.opts
+					o.Seed, o.Before, o.After = seed+100, before, 300
+					o.Crashes, o.Interrupts = seed%2 == 0, seed%3 != 1
+					o.Controller = true
+					st := snaptest.Run(t, b, o)
+					total.Events += st.Events
+					total.Results += st.Results
+					total.Starts += st.Starts
+					total.Saves += st.Saves
+					total.Trials += st.Trials
+				}
+			}
+			t.Logf("%+v", total)
+			if total.Results == 0 || total.Trials == 0 {
+				t.Fatalf("the runs exercised nothing: %+v", total)
+			}
+		})
+	}
+}
+
 // checkKind fails when the scheduler's snapshot is FIFO's while the spec
 // names another scheduler: a scheduler that embeds fifo.Scheduler and
 // forgets its own MarshalState would save nothing of its state.

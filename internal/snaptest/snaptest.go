@@ -54,6 +54,12 @@ type Options struct {
 	// Crashes makes trials fail now and then (a process error), and
 	// Interrupts makes the experiment stop and resume now and then.
 	Crashes, Interrupts bool
+	// Controller snapshots the whole controller instead of its plugins:
+	// at the snapshot, the second twin is replaced by a controller that
+	// controller.Restore builds from the first's MarshalState, with fresh
+	// plugins; at the end both controllers' snapshots must be the same
+	// bytes.
+	Controller bool
 }
 
 func (o *Options) defaults() {
@@ -118,6 +124,16 @@ func Run(t T, build func() (*hone.Experiment, error), o Options) Stats {
 			t.Fatalf("build: the experiment has no scheduler")
 		}
 		tw := &twin{exp: exp, sched: &swapScheduler{exp.Scheduler}, search: &swapSearcher{exp.Searcher}}
+		if o.Controller {
+			// The controller's snapshot holds its plugins' own: no
+			// wrappers between them.
+			c, err := controller.New(exp, o.Pool)
+			if err != nil {
+				t.Fatalf("controller: %v", err)
+			}
+			tw.c = c
+			return tw
+		}
 		e := *exp
 		e.Scheduler, e.Searcher = tw.sched, tw.search
 		e.Stoppers = nil
@@ -267,6 +283,27 @@ func Run(t T, build func() (*hone.Experiment, error), o Options) Stats {
 		}
 	}
 
+	if o.Controller {
+		b = restoreController(t, a, build, o.Pool)
+		for range o.After {
+			if !event() {
+				break
+			}
+		}
+		da, err := a.c.MarshalState()
+		if err != nil {
+			t.Fatalf("seed %d: controller: MarshalState at the end: %v", o.Seed, err)
+		}
+		db, err := b.c.MarshalState()
+		if err != nil {
+			t.Fatalf("seed %d: restored controller: MarshalState at the end: %v", o.Seed, err)
+		}
+		if !bytes.Equal(da, db) {
+			t.Fatalf("seed %d: at the end the restored controller's state differs:\n%s\nwant\n%s", o.Seed, db, da)
+		}
+		return st
+	}
+
 	// The snapshot: fresh plugins restored from a's take b's place.
 	fresh, err := build()
 	if err != nil {
@@ -297,6 +334,33 @@ func Run(t T, build func() (*hone.Experiment, error), o Options) Stats {
 		}
 	}
 	return st
+}
+
+// restoreController snapshots a's controller and restores it into a
+// controller with fresh plugins, whose own snapshot must be the same
+// bytes.
+func restoreController(t T, a *twin, build func() (*hone.Experiment, error), pool hone.Resources) *twin {
+	t.Helper()
+	data, err := a.c.MarshalState()
+	if err != nil {
+		t.Fatalf("controller: MarshalState: %v", err)
+	}
+	fresh, err := build()
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	c, err := controller.Restore(fresh, pool, data)
+	if err != nil {
+		t.Fatalf("controller.Restore of its own snapshot: %v\n%s", err, data)
+	}
+	again, err := c.MarshalState()
+	if err != nil {
+		t.Fatalf("restored controller: MarshalState: %v", err)
+	}
+	if !bytes.Equal(again, data) {
+		t.Fatalf("the restored controller's snapshot differs from the one it was restored from:\n%s\nwant\n%s", again, data)
+	}
+	return &twin{c: c, exp: fresh}
 }
 
 // restore snapshots from, restores the snapshot into to, and checks that
