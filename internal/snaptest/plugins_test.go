@@ -313,6 +313,46 @@ func TestSnapshotRestore(t *testing.T) {
 	}
 }
 
+// controllerCases exercise what only the controller's snapshot holds:
+// per-trial limits (the deadline queue), retries, GPUs shared among
+// trials, checkpoint retention and pins, and a stopper with state.
+var controllerCases = []pluginCase{
+	{name: "limits+asha", spec: `
+num_samples: 20
+searcher: random
+scheduler:
+  name: asha
+  max_t: 12
+  grace_period: 1
+  reduction_factor: 2
+trial_timeout: 25s
+report_timeout: 5s
+failure:
+  max_failures: 2
+checkpoint:
+  num_to_keep: 2
+`},
+	{name: "gpus+pbt", spec: `
+num_samples: 6
+searcher: random
+scheduler:
+  name: pbt
+  time_attr: training_iteration
+  perturbation_interval: 2
+  hyperparam_mutations:
+    lr: {loguniform: [0.001, 1.0]}
+resources: {cpu: 1, gpu: 0.5}
+gpus: 2
+failure:
+  max_failures: -1
+checkpoint:
+  num_to_keep: 1
+stop:
+  plateau: {std: 0.01, num_results: 4, grace_period: 4}
+  training_iteration: 18
+`, opts: snaptest.Options{MaxIter: 20, Pool: hone.Resources{CPU: 4, GPU: 2}}},
+}
+
 // TestControllerSnapshotRestore is the property of the controller's own
 // snapshot: after a seeded random run, a controller restored from a
 // snapshot (with fresh plugins, restored from the nested snapshots) emits
@@ -326,7 +366,7 @@ func TestControllerSnapshotRestore(t *testing.T) {
 	case testing.Short():
 		seeds = 1
 	}
-	for _, c := range cases {
+	for _, c := range append(slices.Clip(cases), controllerCases...) {
 		t.Run(c.name, func(t *testing.T) {
 			b := build(t, c)
 			var total snaptest.Stats

@@ -51,8 +51,8 @@ type Options struct {
 	// that falls with the iteration, from a level set by the trial's
 	// configuration, with noise; NaN now and then.
 	Metric string
-	// Crashes makes trials fail now and then (a process error), and
-	// Interrupts makes the experiment stop and resume now and then.
+	// Crashes makes trials fail now and then (a process error; with
+	// Controller, also an InTrialFailed), and Interrupts makes the experiment stop and resume now and then.
 	Crashes, Interrupts bool
 	// Controller snapshots the whole controller instead of its plugins:
 	// at the snapshot, the second twin is replaced by a controller that
@@ -234,6 +234,13 @@ func Run(t T, build func() (*hone.Experiment, error), o Options) Stats {
 		id := ids[rng.IntN(len(ids))]
 		p := procs[id]
 		in := controller.Input{Trial: id, Time: at()}
+		if o.Controller && o.Crashes && rng.IntN(120) == 0 {
+			// The runner fails the trial (its files could not be
+			// written); the controller tells its process to stop.
+			in.Kind, in.Err = controller.InTrialFailed, "disk full"
+			step(in)
+			return true
+		}
 		switch p.phase {
 		case computing:
 			if o.Crashes && rng.IntN(60) == 0 {
