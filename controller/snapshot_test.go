@@ -43,7 +43,7 @@ func snapRun(t *testing.T, exp *hone.Experiment) *Controller {
 	tr := c.Trials()[0]
 	i, p, _ := c.NextCheckpointPath(tr.ID)
 	step(t, c, Input{Kind: InResult, Trial: tr.ID, Time: t0.Add(time.Second).UnixNano(),
-		Metrics: map[string]any{"loss": 0.5, "odd": math.NaN(), "steps": 3, "tag": "x"},
+		Metrics:    map[string]any{"loss": 0.5, "odd": math.NaN(), "steps": 3, "tag": "x"},
 		Checkpoint: &CheckpointRef{Index: i, Path: p}})
 	c.ctl().PauseTrial(tr, true) // a save in flight
 	c.Ready()
