@@ -402,7 +402,10 @@ func (c *Controller) trialState(t *hone.Trial) (trialState, error) {
 	if ts.LastResult, err = toResult(t.LastResult); err != nil {
 		return ts, fmt.Errorf("last result: %w", err)
 	}
-	if m := s.mgr; m != nil {
+	// A manager with nothing registered yet is the same as none (the
+	// controller makes one at first need, a read of NextCheckpointPath
+	// included).
+	if m := s.mgr; m != nil && (len(m.entries) > 0 || m.next > 0) {
 		ms := &managerState{Next: m.next}
 		for _, e := range m.entries {
 			ms.Entries = append(ms.Entries, entryState{*toCheckpoint(e.cp), snapshot.Number(e.score), e.seq})
