@@ -332,6 +332,18 @@ failure:
 checkpoint:
   num_to_keep: 2
 `},
+	{name: "announced+hyperband", spec: `
+num_samples: 20
+searcher: random
+scheduler:
+  name: hyperband
+  max_t: 9
+  reduction_factor: 3
+trial_timeout: 30s
+report_timeout: 6s
+failure:
+  max_failures: 1
+`, opts: snaptest.Options{Announced: true}},
 	{name: "gpus+pbt", spec: `
 num_samples: 6
 searcher: random

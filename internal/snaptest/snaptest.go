@@ -60,6 +60,10 @@ type Options struct {
 	// plugins; at the end both controllers' snapshots must be the same
 	// bytes.
 	Controller bool
+	// Announced makes the executor announce starts
+	// (controller.Settings.StartsAnnounced): a started trial waits in a
+	// queue until its InStarted input.
+	Announced bool
 }
 
 func (o *Options) defaults() {
@@ -84,6 +88,7 @@ type phase int
 
 const (
 	computing phase = iota // will report, or fail
+	queued                 // started, not yet announced as running
 	waiting                // waits for a directive
 	saving                 // was told to save
 	stopping               // was told to stop
@@ -131,6 +136,7 @@ func Run(t T, build func() (*hone.Experiment, error), o Options) Stats {
 			if err != nil {
 				t.Fatalf("controller: %v", err)
 			}
+			c.SetStartsAnnounced(o.Announced)
 			tw.c = c
 			return tw
 		}
@@ -146,6 +152,7 @@ func Run(t T, build func() (*hone.Experiment, error), o Options) Stats {
 		if err != nil {
 			t.Fatalf("controller: %v", err)
 		}
+		c.SetStartsAnnounced(o.Announced)
 		tw.c = c
 		return tw
 	}
@@ -173,7 +180,11 @@ func Run(t T, build func() (*hone.Experiment, error), o Options) Stats {
 			switch act.Kind {
 			case controller.ActStart:
 				st.Starts++
-				procs[act.Trial.ID] = &proc{phase: computing, iter: act.Iteration, level: level(act.Trial.Config)}
+				ph := computing
+				if o.Announced {
+					ph = queued
+				}
+				procs[act.Trial.ID] = &proc{phase: ph, iter: act.Iteration, level: level(act.Trial.Config)}
 			case controller.ActDirect:
 				p := procs[act.Trial.ID]
 				if p == nil {
@@ -242,6 +253,9 @@ func Run(t T, build func() (*hone.Experiment, error), o Options) Stats {
 			return true
 		}
 		switch p.phase {
+		case queued:
+			in.Kind = controller.InStarted
+			p.phase = computing
 		case computing:
 			if o.Crashes && rng.IntN(60) == 0 {
 				in.Kind, in.Err = controller.InExited, "crashed"
