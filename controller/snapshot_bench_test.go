@@ -1,0 +1,76 @@
+package controller
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/search/random"
+	"github.com/hone-tune/hone/space"
+)
+
+// finished returns a controller whose n trials have each reported one
+// done result and exited, and an experiment builder for restoring it.
+func finished(b *testing.B, n int) (*Controller, func() *hone.Experiment) {
+	b.Helper()
+	mk := func() *hone.Experiment {
+		sp, err := space.ParseYAML([]byte("lr: {loguniform: [0.001, 1.0]}\nlayers: {randint: [1, 6]}\n"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := random.New(sp, n, nil, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return &hone.Experiment{Searcher: s, Metric: "loss", Mode: hone.Min, Seed: 1}
+	}
+	c, err := New(mk(), hone.Resources{CPU: 8})
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	c.Step(Input{Kind: InBegin, Time: now})
+	c.Ready()
+	for !c.Done() {
+		for _, t := range c.Trials() {
+			if t.Status != hone.StatusRunning {
+				continue
+			}
+			now += int64(time.Millisecond)
+			c.Step(Input{Kind: InResult, Trial: t.ID, Time: now, Metrics: map[string]any{"loss": 0.5}, Done: true})
+			c.Ready()
+			c.Step(Input{Kind: InExited, Trial: t.ID, Time: now})
+			c.Ready()
+		}
+	}
+	return c, mk
+}
+
+// BenchmarkSnapshot measures MarshalState and Restore of a finished
+// experiment of 10,000 trials.
+func BenchmarkSnapshot(b *testing.B) {
+	c, mk := finished(b, 10000)
+	data, err := c.MarshalState()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("marshal", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			if _, err := c.MarshalState(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("restore", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			b.StopTimer()
+			exp := mk()
+			b.StartTimer()
+			if _, err := Restore(exp, hone.Resources{CPU: 8}, data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
