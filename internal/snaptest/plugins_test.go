@@ -280,36 +280,46 @@ func testdata(t *testing.T) string {
 // from a snapshot decides, chooses and suggests as the plugin that ran
 // throughout.
 func TestSnapshotRestore(t *testing.T) {
-	seeds := 3 // HONE_LONG=1 runs 20
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := build(t, c)
+			checkKind(t, b, field(c.spec, "scheduler"))
+			runSeeds(t, b, []int{5, 40, 150}, func(seed uint64, before int) snaptest.Options {
+				o := c.opts
+				o.Seed, o.Before, o.After = seed, before, 400
+				o.Crashes, o.Interrupts = seed%2 == 1, seed%3 != 0
+				return o
+			})
+		})
+	}
+}
+
+// runSeeds runs the property for every seed (3; HONE_LONG=1 runs 20,
+// -short 1) and snapshot point, with the options opts gives for them,
+// and fails if the runs together exercised nothing.
+func runSeeds(t *testing.T, b func() (*hone.Experiment, error), befores []int, opts func(seed uint64, before int) snaptest.Options) {
+	t.Helper()
+	seeds := 3
 	switch {
 	case os.Getenv("HONE_LONG") != "":
 		seeds = 20
 	case testing.Short():
 		seeds = 1
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			b := build(t, c)
-			checkKind(t, b, field(c.spec, "scheduler"))
-			var total snaptest.Stats
-			for seed := range uint64(seeds) {
-				for _, before := range []int{5, 40, 150} {
-					o := c.opts
-					o.Seed, o.Before, o.After = seed, before, 400
-					o.Crashes, o.Interrupts = seed%2 == 1, seed%3 != 0
-					st := snaptest.Run(t, b, o)
-					total.Events += st.Events
-					total.Results += st.Results
-					total.Starts += st.Starts
-					total.Saves += st.Saves
-					total.Trials += st.Trials
-				}
-			}
-			t.Logf("%+v", total)
-			if total.Results == 0 || total.Trials == 0 {
-				t.Fatalf("the runs exercised nothing: %+v", total)
-			}
-		})
+	var total snaptest.Stats
+	for seed := range uint64(seeds) {
+		for _, before := range befores {
+			st := snaptest.Run(t, b, opts(seed, before))
+			total.Events += st.Events
+			total.Results += st.Results
+			total.Starts += st.Starts
+			total.Saves += st.Saves
+			total.Trials += st.Trials
+		}
+	}
+	t.Logf("%+v", total)
+	if total.Results == 0 || total.Trials == 0 {
+		t.Fatalf("the runs exercised nothing: %+v", total)
 	}
 }
 
@@ -371,35 +381,15 @@ stop:
 // the same actions as the one that ran throughout, and both end in the
 // same state.
 func TestControllerSnapshotRestore(t *testing.T) {
-	seeds := 3 // HONE_LONG=1 runs 20
-	switch {
-	case os.Getenv("HONE_LONG") != "":
-		seeds = 20
-	case testing.Short():
-		seeds = 1
-	}
 	for _, c := range append(slices.Clip(cases), controllerCases...) {
 		t.Run(c.name, func(t *testing.T) {
-			b := build(t, c)
-			var total snaptest.Stats
-			for seed := range uint64(seeds) {
-				for _, before := range []int{0, 7, 60, 200} {
-					o := c.opts
-					o.Seed, o.Before, o.After = seed+100, before, 300
-					o.Crashes, o.Interrupts = seed%2 == 0, seed%3 != 1
-					o.Controller = true
-					st := snaptest.Run(t, b, o)
-					total.Events += st.Events
-					total.Results += st.Results
-					total.Starts += st.Starts
-					total.Saves += st.Saves
-					total.Trials += st.Trials
-				}
-			}
-			t.Logf("%+v", total)
-			if total.Results == 0 || total.Trials == 0 {
-				t.Fatalf("the runs exercised nothing: %+v", total)
-			}
+			runSeeds(t, build(t, c), []int{0, 7, 60, 200}, func(seed uint64, before int) snaptest.Options {
+				o := c.opts
+				o.Seed, o.Before, o.After = seed+100, before, 300
+				o.Crashes, o.Interrupts = seed%2 == 0, seed%3 != 1
+				o.Controller = true
+				return o
+			})
 		})
 	}
 }
