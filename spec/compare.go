@@ -215,22 +215,8 @@ func (s *Spec) settings() map[string]setting {
 // a metric or mode left empty is the experiment's. For a plugin not in its
 // table, the parameters are the section's keys as written.
 func (s *Spec) pluginParams(kind string, pl Plugin) map[string]any {
-	reserved := schedulerKeys
-	switch kind {
-	case "searcher":
-		reserved = searcherKeys
-	case "executor":
-		reserved = executorKeys
-	}
-	p := newParams(&collector{lines: map[string]pos{}}, kind, pl.Node, reserved...)
-	p.resolved = map[string]any{}
-	if e, ok := searchers[pl.Name]; ok && kind == "searcher" {
-		e.Read(p)
-	} else if e, ok := schedulers[pl.Name]; ok && kind == "scheduler" {
-		e.Read(p)
-	} else if e, ok := executors[pl.Name]; ok && kind == "executor" {
-		e.Read(p)
-	} else {
+	p := recordingParams(kind, pl.Node)
+	if !readPlugin(kind, pl.Name, p) {
 		for _, k := range p.order {
 			p.lookup(k)
 		}

@@ -894,6 +894,21 @@ type Param struct {
 // every call, so the schema and the validation cannot disagree. It returns
 // nil for an unknown kind or name.
 func Parameters(kind, name string) []Param {
+	p := recordingParams(kind, nil)
+	if !readPlugin(kind, name, p) {
+		return nil
+	}
+	out := make([]Param, 0, len(p.asked))
+	for _, k := range p.asked {
+		out = append(out, Param{Name: k, Default: p.resolved[k]})
+	}
+	return out
+}
+
+// recordingParams returns the parameters of a plugin section of kind
+// ("searcher", "scheduler" or "executor"; node nil: none set) that
+// record the value each one resolves to, reporting nothing.
+func recordingParams(kind string, node *yaml.Node) *Params {
 	reserved := schedulerKeys
 	switch kind {
 	case "searcher":
@@ -901,8 +916,14 @@ func Parameters(kind, name string) []Param {
 	case "executor":
 		reserved = executorKeys
 	}
-	p := newParams(&collector{lines: map[string]pos{}}, kind, nil, reserved...)
+	p := newParams(&collector{lines: map[string]pos{}}, kind, node, reserved...)
 	p.resolved = map[string]any{}
+	return p
+}
+
+// readPlugin has the table entry of plugin name of kind read p, and
+// reports whether there is such an entry.
+func readPlugin(kind, name string, p *Params) bool {
 	switch e, s, x := searchers[name], schedulers[name], executors[name]; {
 	case kind == "searcher" && e.Read != nil:
 		e.Read(p)
@@ -911,11 +932,7 @@ func Parameters(kind, name string) []Param {
 	case kind == "executor" && x.Read != nil:
 		x.Read(p)
 	default:
-		return nil
+		return false
 	}
-	out := make([]Param, 0, len(p.asked))
-	for _, k := range p.asked {
-		out = append(out, Param{Name: k, Default: p.resolved[k]})
-	}
-	return out
+	return true
 }
