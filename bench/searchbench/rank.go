@@ -27,7 +27,7 @@ type RankTest struct {
 // Ranks returns the rank test of a against b (regrets; +Inf, a run that
 // reached no result, ranks last; NaN values are left out).
 func Ranks(a, b []float64) RankTest {
-	a, b = finiteOrInf(a), finiteOrInf(b)
+	a, b = withoutNaN(a), withoutNaN(b)
 	n, m := float64(len(a)), float64(len(b))
 	if n == 0 || m == 0 {
 		return RankTest{Better: 0.5, P: 0.5}
@@ -66,8 +66,8 @@ func Ranks(a, b []float64) RankTest {
 	return RankTest{Better: u / (n * m), P: 0.5 * math.Erfc(-z/math.Sqrt2)}
 }
 
-// finiteOrInf returns v without NaN values.
-func finiteOrInf(v []float64) []float64 {
+// withoutNaN returns a copy of v without its NaN values.
+func withoutNaN(v []float64) []float64 {
 	return slices.DeleteFunc(slices.Clone(v), math.IsNaN)
 }
 
@@ -84,37 +84,59 @@ func finals(ts []*Trace) []float64 {
 // surely better than auto in a cell.
 const significance = 0.05
 
-// writeAutoCells lists, cell by cell, auto against the best baseline: the
-// median ratio that the goal reads, and the rank test of the runs behind
-// the medians.
-func writeAutoCells(w io.Writer, cells []*Cell) {
-	type row struct {
-		c    *Cell
-		base string
-		a, b float64
-		rt   RankTest
-	}
-	var rows []row
+// autoRow is auto's verdict in one cell: its median final regret and the
+// best baseline's, and the rank test of their runs.
+type autoRow struct {
+	c    *Cell
+	base string
+	a, b float64
+	rt   RankTest
+}
+
+// within reports whether auto's median is within 1.25× of the best
+// baseline's (the goal), and sure whether, outside it, the baseline's runs
+// are surely lower.
+func (r autoRow) within() bool { return r.a <= 1.25*r.b }
+func (r autoRow) sure() bool   { return !r.within() && r.rt.P < significance }
+
+// autoRows returns auto's verdict in every cell that has auto and a
+// baseline.
+func autoRows(cells []*Cell) []autoRow {
+	var rows []autoRow
 	for _, c := range cells {
 		ss := c.Summaries()
 		s, b := summaryOf(ss, "auto"), best(ss, IsBaseline)
 		if s == nil || b == nil {
 			continue
 		}
-		rows = append(rows, row{c, b.Method, s.FinalMedian, b.FinalMedian, Ranks(finals(c.Traces["auto"]), finals(c.Traces[b.Method]))})
+		rows = append(rows, autoRow{c, b.Method, s.FinalMedian, b.FinalMedian, Ranks(finals(c.Traces["auto"]), finals(c.Traces[b.Method]))})
 	}
+	return rows
+}
+
+// autoCounts returns how many rows are within 1.25×, and how many of the
+// others are sure misses.
+func autoCounts(rows []autoRow) (within, sure int) {
+	for _, r := range rows {
+		if r.within() {
+			within++
+		} else if r.sure() {
+			sure++
+		}
+	}
+	return within, sure
+}
+
+// writeAutoCells lists, cell by cell, auto against the best baseline: the
+// median ratio that the goal reads, and the rank test of the runs behind
+// the medians.
+func writeAutoCells(w io.Writer, cells []*Cell) {
+	rows := autoRows(cells)
 	if len(rows) == 0 {
 		return
 	}
-	var miss, sure int
-	for _, r := range rows {
-		if !(r.a <= 1.25*r.b) {
-			miss++
-			if r.rt.P < significance {
-				sure++
-			}
-		}
-	}
+	within, sure := autoCounts(rows)
+	miss := len(rows) - within
 	fmt.Fprintf(w, "## `auto` cell by cell\n\n")
 	fmt.Fprintf(w, "The goal reads the ratio of medians. Beside it, the runs behind the medians: how often a run of `auto` ends "+
 		"below a run of the best baseline (ties count half; 0.5 when neither is better), and the one-sided Mann–Whitney p-value "+
@@ -124,15 +146,15 @@ func writeAutoCells(w io.Writer, cells []*Cell) {
 	fmt.Fprintf(w, "| problem | concurrency | `auto` | best baseline | its regret | ratio auto / baseline | within 1.25× | auto's run lower | p (baseline lower) |\n")
 	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		within := "**yes**"
-		if !(r.a <= 1.25*r.b) {
-			within = "no"
-			if r.rt.P < significance {
-				within = "no (surely)"
-			}
+		verdict := "**yes**"
+		switch {
+		case r.sure():
+			verdict = "no (surely)"
+		case !r.within():
+			verdict = "no"
 		}
 		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %.2f | %.3f |\n", r.c.Problem.Name, r.c.Concurrency, num(r.a), r.base, num(r.b),
-			ratio(r.a, r.b), within, r.rt.Better, r.rt.P)
+			ratio(r.a, r.b), verdict, r.rt.Better, r.rt.P)
 	}
 	fmt.Fprintln(w)
 }

@@ -358,27 +358,11 @@ func WriteReport(w io.Writer, res *Results, info RunInfo) {
 		}
 		fmt.Fprintf(w, ": %d of %d in the faithful settings, %d of %d in the misleading ones.\n", fw, fn, mw, mn)
 	}
-	for _, m := range honeMs {
-		if m != "auto" {
-			continue
-		}
-		near, n, sure := 0, 0, 0
-		for _, c := range cells {
-			ss := c.Summaries()
-			s, b := summaryOf(ss, m), best(ss, IsBaseline)
-			if s == nil || b == nil {
-				continue
-			}
-			n++
-			if s.FinalMedian <= 1.25*b.FinalMedian {
-				near++
-			} else if Ranks(finals(c.Traces[m]), finals(c.Traces[b.Method])).P < significance {
-				sure++
-			}
-		}
+	if rows := autoRows(cells); len(rows) > 0 {
+		near, sure := autoCounts(rows)
 		fmt.Fprintf(w, "- **`auto` is within 1.25× of the best baseline's median final regret in %d of %d cells** (target ≥ 80%%); "+
 			"of the other %d, the best baseline's runs are surely lower (one-sided Mann–Whitney p < %g) in %d (see \"`auto` cell by cell\").\n",
-			near, n, n-near, significance, sure)
+			near, len(rows), len(rows)-near, significance, sure)
 	}
 	fmt.Fprintf(w, "- Per method, the cells where it alone is at or below the best baseline (≤ 1×), and within 1.25× of it:\n\n")
 	writeMethodRecord(w, cells, honeMs, cs)
