@@ -29,12 +29,11 @@ type state struct {
 	Past    []pendingState `json:"past,omitempty"`
 	Losses  []lossState    `json:"losses,omitempty"`
 	// With the fidelity check: the highest floor index the model has
-	// used, the suggestion snapshot.Number from which trials count as suggested
-	// above it, and whether enough of them reached it
-	// (Searcher.freshEnough).
-	Floor     int  `json:"floor,omitempty"`
-	FreshFrom int  `json:"fresh_from,omitempty"`
-	FreshOK   bool `json:"fresh_ok,omitempty"`
+	// used, and the suggestion number from which trials count as
+	// suggested above it (Searcher.freshEnough; whether enough of them
+	// reached it is counted again after a restore).
+	Floor     int `json:"floor,omitempty"`
+	FreshFrom int `json:"fresh_from,omitempty"`
 }
 
 // lossState is a trial's loss at a budget.
@@ -78,7 +77,7 @@ func (s *Searcher) signature() []string {
 	return sig
 }
 
-// MarshalState returns the searcher's exact random-snapshot.Number generator state,
+// MarshalState returns the searcher's exact random-number generator state,
 // its observations and its pending trials, as JSON.
 func (s *Searcher) MarshalState() ([]byte, error) {
 	rng, err := s.pcg.MarshalBinary()
@@ -117,7 +116,7 @@ func (s *Searcher) MarshalState() ([]byte, error) {
 	st.Pending = trials(s.pending)
 	if s.budgets != nil {
 		st.Budgets = s.budgets
-		st.Floor, st.FreshFrom, st.FreshOK = s.maxFloor, s.freshFrom, s.freshOK
+		st.Floor, st.FreshFrom = s.maxFloor, s.freshFrom
 		st.Past = trials(s.past)
 		for _, e := range s.mon.Entries() {
 			st.Losses = append(st.Losses, lossState{Trial: e.Trial, Budget: e.Budget, Loss: snapshot.Number(e.Loss)})
@@ -129,7 +128,7 @@ func (s *Searcher) MarshalState() ([]byte, error) {
 // UnmarshalState restores a state from MarshalState into a searcher built
 // with the same space and options (except, possibly, the seed): afterwards
 // it behaves exactly as the saved one would have. A state from a different
-// search (other parameters, snapshot.Number of samples or snapshot.Number of points) or a
+// search (other parameters, number of samples or number of points) or a
 // malformed one is an error, and the searcher is left unchanged.
 func (s *Searcher) UnmarshalState(data []byte) error {
 	var st state
@@ -261,7 +260,7 @@ func (s *Searcher) UnmarshalState(data []byte) error {
 	}
 	*s.pcg = *pcg
 	s.n, s.obs, s.pending, s.past, s.all, s.mon = st.Suggested, obs, pend, past, all, mon
-	s.maxFloor, s.freshFrom, s.freshOK = st.Floor, st.FreshFrom, st.FreshOK
+	s.maxFloor, s.freshFrom, s.freshOK = st.Floor, st.FreshFrom, false
 	if s.budgets != nil {
 		s.ranked, s.perLevel = nil, make([]int, len(s.budgets))
 		for _, t := range all {

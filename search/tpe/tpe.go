@@ -235,7 +235,7 @@ type Searcher struct {
 	// With rungs and FidelityCheck: the highest floor index the model
 	// has used, the suggestion number from which trials were suggested
 	// with the floor there, and whether enough of them have reached it
-	// (freshEnough).
+	// (freshEnough; a cache of a count that only grows, not saved).
 	maxFloor  int
 	freshFrom int
 	freshOK   bool
