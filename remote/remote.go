@@ -185,6 +185,9 @@ func (e *Experiment) Restore(ctx context.Context, truncate bool) (string, error)
 		}
 		note = fmt.Sprintf("%v: continuing from the %d lines before it as asked; the lines cut are kept in %s", j.Corrupt, j.Corrupt.Line-1, kept)
 	case j.Corrupt == nil && j.Torn:
+		if err := journal.DropSnapshotsBeyond(jp, j.Size); err != nil {
+			return "", fmt.Errorf("restore from %s: %w", e.Shown, err)
+		}
 		if err := os.Truncate(jp, j.Size); err != nil {
 			return "", fmt.Errorf("restore from %s: %w", e.Shown, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/controller"
@@ -111,6 +112,8 @@ type simCase struct {
 	// announce: the executors of the run, and of the resume, announce
 	// starts (announcing).
 	announce, announceResume bool
+	// snap: the runs write a snapshot at nearly every step.
+	snap bool
 }
 
 func (sc simCase) experiment(t *rapid.T) *hone.Experiment {
@@ -139,7 +142,11 @@ func (sc simCase) executorAnnouncing(announce bool) hone.Executor {
 
 func (sc simCase) options(dir string, e hone.Executor) runner.Options {
 	st, _ := local.New(dir, local.NoSync())
-	return runner.Options{Dir: dir, Executor: e, Store: st, Log: io.Discard}
+	o := runner.Options{Dir: dir, Executor: e, Store: st, Log: io.Discard}
+	if sc.snap {
+		runner.SetSnapshotEvery(&o, 1, 1<<20, time.Nanosecond)
+	}
+	return o
 }
 
 type final struct {
@@ -175,6 +182,7 @@ func TestCrashAtAnyEventThenResume(t *testing.T) {
 			concurrency: rapid.IntRange(1, 4).Draw(t, "concurrency"),
 			numToKeep:   rapid.IntRange(0, 2).Draw(t, "numToKeep"),
 			announce:    rapid.Bool().Draw(t, "announce"),
+			snap:        rapid.Bool().Draw(t, "snap"),
 		}
 		sc.announceResume = rapid.Bool().Draw(t, "announceResume")
 		root, err := os.MkdirTemp(scratch.Dir(), "hone-crash-")

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/callback"
@@ -221,8 +222,19 @@ func TestResumeFromJournalCutAtEveryByte(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(root) })
 	orig := filepath.Join(root, "orig")
 	files := callback.NewTrialFiles(orig, callback.NoSync())
-	if _, err := runner.Run(context.Background(), cutExperiment(files), cutOptions(orig, io.Discard)); err != nil {
+	// A snapshot at nearly every step, all kept: each cut is resumed from
+	// the newest snapshot before it (and its tail), or by a whole replay
+	// when the cut falls before the first.
+	snapAll := func(o *runner.Options) { runner.SetSnapshotEvery(o, 1, 1<<20, time.Nanosecond) }
+	if _, err := runner.Run(context.Background(), cutExperiment(files), cutOptions(orig, io.Discard, snapAll)); err != nil {
 		t.Fatal(err)
+	}
+	snaps, err := journal.Snapshots(filepath.Join(orig, journal.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snaps) < 5 {
+		t.Fatalf("the run wrote %d snapshots, want many", len(snaps))
 	}
 	if err := files.Close(); err != nil {
 		t.Fatal(err)
@@ -235,6 +247,7 @@ func TestResumeFromJournalCutAtEveryByte(t *testing.T) {
 
 	// cutAt checks one offset and reports whether the resume met a
 	// checkpoint that retention had deleted.
+	snapped := 0 // resumes that restored a snapshot
 	cutAt := func(t tb, off int) (fellBack bool) {
 		dir := filepath.Join(root, strconv.Itoa(off))
 		defer os.RemoveAll(dir)
@@ -255,6 +268,9 @@ func TestResumeFromJournalCutAtEveryByte(t *testing.T) {
 		}
 		if err != nil {
 			t.Fatalf("%s: resume: %v\n%s", what, err, log.String())
+		}
+		if strings.Contains(log.String(), "resume: restored ") {
+			snapped++
 		}
 		first := checkCut(t, what, dir, out)
 		// Nothing was appended after torn bytes: the journal reads whole.
@@ -286,6 +302,10 @@ func TestResumeFromJournalCutAtEveryByte(t *testing.T) {
 		}
 	}
 	t.Logf("%d resumes restarted a trial from an older checkpoint or from scratch: the one the cut journal names was deleted by retention", fellBack)
+	t.Logf("%d of %d resumes restored a snapshot (%d snapshots)", snapped, len(offsets), len(snaps))
+	if snapped == 0 || snapped > len(offsets)-10 {
+		t.Errorf("%d of %d resumes restored a snapshot: want both resumes from a snapshot and whole replays", snapped, len(offsets))
+	}
 	if fellBack == 0 {
 		t.Error("no cut made a resume find a deleted checkpoint: the experiment does not exercise the fallback")
 	}

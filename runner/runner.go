@@ -78,8 +78,21 @@ type Options struct {
 	// Resume's cleanup of what a crash left does not call it.
 	BeforeDelete func(ctx context.Context) error
 
+	// NoSnapshots: the runner neither writes journal snapshots nor
+	// resumes from them (a resume replays the whole journal). For
+	// measurements and tests; snapshots never change what a resume
+	// rebuilds, only how fast.
+	NoSnapshots bool
+
 	// flushEvery overrides flushResultsEvery (tests).
 	flushEvery time.Duration
+	// markEvery overrides markEvery (tests).
+	markEvery time.Duration
+	// snapEvery, when positive, takes a snapshot whenever the journal has
+	// grown by that many bytes and one can be taken, and snapKeep keeps
+	// that many (tests).
+	snapEvery int64
+	snapKeep  int
 }
 
 // Outcome is how an experiment ended.
@@ -140,10 +153,20 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 	if err := r.prepareExecutor(); err != nil {
 		return nil, fmt.Errorf("resume: %w", err)
 	}
-	jp := filepath.Join(opts.Dir, journal.FileName)
-	j, err := journal.ReadPrefix(jp)
+	jp := r.jpath()
+	// The journal is replayed with the settings each session ran with; this
+	// session's, from exp and opts, take over at the resume input.
+	settings := r.ctl.Settings()
+	flags.Settings = &settings
+	j, snapCounts, err := r.fromSnapshot(settings)
 	if err != nil {
 		return nil, fmt.Errorf("resume: %w", err)
+	}
+	snapped := j != nil
+	if !snapped {
+		if j, err = journal.ReadPrefix(jp); err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
 	}
 	if j.Corrupt != nil && !opts.TruncateJournal {
 		return nil, fmt.Errorf("resume: %w (%d complete lines before it); nothing was changed. "+
@@ -153,22 +176,10 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 	if j.Header.Seed != exp.Seed {
 		return nil, fmt.Errorf("resume: the experiment was run with seed %d, not %d; resume needs the same seed", j.Header.Seed, exp.Seed)
 	}
-	// The journal is replayed with the settings each session ran with; this
-	// session's, from exp and opts, take over at the resume input.
-	settings := r.ctl.Settings()
-	flags.Settings = &settings
-	if h := j.Header.Settings; h != nil {
-		if err := r.ctl.ApplySettings(*h); err != nil {
-			return nil, fmt.Errorf("resume: the journal's header: %w", err)
-		}
-	} else {
-		// A journal from before hone recorded settings: it ran with this
-		// session's settings, except that its executor announced no starts
-		// and its ids were drawn for every suggestion asked for (hone did
-		// neither then).
-		old := settings
-		old.StartsAnnounced, old.SpareIDs = false, false
-		if err := r.ctl.ApplySettings(old); err != nil {
+	// A snapshot holds the settings its session ran with; a replay from
+	// the start takes those of the header.
+	if !snapped {
+		if err := replaySettings(r.ctl, j.Header, settings); err != nil {
 			return nil, fmt.Errorf("resume: %w", err)
 		}
 	}
@@ -178,6 +189,14 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 	counts := map[string]int{} // results of every trial in the journal
 	if len(r.buffered) > 0 {
 		from, seqs = resultsToRecover(j.Lines)
+		// A snapshot's results are all safe in the files (see
+		// snapshot.go); it counts those of the trials that may report.
+		for id, n := range snapCounts {
+			counts[id] = n
+			if _, ok := seqs[id]; ok {
+				seqs[id] = n
+			}
+		}
 	}
 	var missing []*controller.Record // the last input's records that a cut took
 	last := lastInput(j.Lines)
@@ -187,7 +206,7 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 		}
 		r.ctl.Step(*l.In)
 		acts := r.ctl.Ready()
-		if err := sameTrials(j.Lines[i+1:], acts, i+2); err != nil {
+		if err := sameTrials(j.Lines[i+1:], acts, func() int { return j.LineNumber(i) }); err != nil {
 			return nil, fmt.Errorf("resume: %s holds a different experiment: %w; resume it with the spec it was started with, or start a new experiment directory", opts.Dir, err)
 		}
 		if i == last {
@@ -229,6 +248,9 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 	if err := r.rejournal(missing); err != nil {
 		return nil, fmt.Errorf("resume: %w", errors.Join(err, r.jw.Close()))
 	}
+	if r.results != nil {
+		r.results = counts
+	}
 	if err := r.recoverResults(counts, seqs, recover); err != nil {
 		return nil, fmt.Errorf("resume: %w", errors.Join(err, r.jw.Close()))
 	}
@@ -238,6 +260,26 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 		}
 	}
 	return r.loop(ctx, controller.Input{Kind: controller.InResume, Resume: &flags})
+}
+
+// replaySettings gives ctl, before a replay of the journal from its
+// start, the settings of the journal's first session: those of its header,
+// or for a journal from before hone recorded them, this session's
+// (settings) as they were then.
+func replaySettings(ctl *controller.Controller, h journal.Header, settings controller.Settings) error {
+	if h.Settings != nil {
+		if err := ctl.ApplySettings(*h.Settings); err != nil {
+			return fmt.Errorf("the journal's header: %w", err)
+		}
+		return nil
+	}
+	// A journal from before hone recorded settings: it ran with this
+	// session's settings, except that its executor announced no starts
+	// and its ids were drawn for every suggestion asked for (hone did
+	// neither then).
+	old := settings
+	old.StartsAnnounced, old.SpareIDs = false, false
+	return ctl.ApplySettings(old)
 }
 
 // rejournal appends, durably, the records of the journal's last input that
@@ -371,9 +413,9 @@ func missingRecords(following []journal.Line, acts []controller.Action) []*contr
 // ids, indexes, configurations and tags), so that resuming with a changed
 // search space, number of samples or searcher fails clearly instead of
 // diverging. following holds the journal lines after the input at journal
-// line lineNo; acts are the actions its replay produced. A journal that
+// line lineNo(); acts are the actions its replay produced. A journal that
 // ends early (a crash) may lack the last input's records.
-func sameTrials(following []journal.Line, acts []controller.Action, lineNo int) error {
+func sameTrials(following []journal.Line, acts []controller.Action, lineNo func() int) error {
 	var journaled []*controller.Record
 	end := true // no input follows: the tail of the journal
 	for _, l := range following {
@@ -395,16 +437,16 @@ func sameTrials(following []journal.Line, acts []controller.Action, lineNo int) 
 			if end {
 				return nil
 			}
-			return fmt.Errorf("after journal line %d it adds trial %s (config %v), which the original run did not", lineNo, a.Record.Trial, map[string]any(a.Record.Config))
+			return fmt.Errorf("after journal line %d it adds trial %s (config %v), which the original run did not", lineNo(), a.Record.Trial, map[string]any(a.Record.Config))
 		}
 		if want := journaled[n]; !journal.SameRecord(a.Record, want) {
 			return fmt.Errorf("after journal line %d the original run added trial %s, this one adds %s",
-				lineNo, describeTrial(want, a.Record), describeTrial(a.Record, want))
+				lineNo(), describeTrial(want, a.Record), describeTrial(a.Record, want))
 		}
 		n++
 	}
 	if n < len(journaled) {
-		return fmt.Errorf("after journal line %d the original run added trial %s (config %v), this one does not", lineNo, journaled[n].Trial, map[string]any(journaled[n].Config))
+		return fmt.Errorf("after journal line %d the original run added trial %s (config %v), this one does not", lineNo(), journaled[n].Trial, map[string]any(journaled[n].Config))
 	}
 	return nil
 }
@@ -500,7 +542,20 @@ type runner struct {
 	wake context.CancelFunc
 	// lmu serializes writes to the log, which the pool writes too.
 	lmu sync.Mutex
+
+	// snapAt is the journal offset of the newest snapshot (0 for none),
+	// snapSize its size; snapBroken: the controller cannot be saved, so
+	// no snapshot is tried again in this session (see snapshot.go).
+	snapAt, snapSize int64
+	snapBroken       bool
+	// results counts the results each trial has reported in the journal
+	// (kept when there are buffered callbacks, for snapshots; trials that
+	// are TERMINATED are dropped at each snapshot).
+	results map[string]int
 }
+
+// jpath is the journal's path.
+func (r *runner) jpath() string { return filepath.Join(r.opts.Dir, journal.FileName) }
 
 // poolWorkers is how many checkpoint commits and deletes run at once.
 const poolWorkers = 4
@@ -568,6 +623,12 @@ func newRunner(exp *hone.Experiment, opts Options) (*runner, error) {
 	if opts.flushEvery <= 0 {
 		opts.flushEvery = flushResultsEvery
 	}
+	if opts.markEvery <= 0 {
+		opts.markEvery = markEvery
+	}
+	if opts.snapKeep <= 0 {
+		opts.snapKeep = journal.KeepSnapshots
+	}
 	ctl, err := controller.New(exp, opts.Pool)
 	if err != nil {
 		return nil, err
@@ -593,6 +654,7 @@ func newRunner(exp *hone.Experiment, opts Options) (*runner, error) {
 	}
 	for _, cb := range exp.Callbacks {
 		if b, ok := cb.(hone.BufferedCallback); ok {
+			r.results = map[string]int{}
 			r.buffered = append(r.buffered, b)
 		} else {
 			r.unbuffered++
@@ -674,9 +736,17 @@ func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome
 		if r.unmarked || !r.filesDue.IsZero() {
 			ferr = r.flushResults(true)
 		}
+		var serr error
+		// The controller's state follows the journal unless the journal
+		// failed: an error of the experiment's own (fail_fast, say) is
+		// not the journal's.
+		whole := err == nil || (r.ctl.Err() != nil && err == r.ctl.Err())
+		if whole && cerr == nil && ferr == nil && len(r.deferred) == 0 && r.snapshotDue(snapEndBytes) {
+			serr = r.writeSnapshot()
+		}
 		jerr := r.jw.Close()
 		if err == nil {
-			err = errors.Join(cerr, ferr, jerr)
+			err = errors.Join(cerr, ferr, serr, jerr)
 		}
 		if isDiskFull(err) {
 			r.logf("stopped: the disk is full (%v); the journal is intact and the experiment resumes where it stopped once there is space", err)
@@ -1147,7 +1217,7 @@ func (r *runner) drain() error {
 	}
 	now := time.Now()
 	sync := now.Sub(r.lastSync) >= syncEvery
-	mark := r.unmarked && now.Sub(r.lastMark) >= markEvery
+	mark := r.unmarked && now.Sub(r.lastMark) >= r.opts.markEvery
 	if sync || mark || (!r.filesDue.IsZero() && !now.Before(r.filesDue)) {
 		if mark || !r.filesDue.IsZero() {
 			if mark {
@@ -1166,6 +1236,9 @@ func (r *runner) drain() error {
 		if len(r.deferred) > 0 { // trials whose files failed
 			return r.drain()
 		}
+	}
+	if r.snapshotDue(snapMinBytes) {
+		return r.writeSnapshot()
 	}
 	return nil
 }
@@ -1382,6 +1455,7 @@ func (r *runner) moveAside(id, dir string) error {
 
 func (r *runner) notify(a *controller.Action) {
 	if a.Note == controller.NoteResult && len(r.buffered) > 0 {
+		r.results[a.Trial.ID]++
 		r.unmarked = true
 		if r.filesDue.IsZero() {
 			r.filesDue = time.Now().Add(r.opts.flushEvery)

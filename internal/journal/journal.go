@@ -64,6 +64,7 @@ type Writer struct {
 	err   error    // a failed background flush, returned by the next call
 	line  []byte   // scratch for appendInput
 	keys  []string // scratch for appendInput
+	off   int64    // the journal's length, buffered lines included
 }
 
 // FlushDelay bounds how long an appended line stays in the process's
@@ -73,11 +74,17 @@ const FlushDelay = 2 * time.Millisecond
 // Create creates a new journal at path with header h. It fails if the file
 // exists.
 func Create(path string, h Header) (*Writer, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("create journal: %w", err)
 	}
-	w := newWriter(f)
+	// Snapshots left by an earlier journal of that name are not this
+	// one's.
+	if err := DropSnapshotsBeyond(path, 0); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("create journal: %w", err)
+	}
+	w := newWriter(f, 0)
 	h.Journal = Version
 	if err := w.write(h); err != nil {
 		f.Close()
@@ -109,6 +116,10 @@ func Append(path string, size int64) (*Writer, error) {
 		return nil, fmt.Errorf("open journal %s: it has %d bytes, shorter than the %d read before", path, info.Size(), size)
 	}
 	if info.Size() > size {
+		if err := DropSnapshotsBeyond(path, size); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("truncate torn journal tail: %w", err)
+		}
 		if err := f.Truncate(size); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("truncate torn journal tail: %w", err)
@@ -122,11 +133,11 @@ func Append(path string, size int64) (*Writer, error) {
 		f.Close()
 		return nil, fmt.Errorf("seek journal: %w", err)
 	}
-	return newWriter(f), nil
+	return newWriter(f, size), nil
 }
 
-func newWriter(f *os.File) *Writer {
-	w := &Writer{f: f, w: bufio.NewWriterSize(f, 64<<10)}
+func newWriter(f *os.File, size int64) *Writer {
+	w := &Writer{f: f, w: bufio.NewWriterSize(f, 64<<10), off: size}
 	w.enc = json.NewEncoder(&w.buf)
 	w.enc.SetEscapeHTML(false)
 	w.timer = time.AfterFunc(time.Hour, w.background)
@@ -163,6 +174,7 @@ func (w *Writer) writeLocked(line []byte) error {
 	if _, err := w.w.Write(line); err != nil {
 		return fmt.Errorf("write journal: %w", err)
 	}
+	w.off += int64(len(line))
 	if !w.armed && w.w.Buffered() > 0 {
 		w.armed = true
 		w.timer.Reset(FlushDelay)
@@ -247,6 +259,13 @@ func (w *Writer) syncLocked() error {
 	return nil
 }
 
+// Offset returns the journal's length, buffered lines included.
+func (w *Writer) Offset() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.off
+}
+
 // Close syncs and closes the journal.
 func (w *Writer) Close() error {
 	w.timer.Stop()
@@ -271,6 +290,12 @@ type Contents struct {
 	// Corrupt is set by ReadPrefix when the journal has a corrupt line that
 	// is not the last: the lines and Size stop before it.
 	Corrupt *CorruptError
+	// From is where Lines start in the journal: 0 when they are all of
+	// them, a snapshot's offset when read by ReadFrom.
+	From int64
+
+	path   string
+	before int // lines between the header and From; 0 until counted, -1 if unknown
 }
 
 // CorruptError is the error for a journal line that is not valid and is
@@ -305,16 +330,70 @@ func Read(path string) (*Contents, error) {
 // says which line it is. Cut then removes the rest.
 func ReadPrefix(path string) (*Contents, error) { return read(path) }
 
-func read(path string) (*Contents, error) {
-	data, err := os.ReadFile(path)
+func read(path string) (*Contents, error) { return readFrom(path, 0, 0) }
+
+// ReadFrom reads the journal's header and its lines from offset on, as
+// ReadPrefix reads them all: offset is where a snapshot's tail starts
+// (Snapshot.Offset), and the lines before it are not read. Contents.From
+// is offset, and Size counts from the journal's start.
+func ReadFrom(path string, offset int64) (*Contents, error) { return readFrom(path, offset, 0) }
+
+// ReadHead reads the journal's header and the lines in its first size
+// bytes: a line that does not end within them is left out (and Torn is
+// set).
+func ReadHead(path string, size int64) (*Contents, error) { return readFrom(path, 0, size) }
+
+// readFrom reads the lines from offset from (0: all) to offset to (0: the
+// end).
+func readFrom(path string, from, to int64) (*Contents, error) {
+	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("read journal %s: %w", path, ErrNoJournal)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read journal: %w", err)
 	}
-	c := &Contents{}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read journal: %w", err)
+	}
+	c := &Contents{path: path}
+	var data []byte
 	off := 0
+	var shift int64 // journal offset of data[i] is i + shift past the header
+	switch {
+	case from == 0 && to > 0:
+		data = make([]byte, min(to, info.Size()))
+		n, err := f.ReadAt(data, 0)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("read journal: %w", err)
+		}
+		data = data[:n]
+	case from == 0:
+		if data, err = io.ReadAll(f); err != nil {
+			return nil, fmt.Errorf("read journal: %w", err)
+		}
+	default:
+		header, err := headerLine(f)
+		if err != nil {
+			return nil, fmt.Errorf("read journal %s: %w", path, err)
+		}
+		if from < int64(len(header)) || from > info.Size() {
+			return nil, fmt.Errorf("read journal %s: offset %d is not after its header and within its %d bytes", path, from, info.Size())
+		}
+		// data holds the header, then the bytes from offset on.
+		h := len(header)
+		data = make([]byte, h+int(info.Size()-from))
+		copy(data, header)
+		n, err := f.ReadAt(data[h:], from)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("read journal: %w", err)
+		}
+		data = data[:h+n]
+		c.From = from
+		shift = from - int64(h)
+	}
 	for lineNo := 1; off < len(data); lineNo++ {
 		nl := bytes.IndexByte(data[off:], '\n')
 		if nl < 0 {
@@ -330,25 +409,50 @@ func read(path string) (*Contents, error) {
 			if c.Header.Journal > Version {
 				return nil, fmt.Errorf("read journal %s: format version %d is newer than this hone (%d)", path, c.Header.Journal, Version)
 			}
-		} else {
-			l, ok := decodeLine(raw)
-			if !ok {
-				if last {
-					c.Torn = true
-					break
-				}
-				c.Corrupt = &CorruptError{Path: path, Line: lineNo, Offset: int64(off)}
+			off += nl + 1
+			c.Size = int64(off)
+			if from > 0 {
+				c.Size = from
+			}
+			continue
+		}
+		l, ok := decodeLine(raw)
+		if !ok {
+			if last {
+				c.Torn = true
 				break
 			}
-			c.Lines = append(c.Lines, l)
+			c.Corrupt = &CorruptError{Path: path, Line: c.LineNumber(len(c.Lines)), Offset: int64(off) + shift}
+			break
 		}
+		c.Lines = append(c.Lines, l)
 		off += nl + 1
-		c.Size = int64(off)
+		c.Size = int64(off) + shift
 	}
 	if c.Size == 0 {
 		return nil, fmt.Errorf("read journal %s: empty or torn header", path)
 	}
 	return c, nil
+}
+
+// LineNumber returns the journal line number (1-based, the header being
+// line 1) of Lines[i]. When the lines start after a snapshot (From > 0),
+// the first call counts the lines before them in the journal.
+func (c *Contents) LineNumber(i int) int {
+	if c.From > 0 && c.before == 0 {
+		c.before = -1 // unknown if the count fails
+		if f, err := os.Open(c.path); err == nil {
+			buf := make([]byte, c.From)
+			if _, err := io.ReadFull(f, buf); err == nil {
+				c.before = bytes.Count(buf, []byte{'\n'}) - 1
+			}
+			f.Close()
+		}
+	}
+	if c.before < 0 {
+		return 0
+	}
+	return c.before + i + 2
 }
 
 // decodeLine decodes one journal line after the header; it reports false
@@ -475,6 +579,9 @@ func Cut(path string, size int64) (string, error) {
 	}
 	if int64(len(data)) <= size {
 		return "", nil
+	}
+	if err := DropSnapshotsBeyond(path, size); err != nil {
+		return "", fmt.Errorf("cut journal: %w", err)
 	}
 	var kept string
 	for n := 1; ; n++ {
