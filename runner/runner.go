@@ -741,7 +741,7 @@ func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome
 		// failed: an error of the experiment's own (fail_fast, say) is
 		// not the journal's.
 		whole := err == nil || (r.ctl.Err() != nil && err == r.ctl.Err())
-		if whole && cerr == nil && ferr == nil && len(r.deferred) == 0 && r.snapshotDue(snapEndBytes) {
+		if whole && cerr == nil && ferr == nil && len(r.deferred) == 0 && r.snapshotDue(snapEndBytes, true) {
 			serr = r.writeSnapshot()
 		}
 		jerr := r.jw.Close()
@@ -1237,7 +1237,7 @@ func (r *runner) drain() error {
 			return r.drain()
 		}
 	}
-	if r.snapshotDue(snapMinBytes) {
+	if r.snapshotDue(snapMinBytes, false) {
 		return r.writeSnapshot()
 	}
 	return nil

@@ -51,16 +51,17 @@ const (
 	// about that much more than it reads.
 	snapGrowth = 2
 	// snapEndBytes is how far the journal must have grown since the last
-	// snapshot for the end of a session to write one.
+	// snapshot for the end of a session to write one (once a session, so
+// without snapGrowth's bound).
 	snapEndBytes = 64 << 10
 	// snapBodyVersion is the version of the runner's part of a snapshot.
 	snapBodyVersion = 1
 )
 
 // snapshotDue reports whether a snapshot is due, the journal having grown
-// by at least least bytes and snapGrowth times the last snapshot since
-// it, and can be taken now.
-func (r *runner) snapshotDue(least int64) bool {
+// since the last by at least least bytes (and, unless atEnd, snapGrowth
+// times the last snapshot's size), and can be taken now.
+func (r *runner) snapshotDue(least int64, atEnd bool) bool {
 	if r.opts.NoSnapshots || r.snapBroken {
 		return false
 	}
@@ -71,7 +72,7 @@ func (r *runner) snapshotDue(least int64) bool {
 	if r.opts.snapEvery > 0 {
 		return grown >= r.opts.snapEvery
 	}
-	return grown >= least && grown >= snapGrowth*r.snapSize
+	return grown >= least && (atEnd || grown >= snapGrowth*r.snapSize)
 }
 
 // writeSnapshot writes a snapshot of the controller. A snapshot that
