@@ -89,8 +89,8 @@ type Options struct {
 	// markEvery overrides markEvery (tests).
 	markEvery time.Duration
 	// snapEvery, when positive, takes a snapshot whenever the journal has
-	// grown by that many bytes and one can be taken, and snapKeep keeps
-	// that many (tests).
+	// grown by that many bytes and one can be taken, written before the
+	// runner goes on, and snapKeep keeps that many (tests).
 	snapEvery int64
 	snapKeep  int
 }
@@ -548,6 +548,9 @@ type runner struct {
 	// no snapshot is tried again in this session (see snapshot.go).
 	snapAt, snapSize int64
 	snapBroken       bool
+	// snapWriting is closed when the snapshot being written is; nil when
+	// none is.
+	snapWriting chan struct{}
 	// results counts the results each trial has reported in the journal
 	// (kept when there are buffered callbacks, for snapshots; trials that
 	// are TERMINATED are dropped at each snapshot).
@@ -742,8 +745,9 @@ func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome
 		// not the journal's.
 		whole := err == nil || (r.ctl.Err() != nil && err == r.ctl.Err())
 		if whole && cerr == nil && ferr == nil && len(r.deferred) == 0 && r.snapshotDue(snapEndBytes, true) {
-			serr = r.writeSnapshot()
+			serr = r.writeSnapshot(true)
 		}
+		r.waitSnapshot()
 		jerr := r.jw.Close()
 		if err == nil {
 			err = errors.Join(cerr, ferr, serr, jerr)
@@ -1238,7 +1242,9 @@ func (r *runner) drain() error {
 		}
 	}
 	if r.snapshotDue(snapMinBytes, false) {
-		return r.writeSnapshot()
+		// Tests that ask for a snapshot at every step have each written
+		// before the next, so that they all exist.
+		return r.writeSnapshot(r.opts.snapEvery > 0)
 	}
 	return nil
 }

@@ -75,10 +75,24 @@ func (r *runner) snapshotDue(least int64, atEnd bool) bool {
 	return grown >= least && (atEnd || grown >= snapGrowth*r.snapSize)
 }
 
-// writeSnapshot writes a snapshot of the controller. A snapshot that
-// cannot be taken or written is logged and costs nothing but a longer
-// resume; only the journal's own failure (Mark) is returned.
-func (r *runner) writeSnapshot() error {
+// writeSnapshot takes a snapshot of the controller and has it written:
+// by a goroutine of its own while the experiment runs (wait, false), or
+// before it returns (wait, true; the end of a session). A snapshot still
+// being written defers the next until it is done. A snapshot that cannot
+// be taken or written is logged and costs nothing but a longer resume;
+// only the journal's own failure (Mark) is returned.
+func (r *runner) writeSnapshot(wait bool) error {
+	if r.snapWriting != nil {
+		if !wait {
+			select {
+			case <-r.snapWriting:
+			default:
+				return nil
+			}
+		}
+		<-r.snapWriting
+		r.snapWriting = nil
+	}
 	state, err := r.ctl.MarshalState()
 	if err != nil {
 		r.logf("journal snapshots are off for this session: %v", err)
@@ -107,19 +121,36 @@ func (r *runner) writeSnapshot() error {
 	if err != nil {
 		return err
 	}
-	size, err := journal.WriteSnapshot(r.jpath(), m, body, r.opts.snapKeep)
-	if size > 0 && err != nil {
-		// Written; an older one could not be removed.
-		r.logf("journal snapshot: %v", err)
-	} else if err != nil {
-		// Not written (a full disk, say): try again once the journal has
-		// grown as much again.
-		r.logf("journal snapshot not written (a resume replays more of the journal): %v", err)
-		r.snapAt = m.Offset
+	// The next is due once the journal has grown from here, whether or
+	// not this one is written (a full disk, say: then it is tried again
+	// once the journal has grown as much again).
+	r.snapAt, r.snapSize = m.Offset, int64(len(body))
+	done := make(chan struct{})
+	write := func() {
+		defer close(done)
+		size, err := journal.WriteSnapshot(r.jpath(), m, body, r.opts.snapKeep)
+		switch {
+		case size > 0 && err != nil:
+			r.logf("journal snapshot: %v", err) // written; an older one could not be removed
+		case err != nil:
+			r.logf("journal snapshot not written (a resume replays more of the journal): %v", err)
+		}
+	}
+	if wait {
+		write()
 		return nil
 	}
-	r.snapAt, r.snapSize = m.Offset, size
+	r.snapWriting = done
+	go write()
 	return nil
+}
+
+// waitSnapshot waits for the snapshot being written, if any.
+func (r *runner) waitSnapshot() {
+	if r.snapWriting != nil {
+		<-r.snapWriting
+		r.snapWriting = nil
+	}
 }
 
 // decodeSnapBody splits a snapshot's body into its result counts and the

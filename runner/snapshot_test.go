@@ -19,6 +19,8 @@ import (
 	"github.com/hone-tune/hone/internal/journal"
 	"github.com/hone-tune/hone/internal/scratch"
 	"github.com/hone-tune/hone/runner"
+	"github.com/hone-tune/hone/search/random"
+	"github.com/hone-tune/hone/space"
 	"github.com/hone-tune/hone/spec"
 	"github.com/hone-tune/hone/store/local"
 	"pgregory.net/rapid"
@@ -240,4 +242,48 @@ func TestSnapshotFallbacks(t *testing.T) {
 			t.Fatalf("resume with another reduction factor: want every snapshot refused; log:\n%s", log)
 		}
 	})
+}
+
+// TestSnapshotsByDefault runs an experiment whose journal outgrows the
+// default thresholds: the runner writes snapshots by itself (in the
+// background while it runs, and at the end), and a resume restores one.
+func TestSnapshotsByDefault(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "exp")
+	sr, err := random.New(space.Space{"rate": space.Uniform(0.05, 0.5), "asymptote": space.Uniform(0, 1)}, 3000, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := &hone.Experiment{Name: "big", Metric: "loss", Mode: hone.Min, Searcher: sr, Seed: 1, MaxConcurrentTrials: 32}
+	ex := sim.New(sim.Curve{Seed: 5, MaxIterations: 5}.New)
+	if _, err := runner.Run(context.Background(), exp, snapOptions(dir, ex, io.Discard, 0)); err != nil {
+		t.Fatal(err)
+	}
+	jp := filepath.Join(dir, journal.FileName)
+	info, err := os.Stat(jp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	offs, err := journal.Snapshots(jp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(offs) != journal.KeepSnapshots || offs[0] != info.Size() {
+		t.Fatalf("journal of %d bytes, snapshots at %v: want one taken while it ran and one at its end", info.Size(), offs)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*")); len(left) > 0 {
+		t.Fatalf("temporary files left: %v", left)
+	}
+	sr, err = random.New(space.Space{"rate": space.Uniform(0.05, 0.5), "asymptote": space.Uniform(0, 1)}, 3000, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp.Searcher = sr
+	var log bytes.Buffer
+	out, err := runner.Resume(context.Background(), exp, snapOptions(dir, sim.New(sim.Curve{Seed: 5, MaxIterations: 5}.New), &log, 0), controller.ResumeFlags{Unfinished: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "resume: restored") || len(out.Trials) != 3000 {
+		t.Fatalf("resume: %d trials; log:\n%s", len(out.Trials), log.String())
+	}
 }

@@ -197,6 +197,13 @@ func WriteSnapshot(jpath string, m Mark, body []byte, keep int) (int64, error) {
 		return int64(len(b)), err
 	}
 	var errs []error
+	// Temporary files a crash left while writing earlier snapshots.
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(jpath), "."+filepath.Base(jpath)+".*"+snapshotSuffix+".tmp-*"))
+	for _, p := range left {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("remove a snapshot's leftover temporary file: %w", err))
+		}
+	}
 	for _, off := range offs[min(max(keep, 1), len(offs)):] {
 		if err := os.Remove(SnapshotPath(jpath, off)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("remove an old snapshot: %w", err))

@@ -225,3 +225,25 @@ func TestSnapshotsDroppedWithTheBytes(t *testing.T) {
 		t.Fatalf("a new journal kept the old one's snapshots: %v", offs)
 	}
 }
+
+func TestSnapshotRemovesLeftovers(t *testing.T) {
+	p, w := snapJournal(t, 5)
+	defer w.Close()
+	m, err := w.Mark()
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := filepath.Join(filepath.Dir(p), "."+filepath.Base(SnapshotPath(p, 77))+".tmp-123")
+	if err := os.WriteFile(left, []byte("half"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteSnapshot(p, m, nil, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Fatalf("the leftover temporary file is still there: %v", err)
+	}
+	if _, err := OpenSnapshot(p, m.Offset); err != nil {
+		t.Fatal(err)
+	}
+}
