@@ -52,7 +52,7 @@ const (
 	snapGrowth = 2
 	// snapEndBytes is how far the journal must have grown since the last
 	// snapshot for the end of a session to write one (once a session, so
-// without snapGrowth's bound).
+	// without snapGrowth's bound).
 	snapEndBytes = 64 << 10
 	// snapBodyVersion is the version of the runner's part of a snapshot.
 	snapBodyVersion = 1
