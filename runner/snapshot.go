@@ -199,6 +199,9 @@ func (r *runner) fromSnapshot(settings controller.Settings) (*journal.Contents, 
 		return nil, nil, nil
 	}
 	jp := r.jpath()
+	if err := journal.RemoveSnapshotLeftovers(jp); err != nil {
+		r.logf("resume: %v", err)
+	}
 	offs, err := journal.Snapshots(jp)
 	if err != nil {
 		r.logf("resume: replaying the whole journal: %v", err)

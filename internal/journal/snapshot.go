@@ -196,14 +196,7 @@ func WriteSnapshot(jpath string, m Mark, body []byte, keep int) (int64, error) {
 	if err != nil {
 		return int64(len(b)), err
 	}
-	var errs []error
-	// Temporary files a crash left while writing earlier snapshots.
-	left, _ := filepath.Glob(filepath.Join(filepath.Dir(jpath), "."+filepath.Base(jpath)+".*"+snapshotSuffix+".tmp-*"))
-	for _, p := range left {
-		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("remove a snapshot's leftover temporary file: %w", err))
-		}
-	}
+	errs := []error{RemoveSnapshotLeftovers(jpath)}
 	for _, off := range offs[min(max(keep, 1), len(offs)):] {
 		if err := os.Remove(SnapshotPath(jpath, off)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("remove an old snapshot: %w", err))
@@ -283,6 +276,23 @@ func decodeSnapshot(data []byte) (*Snapshot, Mark, error) {
 		return nil, Mark{}, errors.New("bad body length")
 	}
 	return &Snapshot{Offset: m.Offset, Body: p[n:]}, m, nil
+}
+
+// RemoveSnapshotLeftovers removes the temporary files of the journal's
+// snapshots that a crash left half written. No snapshot of the journal may
+// be being written meanwhile.
+func RemoveSnapshotLeftovers(jpath string) error {
+	left, err := filepath.Glob(filepath.Join(filepath.Dir(jpath), "."+filepath.Base(jpath)+".*"+snapshotSuffix+".tmp-*"))
+	if err != nil {
+		return fmt.Errorf("list snapshot leftovers: %w", err)
+	}
+	var errs []error
+	for _, p := range left {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("remove a snapshot's leftover temporary file: %w", err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // DropSnapshotsBeyond removes the snapshots of the journal at jpath that
