@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/hone-tune/hone"
@@ -179,26 +181,87 @@ type checkpoint struct {
 }
 
 type resultState struct {
-	TrialID                string                 `json:"trial"`
-	Metrics                map[string]metricValue `json:"metrics,omitempty"`
-	TrainingIteration      int                    `json:"training_iteration"`
-	TimeThisIter           snapshot.Number        `json:"time_this_iter"`
-	TimeTotal              snapshot.Number        `json:"time_total"`
-	TimeSinceRestore       snapshot.Number        `json:"time_since_restore"`
-	IterationsSinceRestore int                    `json:"iterations_since_restore"`
-	Timestamp              stamp                  `json:"timestamp"`
-	Done                   bool                   `json:"done,omitempty"`
-	PID                    int                    `json:"pid,omitempty"`
-	Hostname               string                 `json:"hostname,omitempty"`
-	Checkpoint             *checkpoint            `json:"checkpoint,omitempty"`
+	TrialID                string          `json:"trial"`
+	Metrics                metrics         `json:"metrics,omitempty"`
+	TrainingIteration      int             `json:"training_iteration"`
+	TimeThisIter           snapshot.Number `json:"time_this_iter"`
+	TimeTotal              snapshot.Number `json:"time_total"`
+	TimeSinceRestore       snapshot.Number `json:"time_since_restore"`
+	IterationsSinceRestore int             `json:"iterations_since_restore"`
+	Timestamp              stamp           `json:"timestamp"`
+	Done                   bool            `json:"done,omitempty"`
+	PID                    int             `json:"pid,omitempty"`
+	Hostname               string          `json:"hostname,omitempty"`
+	Checkpoint             *checkpoint     `json:"checkpoint,omitempty"`
 }
 
-// metricValue is one user metric: a float64 (NaN and the infinities
-// included) in F, anything else as {"x": value} in V, with its Go type
-// kept by snapshot.Config.
+// metrics are a result's user metrics as saved: each is a metricValue in
+// the JSON form. In memory they are the result's own map, so that neither
+// form copies it.
+type metrics map[string]any
+
+// metricValue is one user metric in the JSON form: a float64 (NaN and the
+// infinities included) in F, anything else as {"x": value} in V, with its
+// Go type kept by snapshot.Config.
 type metricValue struct {
 	F *snapshot.Number `json:"f,omitempty"`
 	V snapshot.Config  `json:"v,omitempty"`
+}
+
+// MarshalJSON writes the metrics as a map of metricValues, by key.
+func (m metrics) MarshalJSON() ([]byte, error) {
+	if m == nil {
+		return []byte("null"), nil
+	}
+	b := []byte{'{'}
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		key, err := json.Marshal(k)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, key...)
+		var v []byte
+		if f, ok := m[k].(float64); ok {
+			b = append(b, `:{"f":`...)
+			v, err = snapshot.Number(f).MarshalJSON()
+		} else {
+			b = append(b, `:{"v":`...)
+			v, err = snapshot.Config{"x": m[k]}.MarshalJSON()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("metric %q: %w", k, err)
+		}
+		b = append(append(b, v...), '}')
+	}
+	return append(b, '}'), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (m *metrics) UnmarshalJSON(data []byte) error {
+	var vs map[string]metricValue
+	if err := json.Unmarshal(data, &vs); err != nil {
+		return err
+	}
+	if vs == nil {
+		*m = nil
+		return nil
+	}
+	out := make(metrics, len(vs))
+	for k, v := range vs {
+		switch {
+		case v.F != nil:
+			out[k] = float64(*v.F)
+		case v.V != nil:
+			out[k] = v.V["x"]
+		default:
+			return fmt.Errorf("last result: metric %q has no value", k)
+		}
+	}
+	*m = out
+	return nil
 }
 
 // resources is hone.Resources with its floats as Numbers.
@@ -268,43 +331,50 @@ func toResult(r *hone.Result) (*resultState, error) {
 		return nil, nil
 	}
 	out := &resultState{
-		TrialID: r.TrialID, TrainingIteration: r.TrainingIteration,
+		TrialID: r.TrialID, Metrics: metrics(r.Metrics), TrainingIteration: r.TrainingIteration,
 		TimeThisIter: snapshot.Number(r.TimeThisIter), TimeTotal: snapshot.Number(r.TimeTotal),
 		TimeSinceRestore: snapshot.Number(r.TimeSinceRestore), IterationsSinceRestore: r.IterationsSinceRestore,
 		Timestamp: stamp{r.Timestamp}, Done: r.Done, PID: r.PID, Hostname: r.Hostname,
 		Checkpoint: toCheckpoint(r.Checkpoint),
 	}
-	if r.Metrics != nil {
-		out.Metrics = make(map[string]metricValue, len(r.Metrics))
-		for k, v := range r.Metrics {
-			if f, ok := v.(float64); ok {
-				n := snapshot.Number(f)
-				out.Metrics[k] = metricValue{F: &n}
-				continue
-			}
-			cfg := snapshot.Config{"x": v}
-			if _, err := cfg.MarshalJSON(); err != nil {
-				return nil, fmt.Errorf("metric %q: %w", k, err)
-			}
-			out.Metrics[k] = metricValue{V: cfg}
+	if len(r.Metrics) == 0 {
+		out.Metrics = nil
+	}
+	for k, v := range r.Metrics {
+		if _, ok := v.(float64); ok {
+			continue
+		}
+		if _, err := (snapshot.Config{"x": v}).MarshalJSON(); err != nil {
+			return nil, fmt.Errorf("metric %q: %w", k, err)
 		}
 	}
 	return out, nil
 }
 
-// MarshalState returns the controller's snapshot (see the comment on
-// stateKind for its form). It may be called between Steps once Ready has
+// MarshalState returns the controller's snapshot in the JSON form (see the
+// comment on stateKind). It may be called between Steps once Ready has
 // taken the last Step's actions; it refuses while actions are unread, and
 // when the scheduler, the searcher or a stopper does not implement
 // hone.Stateful.
 func (c *Controller) MarshalState() ([]byte, error) {
+	st, err := c.gather(true)
+	if err != nil {
+		return nil, err
+	}
+	return snapshot.Marshal(stateKind, stateVersion, c.snapConfig(), st)
+}
+
+// gather is the step both forms share on the way out: the controller's
+// state as saved. With trials false it leaves Trials empty, for a caller
+// that takes each trial's state itself (trialState) as it writes it.
+func (c *Controller) gather(trials bool) (*ctlState, error) {
 	if len(c.out) > 0 {
 		return nil, fmt.Errorf("controller state: %d actions are unread: take a snapshot after Ready", len(c.out))
 	}
 	if c.deciding != nil {
 		return nil, errors.New("controller state: a decision is under way: take a snapshot between Steps")
 	}
-	st := ctlState{
+	st := &ctlState{
 		Settings: c.Settings(), SpareID: c.spareID,
 		Now: stamp{c.now}, LastSeen: stamp{c.lastSeen}, Began: c.began, SessionStart: stamp{c.sessionStart},
 		Spent: c.spent, EndSent: c.endSent,
@@ -312,7 +382,6 @@ func (c *Controller) MarshalState() ([]byte, error) {
 		Live: c.live, NPending: c.nPending, NPaused: c.nPaused,
 		SearchDone: c.searchDone, SearchFailed: c.searchFailed, Stopping: c.stopping, StopReason: c.stopReason,
 		BudgetUsed: c.budgetUsed, Interrupted: c.interrupted, MetricSeen: c.metricSeen,
-		Trials: make([]trialState, 0, len(c.trials)),
 	}
 	if len(c.pins) > 0 {
 		st.Pins = c.pins
@@ -328,12 +397,13 @@ func (c *Controller) MarshalState() ([]byte, error) {
 	if st.SchedRng, err = snapshot.PCG(c.schedSrc); err != nil {
 		return nil, fmt.Errorf("controller state: scheduler's random source: %w", err)
 	}
-	for _, t := range c.trials {
-		ts, err := c.trialState(t)
-		if err != nil {
-			return nil, fmt.Errorf("controller state: trial %s: %w", t.ID, err)
+	if trials {
+		st.Trials = make([]trialState, len(c.trials))
+		for i, t := range c.trials {
+			if err := c.trialState(t, &st.Trials[i]); err != nil {
+				return nil, err
+			}
 		}
-		st.Trials = append(st.Trials, ts)
 	}
 	if st.Scheduler, err = pluginState("scheduler", c.sched); err != nil {
 		return nil, err
@@ -348,7 +418,7 @@ func (c *Controller) MarshalState() ([]byte, error) {
 		}
 		st.Stoppers = append(st.Stoppers, b)
 	}
-	return snapshot.Marshal(stateKind, stateVersion, c.snapConfig(), st)
+	return st, nil
 }
 
 func (c *Controller) snapConfig() snapConfig {
@@ -382,9 +452,10 @@ func restorePlugin(what string, p any, data json.RawMessage) error {
 	return nil
 }
 
-func (c *Controller) trialState(t *hone.Trial) (trialState, error) {
+// trialState sets *ts to trial t's state as saved.
+func (c *Controller) trialState(t *hone.Trial, ts *trialState) error {
 	s := c.st[t.ID]
-	ts := trialState{
+	*ts = trialState{
 		ID: t.ID, Index: t.Index, Config: snapshot.Config(t.Config), Tag: t.Tag, Dir: t.Dir, Status: t.Status,
 		Resources: toResources(t.Resources), Checkpoint: toCheckpoint(t.Checkpoint), RestoreFrom: toCheckpoint(t.RestoreFrom),
 		Failures: t.Failures, Error: t.Error, Saving: t.Saving != nil,
@@ -393,14 +464,11 @@ func (c *Controller) trialState(t *hone.Trial) (trialState, error) {
 		ExplicitPin: s.explicitPin, RestartedSincePin: s.restartedSincePin,
 	}
 	if t.Saving != nil && t.Saving.Done() {
-		return ts, errors.New("its save in flight is already resolved")
-	}
-	if t.Config == nil {
-		ts.Config = nil
+		return fmt.Errorf("controller state: trial %s: its save in flight is already resolved", t.ID)
 	}
 	var err error
 	if ts.LastResult, err = toResult(t.LastResult); err != nil {
-		return ts, fmt.Errorf("last result: %w", err)
+		return fmt.Errorf("controller state: trial %s: last result: %w", t.ID, err)
 	}
 	// A manager with nothing registered yet is the same as none (the
 	// controller makes one at first need, a read of NextCheckpointPath
@@ -420,7 +488,7 @@ func (c *Controller) trialState(t *hone.Trial) (trialState, error) {
 			Watched: r.dlIndex >= 0 && r.dlIndex < c.deadlines.Len() && c.deadlines.ts[r.dlIndex] == t,
 		}
 	}
-	return ts, nil
+	return nil
 }
 
 // Restore returns a controller in the state of a snapshot MarshalState
@@ -439,32 +507,6 @@ func Restore(exp *hone.Experiment, pool hone.Resources, data []byte) (*Controlle
 	if err := snapshot.Unmarshal(data, stateKind, stateVersion, c.snapConfig(), &st); err != nil {
 		return nil, err
 	}
-	if err := c.ApplySettings(st.Settings); err != nil {
-		return nil, fmt.Errorf("controller state: %w", err)
-	}
-	if err := snapshot.SetPCG(c.idSrc, st.IDRng); err != nil {
-		return nil, fmt.Errorf("controller state: trial ids: %w", err)
-	}
-	if err := snapshot.SetPCG(c.schedSrc, st.SchedRng); err != nil {
-		return nil, fmt.Errorf("controller state: scheduler's random source: %w", err)
-	}
-	c.spareID = st.SpareID
-	c.now, c.lastSeen, c.began, c.sessionStart = st.Now.t, st.LastSeen.t, st.Began, st.SessionStart.t
-	c.spent, c.endSent = st.Spent, st.EndSent
-	c.used, c.gpuFree = st.Used.value(), snapshot.Floats(st.GPUFree)
-	c.live, c.nPending, c.nPaused = st.Live, st.NPending, st.NPaused
-	c.searchDone, c.searchFailed, c.stopping, c.stopReason = st.SearchDone, st.SearchFailed, st.Stopping, st.StopReason
-	c.budgetUsed, c.interrupted, c.metricSeen = st.BudgetUsed, st.Interrupted, st.MetricSeen
-	if st.Fatal != nil {
-		c.fatal = errors.New(*st.Fatal)
-	}
-	for p, n := range st.Pins {
-		if n <= 0 {
-			return nil, fmt.Errorf("controller state: checkpoint %s pinned %d times", p, n)
-		}
-		c.pins[p] = n
-	}
-
 	// Equal checkpoints are one pointer again.
 	shared := map[hone.Checkpoint]*hone.Checkpoint{}
 	ckpt := func(s *checkpoint) *hone.Checkpoint {
@@ -479,23 +521,72 @@ func Restore(exp *hone.Experiment, pool hone.Resources, data []byte) (*Controlle
 		shared[v] = p
 		return p
 	}
-	c.trials = make([]*hone.Trial, 0, len(st.Trials))
-	c.deadlines.st = c.st
-	var watched []*hone.Trial
-	for i := range st.Trials {
-		ts := &st.Trials[i]
-		t, s, err := c.restoreTrial(ts, ckpt)
-		if err != nil {
-			return nil, fmt.Errorf("controller state: trial %q: %w", ts.ID, err)
+	i := 0
+	next := func() (*trialState, error) {
+		i++
+		return &st.Trials[i-1], nil
+	}
+	if err := c.build(&st, len(st.Trials), next, ckpt); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// build is the step both forms share on the way in: it makes c, fresh
+// from New, the controller st describes, checking what a snapshot could
+// get wrong. st's trials come from next, n of them in creation order, so
+// that a form may read each as build takes it (st.Trials is not read).
+// ckpt turns a saved checkpoint into the restored one, the same pointer
+// for equal checkpoints.
+func (c *Controller) build(st *ctlState, n int, next func() (*trialState, error), ckpt func(*checkpoint) *hone.Checkpoint) error {
+	if err := c.ApplySettings(st.Settings); err != nil {
+		return fmt.Errorf("controller state: %w", err)
+	}
+	if err := snapshot.SetPCG(c.idSrc, st.IDRng); err != nil {
+		return fmt.Errorf("controller state: trial ids: %w", err)
+	}
+	if err := snapshot.SetPCG(c.schedSrc, st.SchedRng); err != nil {
+		return fmt.Errorf("controller state: scheduler's random source: %w", err)
+	}
+	c.spareID = st.SpareID
+	c.now, c.lastSeen, c.began, c.sessionStart = st.Now.t, st.LastSeen.t, st.Began, st.SessionStart.t
+	c.spent, c.endSent = st.Spent, st.EndSent
+	c.used, c.gpuFree = st.Used.value(), snapshot.Floats(st.GPUFree)
+	c.live, c.nPending, c.nPaused = st.Live, st.NPending, st.NPaused
+	c.searchDone, c.searchFailed, c.stopping, c.stopReason = st.SearchDone, st.SearchFailed, st.Stopping, st.StopReason
+	c.budgetUsed, c.interrupted, c.metricSeen = st.BudgetUsed, st.Interrupted, st.MetricSeen
+	if st.Fatal != nil {
+		c.fatal = errors.New(*st.Fatal)
+	}
+	for p, n := range st.Pins {
+		if n <= 0 {
+			return fmt.Errorf("controller state: checkpoint %s pinned %d times", p, n)
 		}
-		if _, dup := c.st[t.ID]; dup {
-			return nil, fmt.Errorf("controller state: trial %q appears twice", t.ID)
+		c.pins[p] = n
+	}
+
+	c.trials = make([]*hone.Trial, 0, n)
+	c.st = make(map[string]*tstate, n)
+	c.deadlines.st = c.st
+	a := newArena(n)
+	var watched []*hone.Trial
+	for range n {
+		ts, err := next()
+		if err != nil {
+			return err
+		}
+		t, s, err := c.restoreTrial(ts, ckpt, a)
+		if err != nil {
+			return fmt.Errorf("controller state: trial %q: %w", ts.ID, err)
+		}
+		had := len(c.st)
+		if c.st[t.ID] = s; len(c.st) == had {
+			return fmt.Errorf("controller state: trial %q appears twice", t.ID)
 		}
 		if n := len(c.trials); n > 0 && c.trials[n-1].Index >= t.Index {
-			return nil, fmt.Errorf("controller state: trial %q has index %d after index %d", t.ID, t.Index, c.trials[n-1].Index)
+			return fmt.Errorf("controller state: trial %q has index %d after index %d", t.ID, t.Index, c.trials[n-1].Index)
 		}
 		c.trials = append(c.trials, t)
-		c.st[t.ID] = s
 		if ts.Run != nil && ts.Run.Watched {
 			watched = append(watched, t)
 		}
@@ -510,24 +601,53 @@ func Restore(exp *hone.Experiment, pool hone.Resources, data []byte) (*Controlle
 	}
 
 	if err := restorePlugin("scheduler", c.sched, st.Scheduler); err != nil {
-		return nil, err
+		return err
 	}
 	if err := restorePlugin("searcher", c.search, st.Searcher); err != nil {
-		return nil, err
+		return err
 	}
 	if len(st.Stoppers) != len(c.exp.Stoppers) {
-		return nil, fmt.Errorf("controller state: the snapshot has %d stoppers, the experiment %d", len(st.Stoppers), len(c.exp.Stoppers))
+		return fmt.Errorf("controller state: the snapshot has %d stoppers, the experiment %d", len(st.Stoppers), len(c.exp.Stoppers))
 	}
 	for i, s := range c.exp.Stoppers {
 		if err := restorePlugin(fmt.Sprintf("stopper %d", i), s, st.Stoppers[i]); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return c, nil
+	return nil
+}
+
+// arena allocates a restore's trials and their parts in blocks rather
+// than one by one. A block lives as long as any of its parts.
+type arena struct {
+	trials  block[hone.Trial]
+	states  block[tstate]
+	results block[hone.Result]
+	runs    block[runState]
+}
+
+func newArena(n int) *arena {
+	size := max(min(n, 1024), 1)
+	return &arena{block[hone.Trial]{size: size}, block[tstate]{size: size}, block[hone.Result]{size: size}, block[runState]{size: size}}
+}
+
+// block hands out Ts from arrays of size.
+type block[T any] struct {
+	free []T
+	size int
+}
+
+func (b *block[T]) new() *T {
+	if len(b.free) == 0 {
+		b.free = make([]T, b.size)
+	}
+	p := &b.free[0]
+	b.free = b.free[1:]
+	return p
 }
 
 // restoreTrial rebuilds one trial and the controller's state of it.
-func (c *Controller) restoreTrial(ts *trialState, ckpt func(*checkpoint) *hone.Checkpoint) (*hone.Trial, *tstate, error) {
+func (c *Controller) restoreTrial(ts *trialState, ckpt func(*checkpoint) *hone.Checkpoint, a *arena) (*hone.Trial, *tstate, error) {
 	if ts.ID == "" {
 		return nil, nil, errors.New("no id")
 	}
@@ -543,7 +663,8 @@ func (c *Controller) restoreTrial(ts *trialState, ckpt func(*checkpoint) *hone.C
 	if runLife(ts.Life).alive() && ts.Run == nil {
 		return nil, nil, fmt.Errorf("a live run (%s) without its run state", runLife(ts.Life))
 	}
-	t := &hone.Trial{
+	t := a.trials.new()
+	*t = hone.Trial{
 		ID: ts.ID, Index: ts.Index, Tag: ts.Tag, Dir: ts.Dir, Status: ts.Status,
 		Resources: ts.Resources.value(), Checkpoint: ckpt(ts.Checkpoint), RestoreFrom: ckpt(ts.RestoreFrom),
 		Failures: ts.Failures, Error: ts.Error,
@@ -555,28 +676,17 @@ func (c *Controller) restoreTrial(ts *trialState, ckpt func(*checkpoint) *hone.C
 		t.Saving = hone.NewSaveFuture(t.ID)
 	}
 	if r := ts.LastResult; r != nil {
-		t.LastResult = &hone.Result{
-			TrialID: r.TrialID, TrainingIteration: r.TrainingIteration,
+		t.LastResult = a.results.new()
+		*t.LastResult = hone.Result{
+			TrialID: r.TrialID, Metrics: r.Metrics, TrainingIteration: r.TrainingIteration,
 			TimeThisIter: float64(r.TimeThisIter), TimeTotal: float64(r.TimeTotal),
 			TimeSinceRestore: float64(r.TimeSinceRestore), IterationsSinceRestore: r.IterationsSinceRestore,
 			Timestamp: r.Timestamp.t, Done: r.Done, PID: r.PID, Hostname: r.Hostname,
 			Checkpoint: ckpt(r.Checkpoint),
 		}
-		if r.Metrics != nil {
-			t.LastResult.Metrics = make(map[string]any, len(r.Metrics))
-			for k, v := range r.Metrics {
-				switch {
-				case v.F != nil:
-					t.LastResult.Metrics[k] = float64(*v.F)
-				case v.V != nil:
-					t.LastResult.Metrics[k] = v.V["x"]
-				default:
-					return nil, nil, fmt.Errorf("last result: metric %q has no value", k)
-				}
-			}
-		}
 	}
-	s := &tstate{
+	s := a.states.new()
+	*s = tstate{
 		t: t, life: runLife(ts.Life), next: queuedDecision(ts.Next), interrupt: ts.Interrupt,
 		warnedMetric: ts.WarnedMetric, warnedScratch: ts.WarnedScratch,
 		explicitPin: ts.ExplicitPin, restartedSincePin: ts.RestartedSincePin,
@@ -584,7 +694,11 @@ func (c *Controller) restoreTrial(ts *trialState, ckpt func(*checkpoint) *hone.C
 	if ms := ts.Manager; ms != nil {
 		m := c.manager(s)
 		m.next = ms.Next
-		for _, e := range ms.Entries {
+		if len(ms.Entries) > 0 {
+			m.entries = make([]*entry, 0, len(ms.Entries))
+		}
+		for i := range ms.Entries {
+			e := &ms.Entries[i]
 			cp := ckpt(&e.Checkpoint)
 			if m.Has(cp.Path) {
 				return nil, nil, fmt.Errorf("checkpoint %s registered twice", cp.Path)
@@ -592,13 +706,14 @@ func (c *Controller) restoreTrial(ts *trialState, ckpt func(*checkpoint) *hone.C
 			en := &entry{cp: cp, score: float64(e.Score), seq: e.Seq}
 			m.entries = append(m.entries, en)
 			if m.byPath == nil {
-				m.byPath = map[string]*entry{}
+				m.byPath = make(map[string]*entry, len(ms.Entries))
 			}
 			m.byPath[cp.Path] = en
 		}
 	}
 	if r := ts.Run; r != nil {
-		s.run = &runState{
+		s.run = a.runs.new()
+		*s.run = runState{
 			gpus: r.GPUs, iter: r.Iter, sinceIter: r.SinceIter, timeTotal: float64(r.TimeTotal),
 			lastTime: r.LastTime.t, restoredAt: r.RestoredAt.t, schedFail: r.SchedFail,
 			startedAt: r.StartedAt.t, lastReport: r.LastReport.t, deadline: r.Deadline.t, dlIndex: -1,

@@ -11,7 +11,7 @@ import (
 
 // finished returns a controller whose n trials have each reported one
 // done result and exited, and an experiment builder for restoring it.
-func finished(b *testing.B, n int) (*Controller, func() *hone.Experiment) {
+func finished(b testing.TB, n int) (*Controller, func() *hone.Experiment) {
 	b.Helper()
 	mk := func() *hone.Experiment {
 		sp, err := space.ParseYAML([]byte("lr: {loguniform: [0.001, 1.0]}\nlayers: {randint: [1, 6]}\n"))
