@@ -319,36 +319,69 @@ func (r resources) value() hone.Resources {
 	return out
 }
 
-func toCheckpoint(cp *hone.Checkpoint) *checkpoint {
+// trialParts holds what a trialState points to, for a writer that reuses
+// them from one trial to the next. A nil *trialParts allocates them anew.
+type trialParts struct {
+	res resultState
+	cps [3]checkpoint
+	mgr managerState
+	run runSnap
+}
+
+func (p *trialParts) result() *resultState {
+	if p == nil {
+		return new(resultState)
+	}
+	return &p.res
+}
+
+// checkpoint returns cp as saved, in the ith of the parts' checkpoints.
+func (p *trialParts) checkpoint(i int, cp *hone.Checkpoint) *checkpoint {
 	if cp == nil {
 		return nil
 	}
-	return &checkpoint{cp.TrialID, cp.Index, cp.Path, cp.Iteration, snapshot.Number(cp.TimeTotal)}
+	s := new(checkpoint)
+	if p != nil {
+		s = &p.cps[i]
+	}
+	*s = savedCheckpoint(cp)
+	return s
 }
 
-func toResult(r *hone.Result) (*resultState, error) {
+func savedCheckpoint(cp *hone.Checkpoint) checkpoint {
+	return checkpoint{TrialID: cp.TrialID, Index: cp.Index, Path: cp.Path, Iteration: cp.Iteration, TimeTotal: snapshot.Number(cp.TimeTotal)}
+}
+
+func (p *trialParts) manager() *managerState {
+	if p == nil {
+		return new(managerState)
+	}
+	p.mgr.Entries = p.mgr.Entries[:0]
+	return &p.mgr
+}
+
+func (p *trialParts) runSnap() *runSnap {
+	if p == nil {
+		return new(runSnap)
+	}
+	return &p.run
+}
+
+// checkMetrics checks that r's metrics can be saved: a float64 always
+// can, another value if snapshot.Config can write it.
+func checkMetrics(r *hone.Result) error {
 	if r == nil {
-		return nil, nil
-	}
-	out := &resultState{
-		TrialID: r.TrialID, Metrics: metrics(r.Metrics), TrainingIteration: r.TrainingIteration,
-		TimeThisIter: snapshot.Number(r.TimeThisIter), TimeTotal: snapshot.Number(r.TimeTotal),
-		TimeSinceRestore: snapshot.Number(r.TimeSinceRestore), IterationsSinceRestore: r.IterationsSinceRestore,
-		Timestamp: stamp{r.Timestamp}, Done: r.Done, PID: r.PID, Hostname: r.Hostname,
-		Checkpoint: toCheckpoint(r.Checkpoint),
-	}
-	if len(r.Metrics) == 0 {
-		out.Metrics = nil
+		return nil
 	}
 	for k, v := range r.Metrics {
 		if _, ok := v.(float64); ok {
 			continue
 		}
 		if _, err := (snapshot.Config{"x": v}).MarshalJSON(); err != nil {
-			return nil, fmt.Errorf("metric %q: %w", k, err)
+			return fmt.Errorf("last result: metric %q: %w", k, err)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // MarshalState returns the controller's snapshot in the JSON form (see the
@@ -400,8 +433,11 @@ func (c *Controller) gather(trials bool) (*ctlState, error) {
 	if trials {
 		st.Trials = make([]trialState, len(c.trials))
 		for i, t := range c.trials {
-			if err := c.trialState(t, &st.Trials[i]); err != nil {
+			if err := c.trialState(i, &st.Trials[i], nil); err != nil {
 				return nil, err
+			}
+			if err := checkMetrics(t.LastResult); err != nil {
+				return nil, fmt.Errorf("controller state: trial %s: %w", t.ID, err)
 			}
 		}
 	}
@@ -452,12 +488,17 @@ func restorePlugin(what string, p any, data json.RawMessage) error {
 	return nil
 }
 
-// trialState sets *ts to trial t's state as saved.
-func (c *Controller) trialState(t *hone.Trial, ts *trialState) error {
-	s := c.st[t.ID]
+// trialState sets *ts to the state as saved of the ith trial, with its
+// parts in p. It does not check the last result's metrics (see
+// checkMetrics).
+func (c *Controller) trialState(i int, ts *trialState, p *trialParts) error {
+	t, s := c.trials[i], c.states[i]
+	if s.t != t {
+		return fmt.Errorf("controller state: trial %s is not where its state is", t.ID)
+	}
 	*ts = trialState{
 		ID: t.ID, Index: t.Index, Config: snapshot.Config(t.Config), Tag: t.Tag, Dir: t.Dir, Status: t.Status,
-		Resources: toResources(t.Resources), Checkpoint: toCheckpoint(t.Checkpoint), RestoreFrom: toCheckpoint(t.RestoreFrom),
+		Resources: toResources(t.Resources), Checkpoint: p.checkpoint(0, t.Checkpoint), RestoreFrom: p.checkpoint(1, t.RestoreFrom),
 		Failures: t.Failures, Error: t.Error, Saving: t.Saving != nil,
 		Life: uint8(s.life), Next: uint8(s.next), Interrupt: s.interrupt,
 		WarnedMetric: s.warnedMetric, WarnedScratch: s.warnedScratch,
@@ -466,27 +507,40 @@ func (c *Controller) trialState(t *hone.Trial, ts *trialState) error {
 	if t.Saving != nil && t.Saving.Done() {
 		return fmt.Errorf("controller state: trial %s: its save in flight is already resolved", t.ID)
 	}
-	var err error
-	if ts.LastResult, err = toResult(t.LastResult); err != nil {
-		return fmt.Errorf("controller state: trial %s: last result: %w", t.ID, err)
+	if r := t.LastResult; r != nil {
+		rs := p.result()
+		*rs = resultState{
+			TrialID: r.TrialID, Metrics: metrics(r.Metrics), TrainingIteration: r.TrainingIteration,
+			TimeThisIter: snapshot.Number(r.TimeThisIter), TimeTotal: snapshot.Number(r.TimeTotal),
+			TimeSinceRestore: snapshot.Number(r.TimeSinceRestore), IterationsSinceRestore: r.IterationsSinceRestore,
+			Timestamp: stamp{r.Timestamp}, Done: r.Done, PID: r.PID, Hostname: r.Hostname,
+			Checkpoint: p.checkpoint(2, r.Checkpoint),
+		}
+		if len(r.Metrics) == 0 {
+			rs.Metrics = nil
+		}
+		ts.LastResult = rs
 	}
 	// A manager with nothing registered yet is the same as none (the
 	// controller makes one at first need, a read of NextCheckpointPath
 	// included).
 	if m := s.mgr; m != nil && (len(m.entries) > 0 || m.next > 0) {
-		ms := &managerState{Next: m.next}
+		ms := p.manager()
+		ms.Next = m.next
 		for _, e := range m.entries {
-			ms.Entries = append(ms.Entries, entryState{*toCheckpoint(e.cp), snapshot.Number(e.score), e.seq})
+			ms.Entries = append(ms.Entries, entryState{Checkpoint: savedCheckpoint(e.cp), Score: snapshot.Number(e.score), Seq: e.seq})
 		}
 		ts.Manager = ms
 	}
 	if r := s.run; r != nil {
-		ts.Run = &runSnap{
+		rs := p.runSnap()
+		*rs = runSnap{
 			GPUs: r.gpus, Iter: r.iter, SinceIter: r.sinceIter, TimeTotal: snapshot.Number(r.timeTotal),
 			LastTime: stamp{r.lastTime}, RestoredAt: stamp{r.restoredAt}, SchedFail: r.schedFail,
 			StartedAt: stamp{r.startedAt}, LastReport: stamp{r.lastReport}, Deadline: stamp{r.deadline},
 			Watched: r.dlIndex >= 0 && r.dlIndex < c.deadlines.Len() && c.deadlines.ts[r.dlIndex] == t,
 		}
+		ts.Run = rs
 	}
 	return nil
 }
@@ -566,6 +620,7 @@ func (c *Controller) build(st *ctlState, n int, next func() (*trialState, error)
 	}
 
 	c.trials = make([]*hone.Trial, 0, n)
+	c.states = make([]*tstate, 0, n)
 	c.st = make(map[string]*tstate, n)
 	c.deadlines.st = c.st
 	a := newArena(n)
@@ -587,6 +642,7 @@ func (c *Controller) build(st *ctlState, n int, next func() (*trialState, error)
 			return fmt.Errorf("controller state: trial %q has index %d after index %d", t.ID, t.Index, c.trials[n-1].Index)
 		}
 		c.trials = append(c.trials, t)
+		c.states = append(c.states, s)
 		if ts.Run != nil && ts.Run.Watched {
 			watched = append(watched, t)
 		}
