@@ -13,8 +13,16 @@ import (
 	"github.com/hone-tune/hone/internal/snapshot"
 )
 
-// A controller's snapshot (MarshalState, Restore) is versioned JSON in the
-// envelope of internal/snapshot, of kind "controller":
+// A controller's snapshot has two forms that hold the same state:
+//
+//   - the JSON form (MarshalState, Restore), the readable reference:
+//     versioned JSON in the envelope of internal/snapshot, of kind
+//     "controller";
+//   - the binary form (MarshalBinaryState, RestoreBinary), compact and
+//     several times faster to write and read, for the snapshots a runner
+//     writes next to the journal (see binaryMagic for its layout).
+//
+// The JSON form is
 //
 //	{"kind": "controller", "version": 1,
 //	 "config": {"seed": ..., "objectives": [...]},
@@ -41,6 +49,15 @@ import (
 //   - the snapshots of the scheduler, the searcher and the stoppers, each
 //     its own hone.Stateful snapshot.
 //
+// The binary form holds the same configuration and state, field for field,
+// with the plugins' snapshots as their bytes. Both forms go through the
+// same two steps: gather (the controller to ctlState, the state as saved)
+// on the way out and build (ctlState to a controller, with every check of
+// what a snapshot could get wrong) on the way in; the binary form takes
+// the trials one at a time, without a slice of them all. A controller
+// restored from either form has the same state, and the same snapshots in
+// both forms, as the one they were taken of.
+//
 // What can be derived is rebuilt rather than saved: the trial index by id,
 // each manager's index by path, the queues of PENDING and PAUSED trials and
 // the deadline queue. Checkpoints are saved by value and shared again on
@@ -48,23 +65,23 @@ import (
 //
 // # When a snapshot may be taken
 //
-// MarshalState may be called between two Steps, once Ready has taken the
-// actions of the last one: it refuses while actions are unread. Between
-// Steps nothing is half done: no scheduler call is under way, and every
-// decision is either carried out or queued in its trial's state. A save may
-// be in flight there (a trial was sent DirectSave and its InSaved has not
-// come): the snapshot records it as the trial's run being in state saving
-// with a save in flight, and Restore gives the trial a new, unresolved
-// hone.SaveFuture that the next InSaved (or the trial's exit, or a resume)
-// resolves as it would have resolved the old one. Nothing but the
-// controller holds a SaveFuture (schedulers hear of saves through
-// hone.SaveListener and keep their waits as data in their own snapshots),
-// so a new future is as good as the old.
+// MarshalState (and MarshalBinaryState) may be called between two Steps,
+// once Ready has taken the actions of the last one: it refuses while
+// actions are unread. Between Steps nothing is half done: no scheduler
+// call is under way, and every decision is either carried out or queued
+// in its trial's state. A save may be in flight there (a trial was sent
+// DirectSave and its InSaved has not come): the snapshot records it as the
+// trial's run being in state saving with a save in flight, and Restore (or
+// RestoreBinary) gives the trial a new, unresolved hone.SaveFuture that
+// the next InSaved (or the trial's exit, or a resume) resolves as it would
+// have resolved the old one. Nothing but the controller holds a SaveFuture
+// (schedulers hear of saves through hone.SaveListener and keep their waits
+// as data in their own snapshots), so a new future is as good as the old.
 //
 // The session's error (Err) is saved as its text: a restored controller's
 // Err has that text, not its type. A resume clears it anyway.
 
-// stateKind and stateVersion name the snapshot's form.
+// stateKind and stateVersion name the JSON form's kind and version.
 const (
 	stateKind    = "controller"
 	stateVersion = 1
@@ -178,6 +195,10 @@ type checkpoint struct {
 	Path      string          `json:"path"`
 	Iteration int             `json:"iteration"`
 	TimeTotal snapshot.Number `json:"time_total"`
+
+	// cp is the restored checkpoint, when the form's reader shares equal
+	// checkpoints itself (the binary form); nil otherwise.
+	cp *hone.Checkpoint
 }
 
 type resultState struct {
