@@ -148,7 +148,7 @@ func (c *Controller) MarshalBinaryState() ([]byte, error) {
 				maps[j].metrics = e.entries(r.Metrics)
 			}
 		}
-		touch(ts[:n], maps[:n])
+		e.touched += touch(ts[:n], maps[:n])
 		for j := range n {
 			if err := e.trial(&ts[j], &maps[j]); err != nil {
 				return nil, fmt.Errorf("controller state: trial %s: %w", ts[j].ID, err)
@@ -165,12 +165,10 @@ const batch = 32
 // key.
 type trialMaps struct{ config, metrics []kv }
 
-// sink keeps touch's reads.
-var sink int
-
 // touch reads a little of what writing each of ts reads: the first bytes
-// of its strings and its maps' float values.
-func touch(ts []trialState, maps []trialMaps) {
+// of its strings and its maps' float values. The caller keeps the sum it
+// returns, so that the reads are made.
+func touch(ts []trialState, maps []trialMaps) int {
 	n := 0
 	for i := range ts {
 		t := &ts[i]
@@ -191,7 +189,7 @@ func touch(ts []trialState, maps []trialMaps) {
 			}
 		}
 	}
-	sink += n
+	return n
 }
 
 // RestoreBinary is Restore for a snapshot MarshalBinaryState took: the
@@ -255,6 +253,8 @@ type encoder struct {
 	cps  map[checkpoint]uint64
 	sort []string // scratch for map keys
 	kvs  []kv     // scratch for maps' entries
+
+	touched int // what touch read
 }
 
 func (e *encoder) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
