@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/hone-tune/hone"
@@ -202,86 +200,71 @@ type checkpoint struct {
 }
 
 type resultState struct {
-	TrialID                string          `json:"trial"`
-	Metrics                metrics         `json:"metrics,omitempty"`
-	TrainingIteration      int             `json:"training_iteration"`
-	TimeThisIter           snapshot.Number `json:"time_this_iter"`
-	TimeTotal              snapshot.Number `json:"time_total"`
-	TimeSinceRestore       snapshot.Number `json:"time_since_restore"`
-	IterationsSinceRestore int             `json:"iterations_since_restore"`
-	Timestamp              stamp           `json:"timestamp"`
-	Done                   bool            `json:"done,omitempty"`
-	PID                    int             `json:"pid,omitempty"`
-	Hostname               string          `json:"hostname,omitempty"`
-	Checkpoint             *checkpoint     `json:"checkpoint,omitempty"`
+	TrialID                string                 `json:"trial"`
+	Metrics                map[string]metricValue `json:"metrics,omitempty"`
+	TrainingIteration      int                    `json:"training_iteration"`
+	TimeThisIter           snapshot.Number        `json:"time_this_iter"`
+	TimeTotal              snapshot.Number        `json:"time_total"`
+	TimeSinceRestore       snapshot.Number        `json:"time_since_restore"`
+	IterationsSinceRestore int                    `json:"iterations_since_restore"`
+	Timestamp              stamp                  `json:"timestamp"`
+	Done                   bool                   `json:"done,omitempty"`
+	PID                    int                    `json:"pid,omitempty"`
+	Hostname               string                 `json:"hostname,omitempty"`
+	Checkpoint             *checkpoint            `json:"checkpoint,omitempty"`
+
+	// values are the metrics themselves: what gather takes (the
+	// result's own map, not a copy), what the binary form writes and
+	// reads, and what build restores. The JSON form writes and reads
+	// Metrics instead (jsonMetrics, valuesOfJSON).
+	values map[string]any
 }
 
-// metrics are a result's user metrics as saved: each is a metricValue in
-// the JSON form. In memory they are the result's own map, so that neither
-// form copies it.
-type metrics map[string]any
-
-// metricValue is one user metric in the JSON form: a float64 (NaN and the
-// infinities included) in F, anything else as {"x": value} in V, with its
-// Go type kept by snapshot.Config.
+// metricValue is one user metric: a float64 (NaN and the infinities
+// included) in F, anything else as {"x": value} in V, with its Go type
+// kept by snapshot.Config.
 type metricValue struct {
 	F *snapshot.Number `json:"f,omitempty"`
 	V snapshot.Config  `json:"v,omitempty"`
 }
 
-// MarshalJSON writes the metrics as a map of metricValues, by key.
-func (m metrics) MarshalJSON() ([]byte, error) {
-	if m == nil {
-		return []byte("null"), nil
-	}
-	b := []byte{'{'}
-	for i, k := range slices.Sorted(maps.Keys(m)) {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		key, err := json.Marshal(k)
-		if err != nil {
-			return nil, err
-		}
-		b = append(b, key...)
-		var v []byte
-		if f, ok := m[k].(float64); ok {
-			b = append(b, `:{"f":`...)
-			v, err = snapshot.Number(f).MarshalJSON()
-		} else {
-			b = append(b, `:{"v":`...)
-			v, err = snapshot.Config{"x": m[k]}.MarshalJSON()
-		}
-		if err != nil {
-			return nil, fmt.Errorf("metric %q: %w", k, err)
-		}
-		b = append(append(b, v...), '}')
-	}
-	return append(b, '}'), nil
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (m *metrics) UnmarshalJSON(data []byte) error {
-	var vs map[string]metricValue
-	if err := json.Unmarshal(data, &vs); err != nil {
-		return err
-	}
-	if vs == nil {
-		*m = nil
+// jsonMetrics sets r.Metrics, the JSON form's, from r.values.
+func (r *resultState) jsonMetrics() error {
+	if len(r.values) == 0 {
 		return nil
 	}
-	out := make(metrics, len(vs))
-	for k, v := range vs {
+	r.Metrics = make(map[string]metricValue, len(r.values))
+	for k, v := range r.values {
+		if f, ok := v.(float64); ok {
+			n := snapshot.Number(f)
+			r.Metrics[k] = metricValue{F: &n}
+			continue
+		}
+		cfg := snapshot.Config{"x": v}
+		if _, err := cfg.MarshalJSON(); err != nil {
+			return fmt.Errorf("metric %q: %w", k, err)
+		}
+		r.Metrics[k] = metricValue{V: cfg}
+	}
+	return nil
+}
+
+// valuesOfJSON sets r.values from r.Metrics, the JSON form's.
+func (r *resultState) valuesOfJSON() error {
+	if r.Metrics == nil {
+		return nil
+	}
+	r.values = make(map[string]any, len(r.Metrics))
+	for k, v := range r.Metrics {
 		switch {
 		case v.F != nil:
-			out[k] = float64(*v.F)
+			r.values[k] = float64(*v.F)
 		case v.V != nil:
-			out[k] = v.V["x"]
+			r.values[k] = v.V["x"]
 		default:
-			return fmt.Errorf("last result: metric %q has no value", k)
+			return fmt.Errorf("metric %q has no value", k)
 		}
 	}
-	*m = out
 	return nil
 }
 
@@ -388,23 +371,6 @@ func (p *trialParts) runSnap() *runSnap {
 	return &p.run
 }
 
-// checkMetrics checks that r's metrics can be saved: a float64 always
-// can, another value if snapshot.Config can write it.
-func checkMetrics(r *hone.Result) error {
-	if r == nil {
-		return nil
-	}
-	for k, v := range r.Metrics {
-		if _, ok := v.(float64); ok {
-			continue
-		}
-		if _, err := (snapshot.Config{"x": v}).MarshalJSON(); err != nil {
-			return fmt.Errorf("last result: metric %q: %w", k, err)
-		}
-	}
-	return nil
-}
-
 // MarshalState returns the controller's snapshot in the JSON form (see the
 // comment on stateKind). It may be called between Steps once Ready has
 // taken the last Step's actions; it refuses while actions are unread, and
@@ -457,8 +423,10 @@ func (c *Controller) gather(trials bool) (*ctlState, error) {
 			if err := c.trialState(i, &st.Trials[i], nil); err != nil {
 				return nil, err
 			}
-			if err := checkMetrics(t.LastResult); err != nil {
-				return nil, fmt.Errorf("controller state: trial %s: %w", t.ID, err)
+			if r := st.Trials[i].LastResult; r != nil {
+				if err := r.jsonMetrics(); err != nil {
+					return nil, fmt.Errorf("controller state: trial %s: last result: %w", t.ID, err)
+				}
 			}
 		}
 	}
@@ -531,14 +499,14 @@ func (c *Controller) trialState(i int, ts *trialState, p *trialParts) error {
 	if r := t.LastResult; r != nil {
 		rs := p.result()
 		*rs = resultState{
-			TrialID: r.TrialID, Metrics: metrics(r.Metrics), TrainingIteration: r.TrainingIteration,
+			TrialID: r.TrialID, values: r.Metrics, TrainingIteration: r.TrainingIteration,
 			TimeThisIter: snapshot.Number(r.TimeThisIter), TimeTotal: snapshot.Number(r.TimeTotal),
 			TimeSinceRestore: snapshot.Number(r.TimeSinceRestore), IterationsSinceRestore: r.IterationsSinceRestore,
 			Timestamp: stamp{r.Timestamp}, Done: r.Done, PID: r.PID, Hostname: r.Hostname,
 			Checkpoint: p.checkpoint(2, r.Checkpoint),
 		}
 		if len(r.Metrics) == 0 {
-			rs.Metrics = nil
+			rs.values = nil
 		}
 		ts.LastResult = rs
 	}
@@ -598,8 +566,14 @@ func Restore(exp *hone.Experiment, pool hone.Resources, data []byte) (*Controlle
 	}
 	i := 0
 	next := func() (*trialState, error) {
+		ts := &st.Trials[i]
 		i++
-		return &st.Trials[i-1], nil
+		if r := ts.LastResult; r != nil {
+			if err := r.valuesOfJSON(); err != nil {
+				return nil, fmt.Errorf("controller state: trial %q: last result: %w", ts.ID, err)
+			}
+		}
+		return ts, nil
 	}
 	if err := c.build(&st, len(st.Trials), next, ckpt); err != nil {
 		return nil, err
@@ -755,7 +729,7 @@ func (c *Controller) restoreTrial(ts *trialState, ckpt func(*checkpoint) *hone.C
 	if r := ts.LastResult; r != nil {
 		t.LastResult = a.results.new()
 		*t.LastResult = hone.Result{
-			TrialID: r.TrialID, Metrics: r.Metrics, TrainingIteration: r.TrainingIteration,
+			TrialID: r.TrialID, Metrics: r.values, TrainingIteration: r.TrainingIteration,
 			TimeThisIter: float64(r.TimeThisIter), TimeTotal: float64(r.TimeTotal),
 			TimeSinceRestore: float64(r.TimeSinceRestore), IterationsSinceRestore: r.IterationsSinceRestore,
 			Timestamp: r.Timestamp.t, Done: r.Done, PID: r.PID, Hostname: r.Hostname,

@@ -145,7 +145,7 @@ func (c *Controller) MarshalBinaryState() ([]byte, error) {
 			maps[j].config = e.entries(ts[j].Config)
 			maps[j].metrics = nil
 			if r := ts[j].LastResult; r != nil {
-				maps[j].metrics = e.entries(r.Metrics)
+				maps[j].metrics = e.entries(r.values)
 			}
 		}
 		e.touched += touch(ts[:n], maps[:n])
@@ -937,14 +937,14 @@ func (d *decoder) next() (*trialState, error) {
 	if f&tfResult != 0 {
 		r := &d.res
 		r.TrialID = d.str()
-		r.Metrics = nil
+		r.values = nil
 		if n := d.count(); n > 0 {
-			r.Metrics = make(metrics, n)
+			r.values = make(map[string]any, n)
 			for range n {
 				k := d.key()
-				r.Metrics[k] = d.value(1, true)
+				r.values[k] = d.value(1, true)
 			}
-			if len(r.Metrics) != n && d.err == nil {
+			if len(r.values) != n && d.err == nil {
 				d.fail("a metric named twice")
 			}
 		}

@@ -608,7 +608,7 @@ func TestBinaryCoversState(t *testing.T) {
 		{entryState{}, "Checkpoint Score Seq"},
 		{runSnap{}, "GPUs Iter SinceIter TimeTotal LastTime RestoredAt SchedFail StartedAt LastReport Deadline Watched"},
 		{checkpoint{}, "TrialID Index Path Iteration TimeTotal cp"},
-		{resultState{}, "TrialID Metrics TrainingIteration TimeThisIter TimeTotal TimeSinceRestore IterationsSinceRestore Timestamp Done PID Hostname Checkpoint"},
+		{resultState{}, "TrialID Metrics TrainingIteration TimeThisIter TimeTotal TimeSinceRestore IterationsSinceRestore Timestamp Done PID Hostname Checkpoint values"},
 		{resources{}, "CPU GPU Memory Custom"},
 		{Settings{}, "Pool Resources MaxConcurrentTrials MaxPendingTrials Failure TrialTimeout ReportTimeout StartsAnnounced SpareIDs"},
 		{hone.Resources{}, "CPU GPU Memory Custom"},
