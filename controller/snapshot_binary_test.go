@@ -95,7 +95,7 @@ func codecMetrics(r *rand.Rand, iter int) map[string]any {
 // runner reports, ticks long enough for the per-trial limits, pauses,
 // interrupts and resumes.
 type codecRun struct {
-	t     *testing.T
+	t     testing.TB
 	c, b  *Controller // b is the twin, or nil
 	rng   *rand.Rand
 	now   time.Time
@@ -116,7 +116,7 @@ const (
 	pEnding
 )
 
-func newCodecRun(t *testing.T, seed uint64) *codecRun {
+func newCodecRun(t testing.TB, seed uint64) *codecRun {
 	c, err := New(codecExp(seed), codecPool)
 	if err != nil {
 		t.Fatal(err)
@@ -629,15 +629,17 @@ func TestBinaryCoversState(t *testing.T) {
 
 // FuzzRestoreBinary: RestoreBinary of any bytes returns a controller or
 // an error, never panics; a controller it returns writes both snapshots,
-// and its binary snapshot restores to the same one.
+// and its binary snapshot restores to the same one. The seeds are
+// snapshots of snapRun's experiment and of a seeded run of codecExp's;
+// each input is restored under both experiments.
 func FuzzRestoreBinary(f *testing.F) {
-	seeds := [][]byte{}
 	add := func(c *Controller) {
 		b, err := c.MarshalBinaryState()
 		if err != nil {
 			f.Fatal(err)
 		}
-		seeds = append(seeds, b)
+		f.Add(b)
+		f.Add(b[:len(b)/2])
 	}
 	add(snapRun(f, snapExp(f, 3)))
 	c, err := New(snapExp(f, 3), hone.Resources{CPU: 2})
@@ -645,31 +647,39 @@ func FuzzRestoreBinary(f *testing.F) {
 		f.Fatal(err)
 	}
 	add(c)
-	for _, s := range seeds {
-		f.Add(s)
-		f.Add(s[:len(s)/2])
+	r := newCodecRun(f, 1)
+	for _, n := range []int{10, 40, 80} {
+		for r.steps < n && r.event() {
+		}
+		add(r.c)
+	}
+	exps := []func(testing.TB) *hone.Experiment{
+		func(t testing.TB) *hone.Experiment { return snapExp(t, 3) },
+		func(testing.TB) *hone.Experiment { return codecExp(1) },
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := RestoreBinary(snapExp(t, 3), hone.Resources{CPU: 2}, data)
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "controller state: ") {
-				t.Fatalf("error %v", err)
+		for _, exp := range exps {
+			c, err := RestoreBinary(exp(t), codecPool, data)
+			if err != nil {
+				if !strings.HasPrefix(err.Error(), "controller state: ") {
+					t.Fatalf("error %v", err)
+				}
+				continue
 			}
-			return
-		}
-		if _, err := c.MarshalState(); err != nil {
-			t.Fatalf("MarshalState of a restored controller: %v", err)
-		}
-		b1, err := c.MarshalBinaryState()
-		if err != nil {
-			t.Fatalf("MarshalBinaryState of a restored controller: %v", err)
-		}
-		c2, err := RestoreBinary(snapExp(t, 3), hone.Resources{CPU: 2}, b1)
-		if err != nil {
-			t.Fatalf("RestoreBinary of a restored controller's snapshot: %v", err)
-		}
-		if b2, err := c2.MarshalBinaryState(); err != nil || !bytes.Equal(b1, b2) {
-			t.Fatalf("the snapshot changed on a second restore (%v)", err)
+			if _, err := c.MarshalState(); err != nil {
+				t.Fatalf("MarshalState of a restored controller: %v", err)
+			}
+			b1, err := c.MarshalBinaryState()
+			if err != nil {
+				t.Fatalf("MarshalBinaryState of a restored controller: %v", err)
+			}
+			c2, err := RestoreBinary(exp(t), codecPool, b1)
+			if err != nil {
+				t.Fatalf("RestoreBinary of a restored controller's snapshot: %v", err)
+			}
+			if b2, err := c2.MarshalBinaryState(); err != nil || !bytes.Equal(b1, b2) {
+				t.Fatalf("the snapshot changed on a second restore (%v)", err)
+			}
 		}
 	})
 }
