@@ -38,7 +38,7 @@ func (s *typedSearcher) Suggest(string) (hone.Config, error) {
 	case 1:
 		cfg["flag"], cfg["none"] = true, nil
 	case 2:
-		cfg["act"], cfg["widths"] = "relu", []any{16, 32.5, "x", false, nil, []any{}, -0.0}
+		cfg["act"], cfg["widths"] = "relu", []any{16, 32.5, "x", false, nil, []any{}, math.Copysign(0, -1)}
 	case 3:
 		cfg["nested"] = hone.Config{"a": map[string]any{}, "big": math.MaxInt64, "small": math.MinInt64}
 	}
