@@ -629,21 +629,23 @@ func (c *Controller) build(st *ctlState, n int, next func() (*trialState, error)
 		if err != nil {
 			return fmt.Errorf("controller state: trial %q: %w", ts.ID, err)
 		}
-		had := len(c.st)
-		if c.st[t.ID] = s; len(c.st) == had {
-			return fmt.Errorf("controller state: trial %q appears twice", t.ID)
-		}
-		if n := len(c.trials); n > 0 && c.trials[n-1].Index >= t.Index {
-			return fmt.Errorf("controller state: trial %q has index %d after index %d", t.ID, t.Index, c.trials[n-1].Index)
-		}
 		c.trials = append(c.trials, t)
 		c.states = append(c.states, s)
 		if ts.Run != nil && ts.Run.Watched {
 			watched = append(watched, t)
 		}
 	}
-	// The derived indexes: the queues of PENDING and PAUSED trials and
-	// the deadline queue.
+	// The derived indexes: the trials by id (in a loop of their own,
+	// whose inserts wait for memory together), the queues of PENDING and
+	// PAUSED trials and the deadline queue.
+	for i, t := range c.trials {
+		if c.st[t.ID] = c.states[i]; len(c.st) != i+1 {
+			return fmt.Errorf("controller state: trial %q appears twice", t.ID)
+		}
+		if i > 0 && c.trials[i-1].Index >= t.Index {
+			return fmt.Errorf("controller state: trial %q has index %d after index %d", t.ID, t.Index, c.trials[i-1].Index)
+		}
+	}
 	for _, t := range c.trials {
 		c.queueStatus(t, t.Status)
 	}
