@@ -132,6 +132,9 @@ func (c *Controller) MarshalBinaryState() ([]byte, error) {
 		ts    [batch]trialState
 		parts [batch]trialParts
 		maps  [batch]trialMaps
+		// The keys of the last configuration and metrics written: most
+		// trials' are the same.
+		configKeys, metricKeys []string
 	)
 	for from := 0; from < len(c.trials); from += batch {
 		n := min(batch, len(c.trials)-from)
@@ -142,10 +145,10 @@ func (c *Controller) MarshalBinaryState() ([]byte, error) {
 		}
 		e.kvs = e.kvs[:0]
 		for j := range n {
-			maps[j].config = e.entries(ts[j].Config)
+			maps[j].config = e.entriesLike(ts[j].Config, &configKeys)
 			maps[j].metrics = nil
 			if r := ts[j].LastResult; r != nil {
-				maps[j].metrics = e.entries(r.values)
+				maps[j].metrics = e.entriesLike(r.values, &metricKeys)
 			}
 		}
 		e.touched += touch(ts[:n], maps[:n])
@@ -377,6 +380,32 @@ func (e *encoder) entries(m map[string]any) []kv {
 	s := e.kvs[from:]
 	if len(s) > 1 {
 		slices.SortFunc(s, func(a, b kv) int { return strings.Compare(a.k, b.k) })
+	}
+	return s
+}
+
+// entriesLike is entries for a map whose keys are likely to be keys, by
+// key: then it looks them up, which is faster than iterating over the map.
+// Otherwise it sets keys to m's.
+func (e *encoder) entriesLike(m map[string]any, keys *[]string) []kv {
+	from := len(e.kvs)
+	if len(m) > 0 && len(m) == len(*keys) {
+		for _, k := range *keys {
+			v, ok := m[k]
+			if !ok {
+				break
+			}
+			e.kvs = append(e.kvs, kv{k, v})
+		}
+		if len(e.kvs)-from == len(m) {
+			return e.kvs[from:] // m has keys and no other
+		}
+		e.kvs = e.kvs[:from]
+	}
+	s := e.entries(m)
+	*keys = (*keys)[:0]
+	for _, kv := range s {
+		*keys = append(*keys, kv.k)
 	}
 	return s
 }
