@@ -138,6 +138,7 @@ func (c *Controller) MarshalBinaryState() ([]byte, error) {
 	)
 	for from := 0; from < len(c.trials); from += batch {
 		n := min(batch, len(c.trials)-from)
+		e.touched += touchTrials(c.trials[from:from+n], c.states[from:from+n])
 		for j := range n {
 			if err := c.trialState(from+j, &ts[j], &parts[j]); err != nil {
 				return nil, err
@@ -167,6 +168,20 @@ const batch = 32
 // trialMaps are a trial's configuration's and last metrics' entries, by
 // key.
 type trialMaps struct{ config, metrics []kv }
+
+// touchTrials reads a word of each part of the trials that trialState
+// reads: their first and last, their states, their last results and the
+// sizes of their maps.
+func touchTrials(trials []*hone.Trial, states []*tstate) int {
+	n := 0
+	for i, t := range trials {
+		n += len(t.ID) + t.Failures + int(states[i].life) + len(t.Config)
+		if r := t.LastResult; r != nil {
+			n += len(r.TrialID) + len(r.Metrics) + len(r.Hostname)
+		}
+	}
+	return n
+}
 
 // touch reads a little of what writing each of ts reads: the first bytes
 // of its strings and its maps' float values. The caller keeps the sum it
