@@ -85,6 +85,7 @@ type Controller struct {
 
 	trials []*hone.Trial
 	st     map[string]*tstate // every trial's state (and the trial), by id
+	states []*tstate          // the same states in the order of trials, for snapshots
 
 	idRng *rand.Rand
 	idSrc *rand.PCG // idRng's source, for snapshots
@@ -1114,7 +1115,9 @@ func (c *Controller) addTrial(id string, cfg hone.Config) *hone.Trial {
 	t := &hone.Trial{ID: id, Index: idx, Config: cfg, Tag: tag, Resources: res}
 	t.Dir = trialDirName(c.trainable(), id, idx, tag, c.now)
 	c.trials = append(c.trials, t)
-	c.st[id] = &tstate{t: t}
+	s := &tstate{t: t}
+	c.st[id] = s
+	c.states = append(c.states, s)
 	c.record(&Record{Op: "trial", Trial: id, Index: idx, Config: cfg, Tag: tag, Dir: t.Dir, Resources: &res})
 	c.setStatus(t, hone.StatusPending)
 	c.sched.OnTrialAdd(c.ctl(), t)
@@ -1418,6 +1421,7 @@ func (c *Controller) drop(t *hone.Trial) {
 	for i, x := range c.trials {
 		if x == t {
 			c.trials = append(c.trials[:i], c.trials[i+1:]...)
+			c.states = append(c.states[:i], c.states[i+1:]...)
 			break
 		}
 	}

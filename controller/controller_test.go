@@ -8,7 +8,7 @@ import (
 	"github.com/hone-tune/hone"
 )
 
-func step(t *testing.T, c *Controller, in Input) []Action {
+func step(t testing.TB, c *Controller, in Input) []Action {
 	t.Helper()
 	c.Step(in)
 	return c.Ready()

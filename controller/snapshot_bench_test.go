@@ -11,7 +11,7 @@ import (
 
 // finished returns a controller whose n trials have each reported one
 // done result and exited, and an experiment builder for restoring it.
-func finished(b *testing.B, n int) (*Controller, func() *hone.Experiment) {
+func finished(b testing.TB, n int) (*Controller, func() *hone.Experiment) {
 	b.Helper()
 	mk := func() *hone.Experiment {
 		sp, err := space.ParseYAML([]byte("lr: {loguniform: [0.001, 1.0]}\nlayers: {randint: [1, 6]}\n"))
@@ -46,11 +46,27 @@ func finished(b *testing.B, n int) (*Controller, func() *hone.Experiment) {
 	return c, mk
 }
 
-// BenchmarkSnapshot measures MarshalState and Restore of a finished
+// BenchmarkSnapshot measures both forms of the snapshot, MarshalState and
+// Restore (JSON), MarshalBinaryState and RestoreBinary, of a finished
 // experiment of 10,000 trials.
-func BenchmarkSnapshot(b *testing.B) {
-	c, mk := finished(b, 10000)
+func BenchmarkSnapshot(b *testing.B) { benchSnapshot(b, 10000) }
+
+// BenchmarkSnapshot100k is BenchmarkSnapshot at 100,000 trials (not with
+// -short).
+func BenchmarkSnapshot100k(b *testing.B) {
+	if testing.Short() {
+		b.Skip("100,000 trials")
+	}
+	benchSnapshot(b, 100000)
+}
+
+func benchSnapshot(b *testing.B, n int) {
+	c, mk := finished(b, n)
 	data, err := c.MarshalState()
+	if err != nil {
+		b.Fatal(err)
+	}
+	bin, err := c.MarshalBinaryState()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -69,6 +85,25 @@ func BenchmarkSnapshot(b *testing.B) {
 			exp := mk()
 			b.StartTimer()
 			if _, err := Restore(exp, hone.Resources{CPU: 8}, data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("marshal_binary", func(b *testing.B) {
+		b.SetBytes(int64(len(bin)))
+		for b.Loop() {
+			if _, err := c.MarshalBinaryState(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("restore_binary", func(b *testing.B) {
+		b.SetBytes(int64(len(bin)))
+		for b.Loop() {
+			b.StopTimer()
+			exp := mk()
+			b.StartTimer()
+			if _, err := RestoreBinary(exp, hone.Resources{CPU: 8}, bin); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -15,7 +15,7 @@ import (
 )
 
 // snapExp returns an experiment whose plugins all implement hone.Stateful.
-func snapExp(t *testing.T, seed uint64) *hone.Experiment {
+func snapExp(t testing.TB, seed uint64) *hone.Experiment {
 	t.Helper()
 	sp, err := space.ParseYAML([]byte("lr: {loguniform: [0.001, 1.0]}\nlayers: {randint: [1, 6]}\n"))
 	if err != nil {
@@ -32,7 +32,7 @@ func snapExp(t *testing.T, seed uint64) *hone.Experiment {
 // snapRun returns a controller after a few inputs: trials started, one
 // reported with a checkpoint and a NaN metric and an int metric, one asked
 // to save.
-func snapRun(t *testing.T, exp *hone.Experiment) *Controller {
+func snapRun(t testing.TB, exp *hone.Experiment) *Controller {
 	t.Helper()
 	c, err := New(exp, hone.Resources{CPU: 2})
 	if err != nil {

@@ -377,9 +377,9 @@ stop:
 
 // TestControllerSnapshotRestore is the property of the controller's own
 // snapshot: after a seeded random run, a controller restored from a
-// snapshot (with fresh plugins, restored from the nested snapshots) emits
-// the same actions as the one that ran throughout, and both end in the
-// same state.
+// snapshot (with fresh plugins, restored from the nested snapshots; the
+// JSON form or the binary one) emits the same actions as the one that ran
+// throughout, and both end in the same state.
 func TestControllerSnapshotRestore(t *testing.T) {
 	for _, c := range append(slices.Clip(cases), controllerCases...) {
 		t.Run(c.name, func(t *testing.T) {
@@ -388,6 +388,7 @@ func TestControllerSnapshotRestore(t *testing.T) {
 				o.Seed, o.Before, o.After = seed+100, before, 300
 				o.Crashes, o.Interrupts = seed%2 == 0, seed%3 != 1
 				o.Controller = true
+				o.Binary = before == 7 || before == 200
 				return o
 			})
 		})

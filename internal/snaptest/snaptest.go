@@ -60,6 +60,12 @@ type Options struct {
 	// plugins; at the end both controllers' snapshots must be the same
 	// bytes.
 	Controller bool
+	// Binary, with Controller, restores the second twin from the
+	// controller's binary snapshot (MarshalBinaryState, RestoreBinary)
+	// instead of its JSON one. Either way both forms are checked at the
+	// snapshot: each restores to a controller whose JSON snapshot is the
+	// original's.
+	Binary bool
 	// Announced makes the executor announce starts
 	// (controller.Settings.StartsAnnounced): a started trial waits in a
 	// queue until its InStarted input.
@@ -305,7 +311,7 @@ func Run(t T, build func() (*hone.Experiment, error), o Options) Stats {
 	}
 
 	if o.Controller {
-		b = restoreController(t, a, build, o.Pool)
+		b = restoreController(t, a, build, o.Pool, o.Binary)
 		for range o.After {
 			if !event() {
 				break
@@ -359,29 +365,42 @@ func Run(t T, build func() (*hone.Experiment, error), o Options) Stats {
 
 // restoreController snapshots a's controller and restores it into a
 // controller with fresh plugins, whose own snapshot must be the same
-// bytes.
-func restoreController(t T, a *twin, build func() (*hone.Experiment, error), pool hone.Resources) *twin {
+// bytes; with binary, from its binary snapshot. The other form must
+// restore to the same snapshot too.
+func restoreController(t T, a *twin, build func() (*hone.Experiment, error), pool hone.Resources, binary bool) *twin {
 	t.Helper()
 	data, err := a.c.MarshalState()
 	if err != nil {
 		t.Fatalf("controller: MarshalState: %v", err)
 	}
-	fresh, err := build()
+	bin, err := a.c.MarshalBinaryState()
 	if err != nil {
-		t.Fatalf("build: %v", err)
+		t.Fatalf("controller: MarshalBinaryState: %v", err)
 	}
-	c, err := controller.Restore(fresh, pool, data)
-	if err != nil {
-		t.Fatalf("controller.Restore of its own snapshot: %v\n%s", err, data)
+	restore := func(form string, f func(*hone.Experiment, hone.Resources, []byte) (*controller.Controller, error), snap []byte) *twin {
+		fresh, err := build()
+		if err != nil {
+			t.Fatalf("build: %v", err)
+		}
+		c, err := f(fresh, pool, snap)
+		if err != nil {
+			t.Fatalf("controller: restore of its own %s snapshot: %v\n%s", form, err, data)
+		}
+		again, err := c.MarshalState()
+		if err != nil {
+			t.Fatalf("restored controller: MarshalState: %v", err)
+		}
+		if !bytes.Equal(again, data) {
+			t.Fatalf("the controller restored from the %s snapshot has another snapshot:\n%s\nwant\n%s", form, again, data)
+		}
+		return &twin{c: c, exp: fresh}
 	}
-	again, err := c.MarshalState()
-	if err != nil {
-		t.Fatalf("restored controller: MarshalState: %v", err)
+	fromJSON := restore("JSON", controller.Restore, data)
+	fromBinary := restore("binary", controller.RestoreBinary, bin)
+	if binary {
+		return fromBinary
 	}
-	if !bytes.Equal(again, data) {
-		t.Fatalf("the restored controller's snapshot differs from the one it was restored from:\n%s\nwant\n%s", again, data)
-	}
-	return &twin{c: c, exp: fresh}
+	return fromJSON
 }
 
 // restore snapshots from, restores the snapshot into to, and checks that
