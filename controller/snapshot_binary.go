@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/internal/snapshot"
@@ -217,11 +218,24 @@ func touch(ts []trialState, maps []trialMaps) int {
 // experiment, or that does not read (truncated, corrupt, with bytes after
 // its end) refused with an error saying why.
 func RestoreBinary(exp *hone.Experiment, pool hone.Resources, data []byte) (*Controller, error) {
+	return restoreBinary(exp, pool, string(data))
+}
+
+// RestoreBinaryKeeping is RestoreBinary without a copy of data: the
+// restored controller's strings (ids, tags, directories, configuration
+// keys) are its bytes, so the caller must never change data afterwards.
+// A resume reading a snapshot file saves the copy of the whole file this
+// way.
+func RestoreBinaryKeeping(exp *hone.Experiment, pool hone.Resources, data []byte) (*Controller, error) {
+	return restoreBinary(exp, pool, unsafe.String(unsafe.SliceData(data), len(data)))
+}
+
+func restoreBinary(exp *hone.Experiment, pool hone.Resources, data string) (*Controller, error) {
 	c, err := New(exp, pool)
 	if err != nil {
 		return nil, err
 	}
-	d := &decoder{s: string(data)}
+	d := &decoder{s: data}
 	if err := d.header(c.snapConfig()); err != nil {
 		return nil, err
 	}

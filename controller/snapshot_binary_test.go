@@ -293,6 +293,14 @@ func checkBinary(t *testing.T, c *Controller, mk func() *hone.Experiment) *Contr
 	if b2, err := r.MarshalBinaryState(); err != nil || !bytes.Equal(b2, bin) {
 		t.Fatalf("the binary snapshot of the restored controller differs (%v)", err)
 	}
+	kept := bytes.Clone(bin)
+	rk, err := RestoreBinaryKeeping(mk(), hone.Resources{CPU: 64, GPU: 8}, kept)
+	if err != nil {
+		t.Fatalf("RestoreBinaryKeeping of its own snapshot: %v", err)
+	}
+	if again, err := rk.MarshalState(); err != nil || !bytes.Equal(again, js) {
+		t.Fatalf("the JSON snapshot of the controller restored keeping the binary one differs (%v)", err)
+	}
 	rj, err := Restore(mk(), hone.Resources{CPU: 64, GPU: 8}, js)
 	if err != nil {
 		t.Fatal(err)

@@ -34,7 +34,7 @@ import (
 //
 //	uvarint  snapBodyVersion
 //	uvarint  number of trials with counts, then for each: uvarint length, id, uvarint results
-//	         the controller's state (controller.Restore) to the end
+//	         the controller's state in its binary form (controller.RestoreBinaryKeeping) to the end
 //
 // where the counts are how many results each trial that is not
 // TERMINATED has reported in the journal so far (a resume's recovery of
@@ -55,7 +55,7 @@ const (
 	// without snapGrowth's bound).
 	snapEndBytes = 64 << 10
 	// snapBodyVersion is the version of the runner's part of a snapshot.
-	snapBodyVersion = 1
+	snapBodyVersion = 2
 )
 
 // snapshotDue reports whether a snapshot is due, the journal having grown
@@ -93,7 +93,7 @@ func (r *runner) writeSnapshot(wait bool) error {
 		<-r.snapWriting
 		r.snapWriting = nil
 	}
-	state, err := r.ctl.MarshalState()
+	state, err := r.ctl.MarshalBinaryState()
 	if err != nil {
 		r.logf("journal snapshots are off for this session: %v", err)
 		r.snapBroken = true
@@ -236,7 +236,10 @@ func (r *runner) fromSnapshot(settings controller.Settings) (*journal.Contents, 
 				return nil, nil, herr
 			}
 		}
-		ctl, err := controller.Restore(r.exp, r.opts.Pool, state)
+		ctl, err := controller.RestoreBinaryKeeping(r.exp, r.opts.Pool, state)
+		if verr := s.Verify(); verr != nil {
+			err = verr // what was restored from a damaged file is not used
+		}
 		if err != nil {
 			if err := r.resetPlugins(fresh); err != nil {
 				return nil, nil, err
@@ -257,7 +260,7 @@ const (
 	// a snapshot checks by replaying the journal's head.
 	headTrials = 8
 	// headBytes bounds the head read for that check.
-	headBytes = 1 << 20
+	headBytes = 128 << 10
 )
 
 // checkHead replays the start of the journal, up to offset end and

@@ -56,6 +56,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := s.Verify(); err != nil {
+		t.Fatal(err)
+	}
 	if string(s.Body) != "state one" || s.Offset != m.Offset {
 		t.Fatalf("read back %q at %d", s.Body, s.Offset)
 	}
@@ -126,8 +129,12 @@ func TestSnapshotRefusals(t *testing.T) {
 	}
 	check := func(what, want string) {
 		t.Helper()
-		if _, err := OpenSnapshot(p, m.Offset); err == nil || !strings.Contains(err.Error(), want) {
-			t.Fatalf("%s: OpenSnapshot = %v, want an error with %q", what, err, want)
+		s, err := OpenSnapshot(p, m.Offset)
+		if err == nil {
+			err = s.Verify()
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%s: OpenSnapshot and Verify = %v, want an error with %q", what, err, want)
 		}
 		if err := os.WriteFile(sp, good, 0o644); err != nil {
 			t.Fatal(err)
@@ -168,7 +175,7 @@ func TestSnapshotRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("journal shorter", "a journal of")
-	if _, err := OpenSnapshot(p, m.Offset); err != nil {
+	if s, err := OpenSnapshot(p, m.Offset); err != nil || s.Verify() != nil {
 		t.Fatalf("the good snapshot: %v", err)
 	}
 }
