@@ -192,7 +192,14 @@ type runState struct {
 // nothing reads it after that, and a trial that runs again (an ERROR trial
 // a resume retries) gets a new one at its start.
 func (c *Controller) settle(t *hone.Trial) {
-	if s := c.st[t.ID]; s != nil && s.life == lifeIdle && t.Status.Finished() {
+	if s := c.st[t.ID]; s != nil {
+		settle(s)
+	}
+}
+
+// settle drops the run state of s's trial once it is finished and idle.
+func settle(s *tstate) {
+	if s.life == lifeIdle && s.t.Status.Finished() {
 		s.run = nil
 	}
 }
@@ -1349,8 +1356,8 @@ func (c *Controller) resume(f ResumeFlags) {
 	if c.searchFailed {
 		c.searchDone, c.searchFailed = false, false
 	}
-	for _, t := range c.trials {
-		s := c.st[t.ID]
+	for i, t := range c.trials {
+		s := c.states[i]
 		if s.life.alive() {
 			s.to(evGone) // no process survives a resume
 			c.unwatch(t)
@@ -1371,7 +1378,7 @@ func (c *Controller) resume(f ResumeFlags) {
 			c.setStatus(t, hone.StatusPending)
 		}
 		s.next, s.interrupt = qContinue, false
-		c.settle(t) // one that finished while stopping has no process now
+		settle(s) // one that finished while stopping has no process now
 	}
 	c.live, c.used = 0, hone.Resources{}
 	c.gpuFree = c.gpuFree[:0]

@@ -111,8 +111,8 @@ func (c *Controller) SetStartsAnnounced(on bool) { c.announced = on }
 // give a new trial, so that a resume with other resources applies to the
 // trials it continues, not only to those it adds.
 func (c *Controller) resize() {
-	for _, t := range c.trials {
-		if t.Status.Finished() || c.st[t.ID].life.alive() {
+	for i, t := range c.trials {
+		if t.Status.Finished() || c.states[i].life.alive() {
 			continue
 		}
 		t.Resources = c.trialResources(t.Config)

@@ -259,6 +259,7 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 			rc.OnExperimentResume(r.ctl.Trials())
 		}
 	}
+	r.snapDebt += resumeWeight * int64(len(r.ctl.Trials()))
 	return r.loop(ctx, controller.Input{Kind: controller.InResume, Resume: &flags})
 }
 
@@ -548,6 +549,9 @@ type runner struct {
 	// no snapshot is tried again in this session (see snapshot.go).
 	snapAt, snapSize int64
 	snapBroken       bool
+	// snapDebt is what the journal's tail costs to replay beyond its
+	// size, in bytes (resume inputs: resumeWeight per trial).
+	snapDebt int64
 	// snapWriting is closed when the snapshot being written is; nil when
 	// none is.
 	snapWriting chan struct{}

@@ -15,7 +15,8 @@ import (
 // writes a snapshot of the controller beside the journal each time the
 // journal has grown, since the last one, by at least snapGrowth times that
 // snapshot's size and snapMinBytes, and once more when a session ends
-// with a journal grown by snapEndBytes. A resume then restores the newest
+// with a journal grown by snapEndBytes and a sixteenth of the last
+// snapshot. A resume then restores the newest
 // snapshot that serves and replays only the journal's lines after it; it
 // falls back to the one before, then to replaying the whole journal, when
 // a snapshot does not read, does not belong to the journal as it is, or
@@ -49,11 +50,19 @@ const (
 	// snapshot's size before the next one, so that writing snapshots costs
 	// a bounded share of writing the journal and a resume replays at most
 	// about that much more than it reads.
-	snapGrowth = 2
-	// snapEndBytes is how far the journal must have grown since the last
-	// snapshot for the end of a session to write one (once a session, so
-	// without snapGrowth's bound).
+	snapGrowth = 4
+	// snapEndBytes and snapEndShare: the end of a session writes a
+	// snapshot once the journal has grown since the last by snapEndBytes
+	// and by 1/snapEndShare of that snapshot's size. A journal byte
+	// replays about 4 times slower than a snapshot byte restores, so the
+	// tail left then adds at most about a quarter to the next resume.
 	snapEndBytes = 64 << 10
+	snapEndShare = 16
+	// resumeWeight is how many journal bytes a resume input counts for,
+	// per trial, towards the next snapshot: its replay visits every trial,
+	// so a journal grown by a few lines over several resumes replays
+	// slower than its size says.
+	resumeWeight = 8
 	// snapBodyVersion is the version of the runner's part of a snapshot.
 	snapBodyVersion = 2
 )
@@ -68,11 +77,14 @@ func (r *runner) snapshotDue(least int64, atEnd bool) bool {
 	if len(r.buffered) > 0 && (r.unmarked || r.flushFailed) {
 		return false
 	}
-	grown := r.jw.Offset() - r.snapAt
+	grown := r.jw.Offset() - r.snapAt + r.snapDebt
 	if r.opts.snapEvery > 0 {
 		return grown >= r.opts.snapEvery
 	}
-	return grown >= least && (atEnd || grown >= snapGrowth*r.snapSize)
+	if atEnd {
+		return grown >= least && grown >= r.snapSize/snapEndShare
+	}
+	return grown >= least && grown >= snapGrowth*r.snapSize
 }
 
 // writeSnapshot takes a snapshot of the controller and has it written:
@@ -124,7 +136,7 @@ func (r *runner) writeSnapshot(wait bool) error {
 	// The next is due once the journal has grown from here, whether or
 	// not this one is written (a full disk, say: then it is tried again
 	// once the journal has grown as much again).
-	r.snapAt, r.snapSize = m.Offset, int64(len(body))
+	r.snapAt, r.snapSize, r.snapDebt = m.Offset, int64(len(body)), 0
 	done := make(chan struct{})
 	write := func() {
 		defer close(done)
