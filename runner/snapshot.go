@@ -50,7 +50,7 @@ const (
 	// snapshot's size before the next one, so that writing snapshots costs
 	// a bounded share of writing the journal and a resume replays at most
 	// about that much more than it reads.
-	snapGrowth = 4
+	snapGrowth = 8
 	// snapEndBytes and snapEndShare: the end of a session writes a
 	// snapshot once the journal has grown since the last by snapEndBytes
 	// and by 1/snapEndShare of that snapshot's size. A journal byte
