@@ -72,7 +72,6 @@ import (
 // use: one goroutine (the runner) owns it.
 type Controller struct {
 	exp    *hone.Experiment
-	metric string          // the primary objective's, checked in results
 	objs   hone.Objectives // with their modes: Control.Objectives
 	sched  hone.Scheduler
 	search hone.Searcher
@@ -241,7 +240,7 @@ func New(exp *hone.Experiment, pool hone.Resources) (*Controller, error) {
 	exp = &own
 	idSrc, schedSrc := rand.NewPCG(exp.Seed, 0x1d5eed), rand.NewPCG(exp.Seed, 0x5c4ed)
 	return &Controller{
-		exp: exp, objs: objs, metric: objs.Primary().Metric, sched: sched, search: exp.Searcher, pool: pool,
+		exp: exp, objs: objs, sched: sched, search: exp.Searcher, pool: pool,
 		st:          map[string]*tstate{},
 		idRng:       rand.New(idSrc),
 		idSrc:       idSrc,
@@ -495,15 +494,15 @@ func (c *Controller) onResult(t *hone.Trial, in Input) {
 	if r.Checkpoint != nil {
 		c.register(t, r.Checkpoint, r)
 	}
-	if c.metric != "" {
-		if _, ok := r.Value(c.metric); ok {
+	if len(c.objs) > 0 {
+		if o, missing := c.missingObjective(r); !missing {
 			c.metricSeen = true
 		} else if !s.warnedMetric {
 			s.warnedMetric = true
-			if v, present := in.Metrics[c.metric]; present {
-				c.logf("trial %s: result %d: metric %q is %s, not a number", t.ID, s.run.iter, c.metric, describeValue(v))
+			if v, present := in.Metrics[o.Metric]; present {
+				c.logf("trial %s: result %d: metric %q is %s, not a number", t.ID, s.run.iter, o.Metric, describeValue(v))
 			} else {
-				c.logf("trial %s: result %d has no metric %q (keys: %s)", t.ID, s.run.iter, c.metric, keys(in.Metrics))
+				c.logf("trial %s: result %d has no metric %q (keys: %s)", t.ID, s.run.iter, o.Metric, keys(in.Metrics))
 			}
 		}
 	}
@@ -1439,20 +1438,35 @@ func (c *Controller) drop(t *hone.Trial) {
 
 // ---- metric check ----
 
+// missingObjective returns the first objective whose metric is not a
+// number in r, and whether there is one.
+func (c *Controller) missingObjective(r *hone.Result) (hone.Objective, bool) {
+	for _, o := range c.objs {
+		if _, ok := r.Value(o.Metric); !ok {
+			return o, true
+		}
+	}
+	return hone.Objective{}, false
+}
+
 // checkMetricSeen fails the experiment when the first trial to finish never
 // reported the metric and no other trial has either: the metric name is
 // almost certainly wrong, and going on would waste the whole budget.
 func (c *Controller) checkMetricSeen(t *hone.Trial) {
-	if c.metric == "" || c.metricSeen || c.fatal != nil || t.LastResult == nil {
+	if len(c.objs) == 0 || c.metricSeen || c.fatal != nil || t.LastResult == nil {
 		return
 	}
-	e := &FieldError{Setting: "metric", Field: c.metric, Keys: sortedKeys(t.LastResult.Metrics)}
-	if v, present := t.LastResult.Metrics[c.metric]; present {
+	o, missing := c.missingObjective(t.LastResult)
+	if !missing {
+		return
+	}
+	e := &FieldError{Setting: "metric", Field: o.Metric, Keys: sortedKeys(t.LastResult.Metrics)}
+	if v, present := t.LastResult.Metrics[o.Metric]; present {
 		e.msg = fmt.Sprintf("metric %q is a number in no result: trial %s finished after %d results, and in its last %q is %s",
-			c.metric, t.ID, t.LastResult.TrainingIteration, c.metric, describeValue(v))
+			o.Metric, t.ID, t.LastResult.TrainingIteration, o.Metric, describeValue(v))
 	} else {
 		e.msg = fmt.Sprintf("metric %q is in no result: trial %s finished after %d results with keys %s",
-			c.metric, t.ID, t.LastResult.TrainingIteration, keys(t.LastResult.Metrics))
+			o.Metric, t.ID, t.LastResult.TrainingIteration, keys(t.LastResult.Metrics))
 	}
 	c.fatal = e
 	c.stopAll("the metric is in no result")
