@@ -254,11 +254,39 @@ func (s *Store) DownloadFiles(ctx context.Context, dir, journal string, prefixes
 			}
 		}
 	}
-	n, err := s.DownloadObjects(ctx, dir, keys)
+	n, err := s.DownloadObjects(ctx, dir, newestSnapshotOnly(keys, journal))
 	if err != nil {
 		return 0, err
 	}
 	return n, nil
+}
+
+// newestSnapshotOnly drops from keys the journal's snapshots
+// (<journal>.<offset, 16 digits>.snap) but the newest: a resume restores
+// that one, and replays the whole journal if it does not serve.
+func newestSnapshotOnly(keys []string, journal string) []string {
+	snap := func(k string) (string, bool) {
+		d, ok := strings.CutPrefix(k, journal+".")
+		if !ok {
+			return "", false
+		}
+		d, ok = strings.CutSuffix(d, ".snap")
+		return d, ok && len(d) == 16 && strings.Trim(d, "0123456789") == ""
+	}
+	newest := ""
+	for _, k := range keys {
+		if d, ok := snap(k); ok && d > newest {
+			newest = d
+		}
+	}
+	out := keys[:0:0]
+	for _, k := range keys {
+		if d, ok := snap(k); ok && d != newest {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
 }
 
 // listTopFiles lists the objects at the top of the store's prefix, not
