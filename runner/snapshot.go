@@ -16,8 +16,8 @@ import (
 // journal has grown, since the last one, by at least snapGrowth times that
 // snapshot's size and snapMinBytes, and once more when a session ends
 // with a journal grown by snapEndBytes and a sixteenth of the last
-// snapshot. A resume then restores the newest
-// snapshot that serves and replays only the journal's lines after it; it
+// snapshot. A resume then restores the newest snapshot that serves and
+// replays only the journal's lines after it; it
 // falls back to the one before, then to replaying the whole journal, when
 // a snapshot does not read, does not belong to the journal as it is, or
 // cannot be restored under the experiment (see journal.OpenSnapshot). The
@@ -68,8 +68,9 @@ const (
 )
 
 // snapshotDue reports whether a snapshot is due, the journal having grown
-// since the last by at least least bytes (and, unless atEnd, snapGrowth
-// times the last snapshot's size), and can be taken now.
+// since the last by at least least bytes and by snapGrowth times the last
+// snapshot's size (at the end of a session, 1/snapEndShare of it), and
+// can be taken now.
 func (r *runner) snapshotDue(least int64, atEnd bool) bool {
 	if r.opts.NoSnapshots || r.snapBroken {
 		return false
