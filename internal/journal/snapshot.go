@@ -148,9 +148,9 @@ func SnapshotPath(jpath string, offset int64) string {
 	return fmt.Sprintf("%s.%016d%s", jpath, offset, snapshotSuffix)
 }
 
-// snapshotOffset returns the offset in a snapshot file's base name, or
-// false if it is not one of the journal's.
-func snapshotOffset(jbase, name string) (int64, bool) {
+// SnapshotOffset returns the offset in the name of a snapshot file of
+// the journal named jbase (its base name), or false if name is not one.
+func SnapshotOffset(jbase, name string) (int64, bool) {
 	rest, ok := strings.CutPrefix(name, jbase+".")
 	if !ok {
 		return 0, false
@@ -166,23 +166,38 @@ func snapshotOffset(jbase, name string) (int64, bool) {
 	return n, true
 }
 
-// Snapshots returns the offsets of the snapshot files beside the journal
-// at jpath, newest (largest) first. It does not read them.
-func Snapshots(jpath string) ([]int64, error) {
+// scanSnapshots lists, in one reading of the journal's directory, the
+// offsets of its snapshot files, newest (largest) first, and the
+// temporary files of snapshots a crash left half written.
+func scanSnapshots(jpath string) (offs []int64, left []string, err error) {
 	entries, err := os.ReadDir(filepath.Dir(jpath))
 	if err != nil {
-		return nil, fmt.Errorf("list snapshots: %w", err)
+		return nil, nil, fmt.Errorf("list snapshots: %w", err)
 	}
 	base := filepath.Base(jpath)
-	var offs []int64
 	for _, e := range entries {
-		if n, ok := snapshotOffset(base, e.Name()); ok && e.Type().IsRegular() {
+		name := e.Name()
+		if n, ok := SnapshotOffset(base, name); ok && e.Type().IsRegular() {
 			offs = append(offs, n)
+			continue
+		}
+		// fsutil's temporary name: "." + the snapshot's name + ".tmp-…".
+		if tmp, _, ok := strings.Cut(name, ".tmp-"); ok {
+			if _, ok := SnapshotOffset(base, strings.TrimPrefix(tmp, ".")); ok && strings.HasPrefix(tmp, ".") {
+				left = append(left, filepath.Join(filepath.Dir(jpath), name))
+			}
 		}
 	}
 	slices.Sort(offs)
 	slices.Reverse(offs)
-	return offs, nil
+	return offs, left, nil
+}
+
+// Snapshots returns the offsets of the snapshot files beside the journal
+// at jpath, newest (largest) first. It does not read them.
+func Snapshots(jpath string) ([]int64, error) {
+	offs, _, err := scanSnapshots(jpath)
+	return offs, err
 }
 
 // WriteSnapshot writes, durably, a snapshot of the journal at jpath that
@@ -201,11 +216,11 @@ func WriteSnapshot(jpath string, m Mark, body []byte, keep int) (int64, error) {
 	if err := fsutil.WriteFileAtomic(SnapshotPath(jpath, m.Offset), b, 0o644); err != nil {
 		return 0, fmt.Errorf("write snapshot: %w", err)
 	}
-	offs, err := Snapshots(jpath)
+	offs, left, err := scanSnapshots(jpath)
 	if err != nil {
 		return int64(len(b)), err
 	}
-	errs := []error{RemoveSnapshotLeftovers(jpath)}
+	errs := []error{removeLeftovers(left)}
 	for _, off := range offs[min(max(keep, 1), len(offs)):] {
 		if err := os.Remove(SnapshotPath(jpath, off)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("remove an old snapshot: %w", err))
@@ -313,10 +328,14 @@ func decodeSnapshot(data []byte) (*Snapshot, Mark, error) {
 // snapshots that a crash left half written. No snapshot of the journal may
 // be being written meanwhile.
 func RemoveSnapshotLeftovers(jpath string) error {
-	left, err := filepath.Glob(filepath.Join(filepath.Dir(jpath), "."+filepath.Base(jpath)+".*"+snapshotSuffix+".tmp-*"))
+	_, left, err := scanSnapshots(jpath)
 	if err != nil {
-		return fmt.Errorf("list snapshot leftovers: %w", err)
+		return err
 	}
+	return removeLeftovers(left)
+}
+
+func removeLeftovers(left []string) error {
 	var errs []error
 	for _, p := range left {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -20,6 +20,7 @@ import (
 	cblob "gocloud.dev/blob"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/internal/journal"
 )
 
 // JournalPrefix is the key prefix, under the store's prefix, of the
@@ -262,26 +263,18 @@ func (s *Store) DownloadFiles(ctx context.Context, dir, journal string, prefixes
 }
 
 // newestSnapshotOnly drops from keys the journal's snapshots
-// (<journal>.<offset, 16 digits>.snap) but the newest: a resume restores
-// that one, and replays the whole journal if it does not serve.
-func newestSnapshotOnly(keys []string, journal string) []string {
-	snap := func(k string) (string, bool) {
-		d, ok := strings.CutPrefix(k, journal+".")
-		if !ok {
-			return "", false
-		}
-		d, ok = strings.CutSuffix(d, ".snap")
-		return d, ok && len(d) == 16 && strings.Trim(d, "0123456789") == ""
-	}
-	newest := ""
+// (journal.SnapshotOffset) but the newest: a resume restores that one,
+// and replays the whole journal if it does not serve.
+func newestSnapshotOnly(keys []string, jname string) []string {
+	newest := int64(-1)
 	for _, k := range keys {
-		if d, ok := snap(k); ok && d > newest {
-			newest = d
+		if off, ok := journal.SnapshotOffset(jname, k); ok && off > newest {
+			newest = off
 		}
 	}
 	out := keys[:0:0]
 	for _, k := range keys {
-		if d, ok := snap(k); ok && d != newest {
+		if off, ok := journal.SnapshotOffset(jname, k); ok && off != newest {
 			continue
 		}
 		out = append(out, k)
