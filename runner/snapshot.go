@@ -95,17 +95,14 @@ func (r *runner) snapshotDue(least int64, atEnd bool) bool {
 // be taken or written is logged and costs nothing but a longer resume;
 // only the journal's own failure (Mark) is returned.
 func (r *runner) writeSnapshot(wait bool) error {
-	if r.snapWriting != nil {
-		if !wait {
-			select {
-			case <-r.snapWriting:
-			default:
-				return nil
-			}
+	if r.snapWriting != nil && !wait {
+		select {
+		case <-r.snapWriting:
+		default:
+			return nil // the last one is still being written
 		}
-		<-r.snapWriting
-		r.snapWriting = nil
 	}
+	r.waitSnapshot()
 	state, err := r.ctl.MarshalBinaryState()
 	if err != nil {
 		r.logf("journal snapshots are off for this session: %v", err)
@@ -357,13 +354,7 @@ func (r *runner) resetPlugins(saved [][]byte) error {
 // plugins returns the experiment's scheduler (nil for the default),
 // searcher and stoppers.
 func (r *runner) plugins() []any {
-	var ps []any
-	if r.exp.Scheduler != nil {
-		ps = append(ps, r.exp.Scheduler)
-	} else {
-		ps = append(ps, nil)
-	}
-	ps = append(ps, r.exp.Searcher)
+	ps := []any{r.exp.Scheduler, r.exp.Searcher}
 	for _, s := range r.exp.Stoppers {
 		ps = append(ps, s)
 	}
