@@ -259,7 +259,15 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 			rc.OnExperimentResume(r.ctl.Trials())
 		}
 	}
-	r.snapDebt += resumeWeight * int64(len(r.ctl.Trials()))
+	// This resume's input, and those of earlier resumes in the replayed
+	// tail, count towards the next snapshot (see resumeWeight).
+	resumes := int64(1)
+	for _, l := range j.Lines {
+		if l.In != nil && l.In.Kind == controller.InResume {
+			resumes++
+		}
+	}
+	r.snapDebt = resumes * resumeWeight * int64(len(r.ctl.Trials()))
 	return r.loop(ctx, controller.Input{Kind: controller.InResume, Resume: &flags})
 }
 

@@ -275,17 +275,42 @@ func TestSnapshotsByDefault(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*")); len(left) > 0 {
 		t.Fatalf("temporary files left: %v", left)
 	}
-	sr, err = random.New(space.Space{"rate": space.Uniform(0.05, 0.5), "asymptote": space.Uniform(0, 1)}, 3000, nil, 1)
-	if err != nil {
-		t.Fatal(err)
+	// Resumes of the finished experiment: each restores the snapshot, and
+	// each counts 8 bytes per trial (24,000 here) towards the next, which
+	// the end of a session writes from 64 KiB: not after the first
+	// resume, by the third.
+	last := offs[0]
+	for i := 1; i <= 3; i++ {
+		sr, err := random.New(space.Space{"rate": space.Uniform(0.05, 0.5), "asymptote": space.Uniform(0, 1)}, 3000, nil, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exp.Searcher = sr
+		var log bytes.Buffer
+		out, err := runner.Resume(context.Background(), exp, snapOptions(dir, sim.New(sim.Curve{Seed: 5, MaxIterations: 5}.New), &log, 0), controller.ResumeFlags{Unfinished: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(log.String(), "resume: restored") || len(out.Trials) != 3000 {
+			t.Fatalf("resume %d: %d trials; log:\n%s", i, len(out.Trials), log.String())
+		}
+		offs, err := journal.Snapshots(jp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 && offs[0] != last {
+			t.Fatalf("the first resume wrote a snapshot (at %d, the last at %d): its 24,000 bytes are below 64 KiB", offs[0], last)
+		}
+		if offs[0] != last {
+			info, err := os.Stat(jp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if offs[0] != info.Size() {
+				t.Fatalf("resume %d wrote a snapshot at %d, not at the journal's end %d", i, offs[0], info.Size())
+			}
+			return
+		}
 	}
-	exp.Searcher = sr
-	var log bytes.Buffer
-	out, err := runner.Resume(context.Background(), exp, snapOptions(dir, sim.New(sim.Curve{Seed: 5, MaxIterations: 5}.New), &log, 0), controller.ResumeFlags{Unfinished: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(log.String(), "resume: restored") || len(out.Trials) != 3000 {
-		t.Fatalf("resume: %d trials; log:\n%s", len(out.Trials), log.String())
-	}
+	t.Fatal("three resumes of 3,000 trials wrote no snapshot at their end")
 }
