@@ -363,17 +363,19 @@ func readFrom(path string, from, to int64) (*Contents, error) {
 	off := 0
 	var shift int64 // journal offset of data[i] is i + shift past the header
 	switch {
-	case from == 0 && to > 0:
-		data = make([]byte, min(to, info.Size()))
+	case from == 0:
+		// The whole journal as it is now (a writer may append meanwhile:
+		// a line beyond is not read), or its first to bytes.
+		size := info.Size()
+		if to > 0 {
+			size = min(to, size)
+		}
+		data = make([]byte, size)
 		n, err := f.ReadAt(data, 0)
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("read journal: %w", err)
 		}
 		data = data[:n]
-	case from == 0:
-		if data, err = io.ReadAll(f); err != nil {
-			return nil, fmt.Errorf("read journal: %w", err)
-		}
 	default:
 		header, err := headerLine(f)
 		if err != nil {
