@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -109,11 +110,11 @@ func (s *Spec) check(c *collector) (hone.Searcher, hone.Scheduler) {
 	}
 	sr, err := buildSearcher(s)
 	if err != nil {
-		c.errorf("searcher", "%s", pluginError(s.Searcher.Name, err))
+		c.pluginError("searcher", s.Searcher.Name, err)
 	}
 	sc, err := buildScheduler(s)
 	if err != nil {
-		c.errorf("scheduler", "%s", pluginError(s.Scheduler.Name, err))
+		c.pluginError("scheduler", s.Scheduler.Name, err)
 	}
 	if len(c.errs) > 0 {
 		return nil, nil
@@ -122,21 +123,23 @@ func (s *Spec) check(c *collector) (hone.Searcher, hone.Scheduler) {
 	// to it here.
 	if b, ok := sc.(interface{ Bind(hone.Searcher) error }); ok {
 		if err := b.Bind(sr); err != nil {
-			c.errorf("scheduler", "%s", pluginError(s.Scheduler.Name, err))
+			c.pluginError("scheduler", s.Scheduler.Name, err)
 			return nil, nil
 		}
 	}
 	return sr, sc
 }
 
-// pluginError renders a plugin's construction error once prefixed with its
-// name (plugins often prefix their errors with their package name already).
-func pluginError(name string, err error) string {
+// pluginError reports a plugin's construction error at path, keeping it
+// as the Error's Err so that errors.As reaches the plugin's
+// *hone.ParamError. Its text is the ParamError's, which names the plugin
+// already; any other error is prefixed with the plugin's name.
+func (c *collector) pluginError(path, name string, err error) {
 	msg := err.Error()
-	if strings.HasPrefix(msg, name+": ") {
-		return msg
+	if pe := (*hone.ParamError)(nil); !errors.As(err, &pe) {
+		msg = name + ": " + msg
 	}
-	return name + ": " + msg
+	c.errorf(path, "%s", msg).Err = err
 }
 
 func (s *Spec) checkName(c *collector) {

@@ -531,7 +531,7 @@ func readDEHB(p *Params) func(s *Spec) (hone.Searcher, error) {
 	}
 	return func(s *Spec) (hone.Searcher, error) {
 		if s.Scheduler.Name != "dehb" {
-			return nil, fmt.Errorf("needs scheduler dehb, which runs its jobs (the scheduler is %s)", s.Scheduler.Name)
+			return nil, &hone.ParamError{Plugin: "dehb", Err: fmt.Errorf("needs scheduler dehb, which runs its jobs (the scheduler is %s)", s.Scheduler.Name)}
 		}
 		obj, err := objective(s, hone.Objective{})
 		if err != nil {
@@ -565,7 +565,7 @@ func readDEHBScheduler(p *Params) func(s *Spec) (hone.Scheduler, error) {
 	}
 	return func(s *Spec) (hone.Scheduler, error) {
 		if s.Searcher.Name != "dehb" {
-			return nil, fmt.Errorf("needs searcher dehb, which decides its jobs (the searcher is %s)", s.Searcher.Name)
+			return nil, &hone.ParamError{Plugin: "dehb", Err: fmt.Errorf("needs searcher dehb, which decides its jobs (the searcher is %s)", s.Searcher.Name)}
 		}
 		return dehb.NewScheduler(cfg, nil)
 	}

@@ -3,6 +3,7 @@ package spec
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hone-tune/hone"
@@ -96,5 +97,27 @@ func TestSpaceErrorsTyped(t *testing.T) {
 	}
 	if spe.Error() != "space: lr.loguniform: "+spe.Err.Error() || spe.Text() != "lr.loguniform: "+spe.Err.Error() {
 		t.Errorf("space.Error renders %q, Text %q", spe.Error(), spe.Text())
+	}
+}
+
+// TestPluginBuildErrorsTyped: an error a plugin returns when it is built
+// (here the dehb scheduler given another searcher) keeps its type through
+// the spec's Error, and its text names the plugin once.
+func TestPluginBuildErrorsTyped(t *testing.T) {
+	src := "command: [x]\nsearch_space: {lr: {loguniform: [0.001, 0.1]}}\nmetric: loss\nsearcher: random\nscheduler: dehb\n"
+	s, err := Parse([]byte(src), "experiment.yaml", t.TempDir())
+	if err == nil {
+		err = s.Validate()
+	}
+	se := specErrorAt(err, "scheduler")
+	if se == nil {
+		t.Fatalf("no *spec.Error at scheduler in %v", err)
+	}
+	var pe *hone.ParamError
+	if !errors.As(se, &pe) || pe.Plugin != "dehb" || pe.Param != "" {
+		t.Fatalf("errors.As(*hone.ParamError) = %+v", pe)
+	}
+	if want := "experiment.yaml:5: scheduler: " + pe.Error(); se.Error() != want || strings.Count(se.Error(), "dehb: ") != 1 {
+		t.Errorf("message %q, want %q", se.Error(), want)
 	}
 }

@@ -212,25 +212,25 @@ func (o Options) withDefaults(dim int) (Options, error) {
 	}
 	switch {
 	case o.Metric == "":
-		return o, fmt.Errorf("bohb: metric is required")
+		return o, invalid("metric", "metric is required")
 	case !o.Mode.Valid():
-		return o, fmt.Errorf("bohb: %w", o.Mode.Validate())
+		return o, invalid("mode", "%w", o.Mode.Validate())
 	case o.NumSamples < -1:
-		return o, fmt.Errorf("bohb: num_samples = %d: must be -1 (until stopped) or >= 0", o.NumSamples)
+		return o, invalid("num_samples", "num_samples = %d: must be -1 (until stopped) or >= 0", o.NumSamples)
 	case o.MaxConcurrent < 0:
-		return o, fmt.Errorf("bohb: max_concurrent = %d: must be >= 0 (0: no limit)", o.MaxConcurrent)
+		return o, invalid("max_concurrent", "max_concurrent = %d: must be >= 0 (0: no limit)", o.MaxConcurrent)
 	case o.MinPointsInModel < 0:
-		return o, fmt.Errorf("bohb: min_points_in_model = %d: must be >= 0 (0: dim+1)", o.MinPointsInModel)
+		return o, invalid("min_points_in_model", "min_points_in_model = %d: must be >= 0 (0: dim+1)", o.MinPointsInModel)
 	case o.TopNPercent < 1 || o.TopNPercent > 99:
-		return o, fmt.Errorf("bohb: top_n_percent = %d: must be in [1, 99]", o.TopNPercent)
+		return o, invalid("top_n_percent", "top_n_percent = %d: must be in [1, 99]", o.TopNPercent)
 	case o.NumCandidates < 1:
-		return o, fmt.Errorf("bohb: num_samples (candidates) = %d: must be >= 1", o.NumCandidates)
+		return o, invalid("num_samples", "num_samples (candidates) = %d: must be >= 1", o.NumCandidates)
 	case !(o.RandomFraction <= 1):
-		return o, fmt.Errorf("bohb: random_fraction = %v: must be in [0, 1]", o.RandomFraction)
+		return o, invalid("random_fraction", "random_fraction = %v: must be in [0, 1]", o.RandomFraction)
 	case !(o.BandwidthFactor > 0) || math.IsInf(o.BandwidthFactor, 0):
-		return o, fmt.Errorf("bohb: bandwidth_factor = %v: must be a finite number > 0", o.BandwidthFactor)
+		return o, invalid("bandwidth_factor", "bandwidth_factor = %v: must be a finite number > 0", o.BandwidthFactor)
 	case !(o.MinBandwidth > 0) || math.IsInf(o.MinBandwidth, 0):
-		return o, fmt.Errorf("bohb: min_bandwidth = %v: must be a finite number > 0", o.MinBandwidth)
+		return o, invalid("min_bandwidth", "min_bandwidth = %v: must be a finite number > 0", o.MinBandwidth)
 	}
 	o.MinPointsInModel = max(o.MinPointsInModel, dim+1)
 	return o, nil
@@ -294,7 +294,7 @@ type observations struct {
 // points are copied. Grid domains are treated like choices.
 func New(sp space.Space, opts Options) (*Searcher, error) {
 	if err := sp.Validate(); err != nil {
-		return nil, fmt.Errorf("bohb: %w", err)
+		return nil, &hone.ParamError{Plugin: "bohb", Err: err}
 	}
 	var cats []int
 	for _, p := range sp.Params() {
@@ -320,7 +320,7 @@ func New(sp space.Space, opts Options) (*Searcher, error) {
 	}
 	for i, p := range opts.Points {
 		if err := space.Space(sp).CheckPoint(p); err != nil {
-			return nil, fmt.Errorf("bohb: points_to_evaluate[%d]: %w", i, err)
+			return nil, invalid("points_to_evaluate", "points_to_evaluate[%d]: %w", i, err)
 		}
 		s.points = append(s.points, map[string]any(hone.Config(p).Clone()))
 	}
@@ -728,4 +728,9 @@ func mapOf(v any) (map[string]any, bool) {
 		return x, true
 	}
 	return nil, false
+}
+
+// invalid is the error of New for param: a *hone.ParamError.
+func invalid(param, format string, args ...any) error {
+	return &hone.ParamError{Plugin: "bohb", Param: param, Err: fmt.Errorf(format, args...)}
 }

@@ -146,17 +146,17 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	switch {
 	case o.Metric == "":
-		return o, errors.New("dehb: metric is required")
+		return o, invalid("metric", "metric is required")
 	case !o.Mode.Valid():
-		return o, fmt.Errorf("dehb: mode = %q: allowed values are \"min\" and \"max\"", o.Mode)
+		return o, invalid("mode", "mode = %q: allowed values are \"min\" and \"max\"", o.Mode)
 	case o.NumSamples < -1:
-		return o, fmt.Errorf("dehb: num_samples = %d: must be -1 (until stopped) or >= 0", o.NumSamples)
+		return o, invalid("num_samples", "num_samples = %d: must be -1 (until stopped) or >= 0", o.NumSamples)
 	case o.MaxConcurrent < 0:
-		return o, fmt.Errorf("dehb: max_concurrent = %d: must be >= 0 (0: no limit)", o.MaxConcurrent)
+		return o, invalid("max_concurrent", "max_concurrent = %d: must be >= 0 (0: no limit)", o.MaxConcurrent)
 	case !(o.MutationFactor > 0 && o.MutationFactor <= 2):
-		return o, fmt.Errorf("dehb: mutation_factor = %v: must be in (0, 2]", o.MutationFactor)
+		return o, invalid("mutation_factor", "mutation_factor = %v: must be in (0, 2]", o.MutationFactor)
 	case !(o.CrossoverProb <= 1):
-		return o, fmt.Errorf("dehb: crossover_prob = %v: must be in [0, 1]", o.CrossoverProb)
+		return o, invalid("crossover_prob", "crossover_prob = %v: must be in [0, 1]", o.CrossoverProb)
 	}
 	return o, nil
 }
@@ -252,7 +252,7 @@ type trialRec struct {
 // checks the points; the budgets come from the Scheduler it is bound to.
 func New(sp space.Space, opts Options) (*Searcher, error) {
 	if err := sp.Validate(); err != nil {
-		return nil, fmt.Errorf("dehb: %w", err)
+		return nil, &hone.ParamError{Plugin: "dehb", Err: err}
 	}
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -270,10 +270,10 @@ func New(sp space.Space, opts Options) (*Searcher, error) {
 	opts.Points = nil
 	for i, p := range pts {
 		if err := sp.CheckPoint(p); err != nil {
-			return nil, fmt.Errorf("dehb: points_to_evaluate[%d]: %w", i, err)
+			return nil, invalid("points_to_evaluate", "points_to_evaluate[%d]: %w", i, err)
 		}
 		if _, err := sp.ToUnit(sp.Resolve(p, check)); err != nil {
-			return nil, fmt.Errorf("dehb: points_to_evaluate[%d]: %w", i, err)
+			return nil, invalid("points_to_evaluate", "points_to_evaluate[%d]: %w", i, err)
 		}
 		opts.Points = append(opts.Points, map[string]any(hone.Config(p).Clone()))
 	}
@@ -290,11 +290,11 @@ func (s *Searcher) bind(cfg Config) error {
 		if s.sc.cfg == cfg {
 			return nil
 		}
-		return errors.New("dehb: the searcher is bound to another dehb scheduler already")
+		return &hone.ParamError{Plugin: "dehb", Err: errors.New("the searcher is bound to another dehb scheduler already")}
 	}
 	sc := newSchedule(cfg)
 	if len(s.opts.Points) > sc.pop[0] {
-		return fmt.Errorf("dehb: points_to_evaluate: %d points, but the lowest budget's population holds %d", len(s.opts.Points), sc.pop[0])
+		return invalid("points_to_evaluate", "points_to_evaluate: %d points, but the lowest budget's population holds %d", len(s.opts.Points), sc.pop[0])
 	}
 	s.sc = sc
 	return nil
@@ -331,7 +331,7 @@ func (s *Searcher) exhausted() bool { return s.opts.NumSamples >= 0 && s.n >= s.
 // created; hone.ErrSearchDone once no job can come any more.
 func (s *Searcher) Suggest(trialID string) (hone.Config, error) {
 	if s.sc == nil {
-		return nil, errors.New("dehb: the searcher needs the dehb scheduler (scheduler: dehb) to run its jobs")
+		return nil, &hone.ParamError{Plugin: "dehb", Err: errors.New("the searcher needs the dehb scheduler (scheduler: dehb) to run its jobs")}
 	}
 	if s.levels == nil {
 		s.init()

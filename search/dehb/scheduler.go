@@ -40,7 +40,7 @@ func NewScheduler(cfg Config, sr *Searcher) (*Scheduler, error) {
 func (s *Scheduler) Bind(sr hone.Searcher) error {
 	d, ok := sr.(*Searcher)
 	if !ok {
-		return fmt.Errorf("dehb: the dehb scheduler needs the dehb searcher (searcher: dehb), not %T", sr)
+		return &hone.ParamError{Plugin: "dehb", Err: fmt.Errorf("the dehb scheduler needs the dehb searcher (searcher: dehb), not %T", sr)}
 	}
 	if s.sr != nil && s.sr != d {
 		return errors.New("dehb: the scheduler is bound to another searcher already")

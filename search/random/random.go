@@ -55,15 +55,15 @@ type Searcher struct {
 // whole sub-space with one value). The points are copied.
 func New(s space.Space, numSamples int, points []map[string]any, seed uint64) (*Searcher, error) {
 	if err := s.Validate(); err != nil {
-		return nil, fmt.Errorf("random: %w", err)
+		return nil, &hone.ParamError{Plugin: "random", Err: err}
 	}
 	if numSamples < -1 {
-		return nil, fmt.Errorf("random: num_samples = %d: must be -1 (until stopped) or >= 0", numSamples)
+		return nil, invalid("num_samples", "num_samples = %d: must be -1 (until stopped) or >= 0", numSamples)
 	}
 	sr := &Searcher{space: s, numSamples: numSamples, grid: s.Grid(nil)}
 	for i, p := range points {
 		if err := space.Space(s).CheckPoint(p); err != nil {
-			return nil, fmt.Errorf("random: points_to_evaluate[%d]: %w", i, err)
+			return nil, invalid("points_to_evaluate", "points_to_evaluate[%d]: %w", i, err)
 		}
 		sr.points = append(sr.points, map[string]any(hone.Config(p).Clone()))
 		sr.pointGrids = append(sr.pointGrids, s.Grid(sr.points[i]))
@@ -77,7 +77,7 @@ func New(s space.Space, numSamples int, points []map[string]any, seed uint64) (*
 		}
 		if rest := numSamples - len(points); rest > 0 {
 			if rest > (math.MaxInt-total)/sr.grid.Len() {
-				return nil, fmt.Errorf("random: num_samples = %d with %d grid points: too many trials", numSamples, sr.grid.Len())
+				return nil, invalid("num_samples", "num_samples = %d with %d grid points: too many trials", numSamples, sr.grid.Len())
 			}
 			total += rest * sr.grid.Len()
 		}
@@ -190,3 +190,8 @@ func (s *Searcher) UnmarshalState(data []byte) error {
 
 // Suggested returns the number of configurations suggested so far.
 func (s *Searcher) Suggested() int { return s.n }
+
+// invalid is the error of New for param: a *hone.ParamError.
+func invalid(param, format string, args ...any) error {
+	return &hone.ParamError{Plugin: "random", Param: param, Err: fmt.Errorf(format, args...)}
+}

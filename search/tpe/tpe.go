@@ -282,26 +282,26 @@ var (
 // error names the first invalid field. The points are copied.
 func New(sp space.Space, opts Options) (*Searcher, error) {
 	if err := sp.Validate(); err != nil {
-		return nil, fmt.Errorf("tpe: %w", err)
+		return nil, &hone.ParamError{Plugin: "tpe", Err: err}
 	}
 	if opts.Metric == "" {
-		return nil, fmt.Errorf("tpe: metric is required")
+		return nil, invalid("metric", "metric is required")
 	}
 	obj := hone.Objective{Metric: opts.Metric, Mode: opts.Mode}
 	if err := obj.Validate(); err != nil {
-		return nil, fmt.Errorf("tpe: %w", err)
+		return nil, invalid("mode", "%w", err)
 	}
 	if opts.NumSamples == 0 || opts.NumSamples < -1 {
-		return nil, fmt.Errorf("tpe: num_samples = %d: must be -1 (until stopped) or >= 1", opts.NumSamples)
+		return nil, invalid("num_samples", "num_samples = %d: must be -1 (until stopped) or >= 1", opts.NumSamples)
 	}
 	if opts.NStartupTrials < 0 {
-		return nil, fmt.Errorf("tpe: n_startup_trials = %d: must be >= 0 (0 = default 10)", opts.NStartupTrials)
+		return nil, invalid("n_startup_trials", "n_startup_trials = %d: must be >= 0 (0 = default 10)", opts.NStartupTrials)
 	}
 	if opts.NEICandidates < 0 {
-		return nil, fmt.Errorf("tpe: n_ei_candidates = %d: must be >= 0 (0 = default 24)", opts.NEICandidates)
+		return nil, invalid("n_ei_candidates", "n_ei_candidates = %d: must be >= 0 (0 = default 24)", opts.NEICandidates)
 	}
 	if pw := opts.PriorWeight; pw < 0 || math.IsNaN(pw) || math.IsInf(pw, 0) {
-		return nil, fmt.Errorf("tpe: prior_weight = %v: must be a finite number > 0 (0 = default 1)", pw)
+		return nil, invalid("prior_weight", "prior_weight = %v: must be a finite number > 0 (0 = default 1)", pw)
 	}
 	s := &Searcher{
 		space:        sp,
@@ -330,7 +330,7 @@ func New(sp space.Space, opts Options) (*Searcher, error) {
 	}
 	for i, p := range opts.Points {
 		if err := space.Space(sp).CheckPoint(p); err != nil {
-			return nil, fmt.Errorf("tpe: points_to_evaluate[%d]: %w", i, err)
+			return nil, invalid("points_to_evaluate", "points_to_evaluate[%d]: %w", i, err)
 		}
 		s.points = append(s.points, map[string]any(hone.Config(p).Clone()))
 	}
@@ -549,4 +549,9 @@ func (s *Searcher) floorIndex() int {
 	}
 	i, _ := slices.BinarySearch(s.budgets, s.mon.Floor(s.rule()))
 	return i
+}
+
+// invalid is the error of New for param: a *hone.ParamError.
+func invalid(param, format string, args ...any) error {
+	return &hone.ParamError{Plugin: "tpe", Param: param, Err: fmt.Errorf(format, args...)}
 }
