@@ -2,6 +2,7 @@ package hone
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -38,10 +39,14 @@ type Experiment struct {
 	Mode   Mode
 	// Objectives is the list form (as Optuna's directions), an
 	// alternative to Metric and Mode: set one or the other. The first is
-	// the primary objective. Several objectives are not supported yet:
-	// Validate refuses more than one (ErrSeveralObjectives).
+	// the primary objective. With several, the searcher and the scheduler
+	// must implement MultiObjective (Validate checks).
 	// ResolvedObjectives reads whichever form is set.
 	Objectives Objectives
+	// Constraints make a configuration infeasible when its result breaks
+	// one; like several objectives, they need a searcher and a scheduler
+	// that implement MultiObjective.
+	Constraints Constraints
 	// Searcher proposes configurations. Required.
 	Searcher Searcher
 	// Scheduler decides about running trials. Default: FIFO.
@@ -100,6 +105,19 @@ func (e *Experiment) Validate() error {
 	if err := e.Objectives.Validate(); err != nil {
 		return fmt.Errorf("experiment: %w", err)
 	}
+	if err := e.Constraints.Validate(); err != nil {
+		return fmt.Errorf("experiment: %w", err)
+	}
+	if objs := e.ResolvedObjectives(); len(objs) > 1 || len(e.Constraints) > 0 {
+		if err := checkObjectives("searcher", e.Searcher, objs, e.Constraints); err != nil {
+			return err
+		}
+		if e.Scheduler != nil {
+			if err := checkObjectives("scheduler", e.Scheduler, objs, e.Constraints); err != nil {
+				return err
+			}
+		}
+	}
 	if e.MaxPendingTrials < 0 {
 		return fmt.Errorf("experiment: max_pending_trials = %d: must be >= 0 (0 = the searcher's choice)", e.MaxPendingTrials)
 	}
@@ -123,6 +141,20 @@ func (e *Experiment) Validate() error {
 	}
 	if err := e.Failure.Validate(); err != nil {
 		return fmt.Errorf("experiment: %w", err)
+	}
+	return nil
+}
+
+// checkObjectives asks plugin, the experiment's searcher or scheduler (the
+// kind), whether it handles objs and cs (MultiObjective).
+func checkObjectives(kind string, plugin any, objs Objectives, cs Constraints) error {
+	m, ok := plugin.(MultiObjective)
+	if !ok {
+		return fmt.Errorf("experiment: %d objectives (%s) and %d constraints, but the %s (%T) cannot take them: %w",
+			len(objs), strings.Join(objs.Metrics(), ", "), len(cs), kind, plugin, ErrOneObjective)
+	}
+	if err := m.CheckObjectives(objs, cs); err != nil {
+		return fmt.Errorf("experiment: %s: %w", kind, err)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -87,6 +88,10 @@ func (m Mode) Loss(v float64) float64 { return -m.Score(v) }
 type Objective struct {
 	Metric string `json:"metric" yaml:"metric"`
 	Mode   Mode   `json:"mode" yaml:"mode"`
+
+	// sum, for an objective made by Objectives.Scalarized, is its terms;
+	// Metric is then a name for logs, not a metric.
+	sum *weightedSum
 }
 
 // WithDefaults returns o with the default mode, min, if it names a metric
@@ -138,7 +143,12 @@ func (o Objective) Validate() error {
 // Result.Value), with ok false when r lacks it or holds something other
 // than a number there. NaN is returned as is, with ok true; Better and
 // Compare rank it below every number.
-func (o Objective) Value(r *Result) (v float64, ok bool) { return r.Value(o.Metric) }
+func (o Objective) Value(r *Result) (v float64, ok bool) {
+	if o.sum != nil {
+		return o.sum.value(r)
+	}
+	return r.Value(o.Metric)
+}
 
 // Better reports whether value a is strictly better than b (Mode.Better).
 func (o Objective) Better(a, b float64) bool { return o.Mode.Better(a, b) }
@@ -162,14 +172,30 @@ func (o Objective) String() string {
 }
 
 // Objectives is the list form of an experiment's objectives, in the
-// order given; the first is the primary one, which every scheduler and
-// searcher optimises today. Several objectives are not supported yet:
-// Validate refuses more than one with ErrSeveralObjectives.
+// order given; the first is the primary one. With one objective every
+// searcher and scheduler optimises it; with several, only those that
+// implement MultiObjective run (Experiment.Validate), each as its
+// documentation says: a Pareto front (non-dominated sorting), or one
+// weighted sum (Scalarized).
 type Objectives []Objective
 
-// ErrSeveralObjectives is what Objectives.Validate wraps when there is more
-// than one objective, which hone does not support yet.
-var ErrSeveralObjectives = errors.New("several objectives are not supported yet: give one metric and mode")
+// MultiObjective is an optional ability of searchers and schedulers: they
+// take several objectives at once. Experiment.Validate calls
+// CheckObjectives with the experiment's objectives and constraints when
+// there are several objectives, or any constraint, and refuses the
+// experiment with its error; nil means the plugin handles them (a
+// scalarising scheduler checks that it has one weight per objective). A
+// searcher or scheduler without it optimises one objective and honours no
+// constraint, and an experiment with several objectives or a constraint
+// refuses it with an error wrapping ErrOneObjective.
+type MultiObjective interface {
+	CheckObjectives(Objectives, Constraints) error
+}
+
+// ErrOneObjective is what Experiment.Validate wraps when a searcher or
+// scheduler that optimises one objective (it does not implement
+// MultiObjective) is given several objectives or a constraint.
+var ErrOneObjective = errors.New("it optimises one objective and honours no constraint")
 
 // Primary returns the first objective, or the zero Objective when there
 // is none.
@@ -201,9 +227,8 @@ func (os Objectives) Metrics() []string {
 	return out
 }
 
-// Validate checks every objective (each must name its metric, once) and
-// refuses more than one with an error wrapping ErrSeveralObjectives. Its
-// messages name the objective by its index.
+// Validate checks every objective: each must name its metric, once, with
+// a valid mode. Its messages name the objective by its index.
 func (os Objectives) Validate() error {
 	seen := make(map[string]int, len(os))
 	for i, o := range os {
@@ -218,8 +243,163 @@ func (os Objectives) Validate() error {
 		}
 		seen[o.Metric] = i
 	}
-	if len(os) > 1 {
-		return fmt.Errorf("objectives: %d given (%s): %w", len(os), strings.Join(os.Metrics(), ", "), ErrSeveralObjectives)
+	return nil
+}
+
+// Losses reads every objective from r as a loss to minimise (Loss), in
+// order, into dst (grown as needed), and reports whether r had them all:
+// the point a Pareto front ranks. A missing or NaN value is +Inf, worse
+// than any number.
+func (os Objectives) Losses(dst []float64, r *Result) ([]float64, bool) {
+	dst = dst[:0]
+	all := true
+	for _, o := range os {
+		v, ok := o.Value(r)
+		if !ok || math.IsNaN(v) {
+			all = false
+			dst = append(dst, math.Inf(1))
+			continue
+		}
+		dst = append(dst, o.Loss(v))
+	}
+	return dst, all
+}
+
+// Scalarized returns the one objective that a scheduler ranking trials by
+// a single number (median stopping, PBT) optimises when there are several:
+// the weighted sum Σ wᵢ·scoreᵢ, maximised, where scoreᵢ is objective i's
+// value as a score, higher being better (Objective.Score). Weights are one
+// per objective, finite and not all zero; scale them to the metrics'
+// ranges, since the sum adds the metrics' own units. With one objective
+// and no weights it returns that objective. A result lacking one of the
+// metrics lacks the sum (Value's ok is false).
+func (os Objectives) Scalarized(weights []float64) (Objective, error) {
+	if len(os) == 1 && len(weights) == 0 {
+		return os[0].WithDefaults(), nil
+	}
+	if len(weights) != len(os) {
+		return Objective{}, fmt.Errorf("weights: %d given for %d objectives (%s): give one per objective, in order", len(weights), len(os), strings.Join(os.Metrics(), ", "))
+	}
+	nonzero := false
+	var name strings.Builder
+	for i, w := range weights {
+		if math.IsNaN(w) || math.IsInf(w, 0) {
+			return Objective{}, fmt.Errorf("weights[%d] = %v: must be a finite number", i, w)
+		}
+		nonzero = nonzero || w != 0
+		if i > 0 {
+			name.WriteString(" + ")
+		}
+		fmt.Fprintf(&name, "%g·%s", w, os[i].WithDefaults())
+	}
+	if !nonzero {
+		return Objective{}, errors.New("weights: all zero: give at least one objective a weight")
+	}
+	return Objective{Metric: name.String(), Mode: Max,
+		sum: &weightedSum{objs: os.WithDefaults(), weights: slices.Clone(weights)}}, nil
+}
+
+// weightedSum is a scalarised objective's terms (Objectives.Scalarized).
+type weightedSum struct {
+	objs    Objectives
+	weights []float64
+}
+
+// value is the weighted sum of r's scores, with ok false when r lacks one
+// of the metrics.
+func (w *weightedSum) value(r *Result) (float64, bool) {
+	sum := 0.0
+	for i, o := range w.objs {
+		v, ok := o.Value(r)
+		if !ok {
+			return 0, false
+		}
+		sum += w.weights[i] * o.Score(v)
+	}
+	return sum, true
+}
+
+// Constraint bounds a metric: a configuration is feasible when each of
+// the experiment's constraints holds for its result, that is when the
+// metric is at most Below and at least Above (either may be nil, not
+// both). A result that lacks the metric, or holds NaN there, is
+// infeasible.
+type Constraint struct {
+	Metric string   `json:"metric" yaml:"metric"`
+	Below  *float64 `json:"below,omitempty" yaml:"below,omitempty"`
+	Above  *float64 `json:"above,omitempty" yaml:"above,omitempty"`
+}
+
+// Validate checks that c names a metric and a finite bound, with Above
+// not beyond Below.
+func (c Constraint) Validate() error {
+	switch {
+	case c.Metric == "":
+		return errors.New("metric is empty")
+	case c.Below == nil && c.Above == nil:
+		return fmt.Errorf("%s: give below (the largest feasible value), above (the smallest), or both", c.Metric)
+	case c.Below != nil && (math.IsNaN(*c.Below) || math.IsInf(*c.Below, 0)):
+		return fmt.Errorf("%s: below = %v: must be a finite number", c.Metric, *c.Below)
+	case c.Above != nil && (math.IsNaN(*c.Above) || math.IsInf(*c.Above, 0)):
+		return fmt.Errorf("%s: above = %v: must be a finite number", c.Metric, *c.Above)
+	case c.Below != nil && c.Above != nil && *c.Above > *c.Below:
+		return fmt.Errorf("%s: above = %v is greater than below = %v: no value is feasible", c.Metric, *c.Above, *c.Below)
 	}
 	return nil
+}
+
+// Violation is how far r is from satisfying c: 0 when it holds, else the
+// distance from the value to the bound it crosses, and +Inf when r lacks
+// the metric or holds NaN there.
+func (c Constraint) Violation(r *Result) float64 {
+	v, ok := r.Value(c.Metric)
+	if !ok || math.IsNaN(v) {
+		return math.Inf(1)
+	}
+	switch {
+	case c.Below != nil && v > *c.Below:
+		return v - *c.Below
+	case c.Above != nil && v < *c.Above:
+		return *c.Above - v
+	}
+	return 0
+}
+
+// String returns the constraint as the spec writes it, e.g.
+// "memory_mb ≤ 4000".
+func (c Constraint) String() string {
+	switch {
+	case c.Below != nil && c.Above != nil:
+		return fmt.Sprintf("%g ≤ %s ≤ %g", *c.Above, c.Metric, *c.Below)
+	case c.Below != nil:
+		return fmt.Sprintf("%s ≤ %g", c.Metric, *c.Below)
+	case c.Above != nil:
+		return fmt.Sprintf("%s ≥ %g", c.Metric, *c.Above)
+	}
+	return c.Metric
+}
+
+// Constraints are an experiment's constraints, all of which a feasible
+// configuration satisfies.
+type Constraints []Constraint
+
+// Validate checks each constraint; its messages name it by its index.
+func (cs Constraints) Validate() error {
+	for i, c := range cs {
+		if err := c.Validate(); err != nil {
+			return fmt.Errorf("constraints[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// Violation is the sum of r's violations of every constraint (0: r is
+// feasible), the measure by which Deb's constrained domination ranks
+// infeasible points.
+func (cs Constraints) Violation(r *Result) float64 {
+	sum := 0.0
+	for _, c := range cs {
+		sum += c.Violation(r)
+	}
+	return sum
 }

@@ -99,9 +99,7 @@ func TestObjectiveValidate(t *testing.T) {
 			}
 		}
 	}
-	two := hone.Objectives{{Metric: "acc", Mode: hone.Max}, {Metric: "latency"}}
-	err := two.Validate()
-	if !errors.Is(err, hone.ErrSeveralObjectives) || !strings.Contains(err.Error(), "acc, latency") || !strings.Contains(err.Error(), "not supported yet") {
+	if err := (hone.Objectives{{Metric: "acc", Mode: hone.Max}, {Metric: "latency"}}).Validate(); err != nil {
 		t.Errorf("two objectives: %v", err)
 	}
 	for _, bad := range []hone.Objectives{
@@ -109,7 +107,7 @@ func TestObjectiveValidate(t *testing.T) {
 		{{Metric: "a", Mode: "up"}},
 		{{Metric: "a"}, {Metric: "a", Mode: hone.Max}},
 	} {
-		if err := bad.Validate(); err == nil || errors.Is(err, hone.ErrSeveralObjectives) || !strings.HasPrefix(err.Error(), "objectives[") {
+		if err := bad.Validate(); err == nil || !strings.HasPrefix(err.Error(), "objectives[") {
 			t.Errorf("%+v: Validate = %v, want an error naming the objective", bad, err)
 		}
 	}
@@ -151,13 +149,149 @@ func TestExperimentObjectives(t *testing.T) {
 	if err := both.Validate(); err == nil || !strings.Contains(err.Error(), "objectives") || !strings.Contains(err.Error(), "metric") {
 		t.Errorf("both forms: %v", err)
 	}
-	several := hone.Experiment{Searcher: nopSearcher{}, Objectives: hone.Objectives{{Metric: "acc", Mode: hone.Max}, {Metric: "latency_ms"}}}
-	err := several.Validate()
-	if !errors.Is(err, hone.ErrSeveralObjectives) || !strings.HasPrefix(err.Error(), "experiment: ") {
-		t.Errorf("two objectives: %v, want ErrSeveralObjectives", err)
+	// Several objectives, or a constraint, need a searcher and a
+	// scheduler that take them (MultiObjective), which check them.
+	two := hone.Objectives{{Metric: "acc", Mode: hone.Max}, {Metric: "latency_ms"}}
+	below := 4000.0
+	mem := hone.Constraints{{Metric: "memory_mb", Below: &below}}
+	for _, tc := range []struct {
+		e    hone.Experiment
+		want string // "" for valid
+		one  bool   // the error wraps ErrOneObjective
+	}{
+		{hone.Experiment{Searcher: nopSearcher{}, Objectives: two}, "the searcher (hone_test.nopSearcher) cannot take them", true},
+		{hone.Experiment{Searcher: nopSearcher{}, Metric: "loss", Constraints: mem}, "1 objectives (loss) and 1 constraints", true},
+		{hone.Experiment{Searcher: moSearcher{}, Objectives: two}, "", false},
+		{hone.Experiment{Searcher: moSearcher{}, Objectives: two, Scheduler: nopScheduler{}}, "the scheduler (hone_test.nopScheduler) cannot take them", true},
+		{hone.Experiment{Searcher: moSearcher{}, Objectives: two, Scheduler: weighted{}}, "scheduler: weights: 0 given for 2 objectives", false},
+		{hone.Experiment{Searcher: moSearcher{}, Objectives: two, Scheduler: weighted{1, -0.01}, Constraints: mem}, "", false},
+		{hone.Experiment{Searcher: moSearcher{}, Metric: "loss", Constraints: hone.Constraints{{Metric: "memory_mb"}}}, "constraints[0]: memory_mb: give below", false},
+	} {
+		err := tc.e.Validate()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%+v: Validate = %v", tc.e.Objectives, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "experiment: ")):
+			t.Errorf("%+v: Validate = %v, want %q", tc.e.Objectives, err, tc.want)
+		case errors.Is(err, hone.ErrOneObjective) != tc.one:
+			t.Errorf("%+v: errors.Is(%v, ErrOneObjective) = %v", tc.e.Objectives, err, !tc.one)
+		}
 	}
 	bad := hone.Experiment{Searcher: nopSearcher{}, Objectives: hone.Objectives{{Metric: "acc", Mode: "most"}}}
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), `"most"`) {
 		t.Errorf("bad mode in objectives: %v", err)
+	}
+}
+
+// moSearcher is a searcher that takes several objectives.
+type moSearcher struct{ nopSearcher }
+
+func (moSearcher) CheckObjectives(hone.Objectives, hone.Constraints) error { return nil }
+
+// nopScheduler is a scheduler of one objective.
+type nopScheduler struct{}
+
+func (nopScheduler) OnTrialAdd(hone.Control, *hone.Trial) {}
+func (nopScheduler) OnResult(hone.Control, *hone.Trial, *hone.Result) hone.Decision {
+	return hone.Continue
+}
+func (nopScheduler) OnTrialComplete(hone.Control, *hone.Trial, *hone.Result) {}
+func (nopScheduler) OnTrialError(hone.Control, *hone.Trial)                  {}
+func (nopScheduler) OnTrialRemove(hone.Control, *hone.Trial)                 {}
+func (nopScheduler) ChooseTrialToRun(hone.Control) *hone.Trial               { return nil }
+
+// weighted is a scalarising scheduler: its weights must fit the
+// objectives.
+type weighted []float64
+
+func (weighted) OnTrialAdd(hone.Control, *hone.Trial) {}
+func (weighted) OnResult(hone.Control, *hone.Trial, *hone.Result) hone.Decision {
+	return hone.Continue
+}
+func (weighted) OnTrialComplete(hone.Control, *hone.Trial, *hone.Result) {}
+func (weighted) OnTrialError(hone.Control, *hone.Trial)                  {}
+func (weighted) OnTrialRemove(hone.Control, *hone.Trial)                 {}
+func (weighted) ChooseTrialToRun(hone.Control) *hone.Trial               { return nil }
+func (w weighted) CheckObjectives(objs hone.Objectives, _ hone.Constraints) error {
+	_, err := objs.Scalarized(w)
+	return err
+}
+
+// TestScalarized pins the weighted sum a scalarising scheduler ranks by:
+// each objective's score (higher is better) times its weight, maximised;
+// a missing metric leaves the sum missing; bad weights are refused.
+func TestScalarized(t *testing.T) {
+	objs := hone.Objectives{{Metric: "acc", Mode: hone.Max}, {Metric: "latency_ms"}}
+	o, err := objs.Scalarized([]float64{1, 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &hone.Result{Metrics: map[string]any{"acc": 0.9, "latency_ms": 20.0}}
+	if v, ok := o.Value(r); !ok || math.Abs(v-(0.9-0.2)) > 1e-12 || o.Mode != hone.Max {
+		t.Errorf("Value = %v, %v (mode %s), want 0.7, true, max", v, ok, o.Mode)
+	}
+	faster := &hone.Result{Metrics: map[string]any{"acc": 0.9, "latency_ms": 10.0}}
+	v1, _ := o.Value(r)
+	v2, _ := o.Value(faster)
+	if !o.Better(v2, v1) {
+		t.Errorf("a faster trial of the same accuracy is not better: %v vs %v", v2, v1)
+	}
+	if _, ok := o.Value(&hone.Result{Metrics: map[string]any{"acc": 0.9}}); ok {
+		t.Error("a result without latency_ms has a value")
+	}
+	if !strings.Contains(o.Metric, "acc (max)") || !strings.Contains(o.Metric, "latency_ms (min)") {
+		t.Errorf("name %q", o.Metric)
+	}
+	single, err := objs[:1].Scalarized(nil)
+	if err != nil || single != objs[0] {
+		t.Errorf("one objective, no weights: %+v, %v", single, err)
+	}
+	for _, w := range [][]float64{nil, {1}, {0, 0}, {1, math.NaN()}, {math.Inf(1), 1}} {
+		if _, err := objs.Scalarized(w); err == nil || !strings.HasPrefix(err.Error(), "weights") {
+			t.Errorf("weights %v: %v", w, err)
+		}
+	}
+}
+
+// TestLossesAndConstraints pins the point a Pareto front ranks (losses,
+// +Inf where a metric is missing or NaN) and constraint violations.
+func TestLossesAndConstraints(t *testing.T) {
+	objs := hone.Objectives{{Metric: "acc", Mode: hone.Max}, {Metric: "latency_ms", Mode: hone.Min}}
+	r := &hone.Result{Metrics: map[string]any{"acc": 0.9, "latency_ms": 20.0, "memory_mb": 5000.0}}
+	got, all := objs.Losses(nil, r)
+	if !all || !slices.Equal(got, []float64{-0.9, 20}) {
+		t.Errorf("Losses = %v, %v", got, all)
+	}
+	got, all = objs.Losses(got, &hone.Result{Metrics: map[string]any{"acc": math.NaN()}})
+	if all || !math.IsInf(got[0], 1) || !math.IsInf(got[1], 1) {
+		t.Errorf("Losses of a result without the metrics = %v, %v", got, all)
+	}
+	lo, hi := 100.0, 4000.0
+	for _, tc := range []struct {
+		c    hone.Constraint
+		want float64
+		text string
+	}{
+		{hone.Constraint{Metric: "memory_mb", Below: &hi}, 1000, "memory_mb ≤ 4000"},
+		{hone.Constraint{Metric: "memory_mb", Above: &lo}, 0, "memory_mb ≥ 100"},
+		{hone.Constraint{Metric: "memory_mb", Above: &lo, Below: &hi}, 1000, "100 ≤ memory_mb ≤ 4000"},
+		{hone.Constraint{Metric: "params", Below: &hi}, math.Inf(1), "params ≤ 4000"},
+	} {
+		if err := tc.c.Validate(); err != nil {
+			t.Errorf("%s: %v", tc.text, err)
+		}
+		if got := tc.c.Violation(r); got != tc.want || tc.c.String() != tc.text {
+			t.Errorf("%s: Violation = %v, want %v; String %q", tc.text, got, tc.want, tc.c.String())
+		}
+	}
+	cs := hone.Constraints{{Metric: "memory_mb", Below: &hi}, {Metric: "acc", Above: &lo}}
+	if got := cs.Violation(r); math.Abs(got-(1000+99.1)) > 1e-9 {
+		t.Errorf("Constraints.Violation = %v", got)
+	}
+	nan := math.NaN()
+	for _, bad := range []hone.Constraint{{Below: &hi}, {Metric: "m"}, {Metric: "m", Below: &nan}, {Metric: "m", Above: &hi, Below: &lo}} {
+		if err := (hone.Constraints{bad}).Validate(); err == nil || !strings.HasPrefix(err.Error(), "constraints[0]: ") {
+			t.Errorf("%+v: Validate = %v", bad, err)
+		}
 	}
 }

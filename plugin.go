@@ -162,6 +162,9 @@ type Control interface {
 	// metric. A scheduler that optimises one number takes Primary, or its
 	// own objective with Objective.Or(Primary()).
 	Objectives() Objectives
+	// Constraints are the experiment's constraints (Experiment.Constraints),
+	// which a scheduler that implements MultiObjective honours.
+	Constraints() Constraints
 	// ScheduleSave asks t to checkpoint and returns the save future; if a
 	// save is already in flight it returns that same future.
 	ScheduleSave(t *Trial) *SaveFuture

@@ -20,6 +20,7 @@ func (x control) Oldest(s hone.Status) *hone.Trial { return x.c.Oldest(s) }
 func (x control) Now() time.Time                   { return x.c.now }
 func (x control) Rand() *rand.Rand                 { return x.c.schedRng }
 func (x control) Objectives() hone.Objectives      { return x.c.objs }
+func (x control) Constraints() hone.Constraints    { return x.c.exp.Constraints }
 
 func (x control) Logf(format string, args ...any) { x.c.logf(format, args...) }
 

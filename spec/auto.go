@@ -92,6 +92,9 @@ func (s *Spec) autoScheduler(ch *autoChoice) {
 	case s.Metric == "":
 		ch.Scheduler = "fifo"
 		ch.SchedulerWhy = "no metric to compare trials by"
+	case s.severalObjectives():
+		ch.Scheduler = "fifo"
+		ch.SchedulerWhy = s.objectivesText() + ": every trial runs to its end, and the results give their Pareto front"
 	case !(maxT > 0) || math.IsInf(maxT, 0):
 		ch.Scheduler = "fifo"
 		ch.SchedulerWhy = "no budget to stop trials early at: set scheduler.max_t (with time_attr) or stop.training_iteration for ASHA"
@@ -133,6 +136,9 @@ func (s *Spec) autoSearcher(ch *autoChoice) {
 	case s.Metric == "":
 		ch.Searcher = "random"
 		ch.SearcherWhy = "no metric to learn from"
+	case s.severalObjectives():
+		ch.Searcher = "random"
+		ch.SearcherWhy = s.objectivesText() + ": random search samples the space evenly for their Pareto front"
 	case ch.Scheduler == "pbt" || ch.Scheduler == "pb2" || ch.Scheduler == "pbt_replay":
 		ch.Searcher = "random"
 		ch.SearcherWhy = "scheduler " + ch.Scheduler + " explores configurations itself; its population starts from random samples"
@@ -263,4 +269,22 @@ func readAutoScheduler(p *Params) func(s *Spec) (hone.Scheduler, error) {
 		}
 		return fifo.New(), nil
 	}
+}
+
+// severalObjectives reports whether the spec has several objectives or a
+// constraint, which only plugins that implement hone.MultiObjective take.
+func (s *Spec) severalObjectives() bool { return len(s.Objectives) > 1 || len(s.Constraints) > 0 }
+
+// objectivesText says what the spec optimises, for a choice's reason:
+// "2 objectives (acc, latency_ms)", with its constraints if any.
+func (s *Spec) objectivesText() string {
+	objs := s.ResolvedObjectives()
+	t := fmt.Sprintf("%d objectives (%s)", len(objs), strings.Join(objs.Metrics(), ", "))
+	if len(objs) == 1 {
+		t = "objective " + objs[0].Metric
+	}
+	if n := len(s.Constraints); n > 0 {
+		t += fmt.Sprintf(" under %d constraints", n)
+	}
+	return t
 }

@@ -183,11 +183,17 @@ func (s *Spec) experiment(sr hone.Searcher, sc hone.Scheduler) *hone.Experiment 
 	if s.Searcher.MaxConcurrent > 0 && !pauser && !counts {
 		sr = search.Limit(sr, s.Searcher.MaxConcurrent)
 	}
+	metric, mode := s.Metric, s.Mode
+	if len(s.Objectives) > 0 {
+		metric, mode = "", "" // Objectives holds them all
+	}
 	return &hone.Experiment{
 		Name:                s.Name,
 		Trainable:           s.Trainable,
-		Metric:              s.Metric,
-		Mode:                s.Mode,
+		Metric:              metric,
+		Mode:                mode,
+		Objectives:          s.Objectives,
+		Constraints:         s.Constraints,
 		Searcher:            sr,
 		Scheduler:           sc,
 		Stoppers:            s.stoppers(),

@@ -119,6 +119,13 @@ func (s *Spec) check(c *collector) (hone.Searcher, hone.Scheduler) {
 	if len(c.errs) > 0 {
 		return nil, nil
 	}
+	if s.severalObjectives() {
+		s.checkObjectives(c, "searcher", s.Searcher.Name, sr, sortedKeys(MultiObjectiveSearchers()))
+		s.checkObjectives(c, "scheduler", s.Scheduler.Name, sc, sortedKeys(MultiObjectiveSchedulers()))
+		if len(c.errs) > 0 {
+			return nil, nil
+		}
+	}
 	// A scheduler that works as a pair with its searcher (dehb) is joined
 	// to it here.
 	if b, ok := sc.(interface{ Bind(hone.Searcher) error }); ok {
@@ -128,6 +135,21 @@ func (s *Spec) check(c *collector) (hone.Searcher, hone.Scheduler) {
 		}
 	}
 	return sr, sc
+}
+
+// checkObjectives reports a searcher or scheduler (kind) that does not
+// take the spec's several objectives or constraints, with the names that
+// do (allowed), or the plugin's own objection to them.
+func (s *Spec) checkObjectives(c *collector, kind, name string, plugin any, allowed []string) {
+	m, ok := plugin.(hone.MultiObjective)
+	if !ok {
+		c.notAllowed(nil, kind, allowed, "%s %s optimises one objective and honours no constraint; with %s use one of %s",
+			kind, name, s.objectivesText(), strings.Join(allowed, ", ")).Err = hone.ErrOneObjective
+		return
+	}
+	if err := m.CheckObjectives(s.ResolvedObjectives(), s.Constraints); err != nil {
+		c.pluginError(kind, name, err)
+	}
 }
 
 // pluginError reports a plugin's construction error at path, keeping it

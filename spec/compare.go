@@ -110,6 +110,12 @@ func (s *Spec) settings() map[string]setting {
 	obj := hone.Objective{Metric: s.Metric, Mode: s.Mode}.WithDefaults()
 	ref("metric", strconv.Quote(obj.Metric))
 	ref("mode", strconv.Quote(string(obj.Mode)))
+	if len(s.Objectives) > 0 {
+		ref("objectives", strconv.Quote(objectivesString(s.Objectives)))
+	}
+	for i, k := range s.Constraints {
+		ref(index("constraints", i), strconv.Quote(k.String()))
+	}
 	ref("seed", strconv.FormatUint(s.Seed, 10))
 	ref("num_samples", strconv.Itoa(s.NumSamples))
 	flattenSpace(map[string]any(s.SearchSpace), "search_space", ref)
@@ -368,4 +374,13 @@ func limitText(d time.Duration) string {
 		return "none"
 	}
 	return d.String()
+}
+
+// objectivesString lists objectives as "acc (max), latency_ms (min)".
+func objectivesString(objs hone.Objectives) string {
+	parts := make([]string, len(objs))
+	for i, o := range objs {
+		parts[i] = o.String()
+	}
+	return strings.Join(parts, ", ")
 }

@@ -174,8 +174,10 @@ func (c *collector) nodeErrorf(n *yaml.Node, path, format string, args ...any) *
 
 // notAllowed records a problem at path, a key or value outside allowed,
 // which it names in the Error's Allowed.
-func (c *collector) notAllowed(n *yaml.Node, path string, allowed []string, format string, args ...any) {
-	c.nodeErrorf(n, path, format, args...).Allowed = sorted(allowed)
+func (c *collector) notAllowed(n *yaml.Node, path string, allowed []string, format string, args ...any) *Error {
+	e := c.nodeErrorf(n, path, format, args...)
+	e.Allowed = sorted(allowed)
+	return e
 }
 
 // has reports whether an error was recorded at path or under it.

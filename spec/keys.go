@@ -11,7 +11,7 @@ import (
 // The spec's top-level keys, in the order examples/reference.yaml
 // documents them.
 var topKeys = []string{
-	"name", "storage", "trainable", "metric", "mode", "seed", "num_samples",
+	"name", "storage", "trainable", "metric", "mode", "objectives", "constraints", "seed", "num_samples",
 	"search_space", "points_to_evaluate", "searcher", "scheduler", "stop",
 	"time_budget_s", "resources", "max_concurrent_trials", "max_pending_trials",
 	"checkpoint", "failure", "trial_timeout", "report_timeout",

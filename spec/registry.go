@@ -35,25 +35,32 @@ type SearcherPlugin struct {
 	// builder may be called several times (validation, then each run) and
 	// must return a fresh searcher each time.
 	Read func(p *Params) func(s *Spec) (hone.Searcher, error)
+	// Objectives says in a few words how the searcher takes several
+	// objectives and constraints, or is "" when it optimises one objective
+	// (its searcher does not implement hone.MultiObjective).
+	Objectives string
 }
 
 // SchedulerPlugin is one entry of the scheduler table. Its fields mean
 // what SearcherPlugin's do.
 type SchedulerPlugin struct {
-	Doc  string
-	Read func(p *Params) func(s *Spec) (hone.Scheduler, error)
+	Doc        string
+	Read       func(p *Params) func(s *Spec) (hone.Scheduler, error)
+	Objectives string
 }
 
 // searchers is the searcher table: every name a spec may give under
 // searcher.name.
 var searchers = map[string]SearcherPlugin{
 	"random": {
-		Doc:  "random and grid search: num_samples samples of the space, each expanding every grid domain (Ray Tune's BasicVariantGenerator)",
-		Read: readRandom,
+		Doc:        "random and grid search: num_samples samples of the space, each expanding every grid domain (Ray Tune's BasicVariantGenerator)",
+		Read:       readRandom,
+		Objectives: "samples as with one objective; the results give the Pareto front",
 	},
 	"grid": {
-		Doc:  "the random searcher under another name: grid domains are enumerated, other domains sampled",
-		Read: readRandom,
+		Doc:        "the random searcher under another name: grid domains are enumerated, other domains sampled",
+		Read:       readRandom,
+		Objectives: "samples as with one objective; the results give the Pareto front",
 	},
 	"tpe": {
 		Doc:  "tree-structured Parzen estimator: densities of good and bad trials (Optuna's TPE), pending trials as liars, fed at ASHA's or HyperBand's rungs",
@@ -73,17 +80,43 @@ var searchers = map[string]SearcherPlugin{
 // init, after the table exists.
 func init() {
 	searchers["auto"] = SearcherPlugin{
-		Doc:  "chooses random, tpe or bohb from the spec (scheduler, space, num_samples, concurrency); hone validate says which and why",
-		Read: readAutoSearcher,
+		Doc:        "chooses random, tpe or bohb from the spec (scheduler, space, num_samples, concurrency); hone validate says which and why",
+		Read:       readAutoSearcher,
+		Objectives: "chooses a searcher that takes them",
 	}
+}
+
+// MultiObjectiveSearchers returns the searchers that take several
+// objectives and constraints (hone.MultiObjective), by name, each with a
+// few words on how.
+func MultiObjectiveSearchers() map[string]string {
+	return takingObjectives(searchers, func(p SearcherPlugin) string { return p.Objectives })
+}
+
+// MultiObjectiveSchedulers is MultiObjectiveSearchers for schedulers.
+func MultiObjectiveSchedulers() map[string]string {
+	return takingObjectives(schedulers, func(p SchedulerPlugin) string { return p.Objectives })
+}
+
+// takingObjectives returns the entries of table that take several
+// objectives, by name, with how (their Objectives field).
+func takingObjectives[P any](table map[string]P, how func(P) string) map[string]string {
+	out := map[string]string{}
+	for n, p := range table {
+		if h := how(p); h != "" {
+			out[n] = h
+		}
+	}
+	return out
 }
 
 // schedulers is the scheduler table: every name a spec may give under
 // scheduler.name.
 var schedulers = map[string]SchedulerPlugin{
 	"fifo": {
-		Doc:  "first in, first out: every trial runs to its end, oldest first",
-		Read: readFIFO,
+		Doc:        "first in, first out: every trial runs to its end, oldest first",
+		Read:       readFIFO,
+		Objectives: "compares no trials",
 	},
 	"asha": {
 		Doc:  "asynchronous successive halving: stops trials below the top 1/reduction_factor at each rung (Ray Tune's ASHAScheduler)",
@@ -118,8 +151,9 @@ var schedulers = map[string]SchedulerPlugin{
 		Read: readPB2,
 	},
 	"auto": {
-		Doc:  "asha when trials have a budget (max_t or stop.training_iteration), else fifo; hone validate says which and why",
-		Read: readAutoScheduler,
+		Doc:        "asha when trials have a budget (max_t or stop.training_iteration), else fifo; hone validate says which and why",
+		Read:       readAutoScheduler,
+		Objectives: "chooses a scheduler that takes them",
 	},
 }
 

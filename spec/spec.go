@@ -22,6 +22,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,6 +51,14 @@ type Spec struct {
 	// Mode). Mode defaults to "min" when Metric is set.
 	Metric string
 	Mode   hone.Mode
+	// Objectives are several objectives at once (hone.Experiment's
+	// Objectives), the alternative to Metric and Mode; Parse fills Metric
+	// and Mode with the first, the primary one, and turns a list of one
+	// into Metric and Mode alone, so Objectives holds two or more, or none.
+	Objectives hone.Objectives
+	// Constraints make a configuration infeasible when its result breaks
+	// one (hone.Experiment's Constraints).
+	Constraints hone.Constraints
 	// Seed seeds every random choice. Default 0.
 	Seed uint64
 	// NumSamples is how many times the search space is sampled (each
@@ -244,9 +253,12 @@ func decodeSpec(data []byte, file, dir string, validate bool) (*Spec, error) {
 }
 
 // ResolvedObjectives returns the spec's objectives with their defaults
-// (hone.Experiment.ResolvedObjectives): the one of metric and mode, or
-// none without a metric.
+// (hone.Experiment.ResolvedObjectives): objectives when there are
+// several, else the one of metric and mode, or none without a metric.
 func (s *Spec) ResolvedObjectives() hone.Objectives {
+	if len(s.Objectives) > 0 {
+		return s.Objectives.WithDefaults()
+	}
 	return hone.Objective{Metric: s.Metric, Mode: s.Mode}.AsList()
 }
 
@@ -270,6 +282,7 @@ func syntaxError(file string, err error) *Error {
 // check.
 func (s *Spec) decode(c *collector, root *yaml.Node, dir string) {
 	var topBudget time.Duration // time_budget_s at the top level
+	oneObjective := false       // metric or mode is given
 	c.fields(root, "", topKeys, func(p pair) {
 		v, path := p.valNode, p.path
 		switch p.key {
@@ -293,13 +306,19 @@ func (s *Spec) decode(c *collector, root *yaml.Node, dir string) {
 				s.Trainable = x
 			}
 		case "metric":
+			oneObjective = true
 			if x, ok := c.str(v, path); ok {
 				s.Metric = x
 			}
 		case "mode":
+			oneObjective = true
 			if x, ok := c.str(v, path); ok {
 				s.Mode = hone.Mode(x)
 			}
+		case "objectives":
+			s.decodeObjectives(c, v, path)
+		case "constraints":
+			s.decodeConstraints(c, v, path)
 		case "seed":
 			if x, ok := c.seed(v, path); ok {
 				s.Seed = x
@@ -396,6 +415,7 @@ func (s *Spec) decode(c *collector, root *yaml.Node, dir string) {
 			s.CustomResources = c.amounts(v, path)
 		}
 	})
+	s.resolveObjectives(c, oneObjective)
 	s.Mode = hone.Objective{Metric: s.Metric, Mode: s.Mode}.WithDefaults().Mode
 	// Ray Tune users write time_budget_s at the top level (TuneConfig):
 	// it is stop.time_budget_s, which it may repeat but not contradict.
@@ -481,6 +501,97 @@ func spaceText(err error) string {
 		return se.Text()
 	}
 	return err.Error()
+}
+
+// decodeObjectives decodes objectives: a list of {metric, mode}.
+func (s *Spec) decodeObjectives(c *collector, v *yaml.Node, path string) {
+	c.list(v, path, "{metric: NAME, mode: min or max}", func(e *yaml.Node, p string) {
+		var o hone.Objective
+		c.fields(e, p, []string{"metric", "mode"}, func(q pair) {
+			if x, ok := c.str(q.valNode, q.path); ok {
+				if q.key == "metric" {
+					o.Metric = x
+				} else {
+					o.Mode = hone.Mode(x)
+				}
+			}
+		})
+		s.Objectives = append(s.Objectives, o)
+	})
+}
+
+// decodeConstraints decodes constraints: a list of {metric, below, above}.
+func (s *Spec) decodeConstraints(c *collector, v *yaml.Node, path string) {
+	c.list(v, path, "{metric: NAME, below: MAX, above: MIN}", func(e *yaml.Node, p string) {
+		var k hone.Constraint
+		c.fields(e, p, []string{"metric", "below", "above"}, func(q pair) {
+			switch q.key {
+			case "metric":
+				if x, ok := c.str(q.valNode, q.path); ok {
+					k.Metric = x
+				}
+			case "below", "above":
+				if x, ok := c.number(q.valNode, q.path); ok {
+					if q.key == "below" {
+						k.Below = &x
+					} else {
+						k.Above = &x
+					}
+				}
+			}
+		})
+		s.Constraints = append(s.Constraints, k)
+	})
+}
+
+// list walks the list of mappings v at path, calling fn with each and its
+// path (objectives[0], ...); want says what an element looks like.
+func (c *collector) list(v *yaml.Node, path, want string, fn func(e *yaml.Node, path string)) {
+	d := deref(v)
+	if d == nil || d.Kind != yaml.SequenceNode {
+		c.nodeErrorf(v, path, "want a list of %s, got %s", want, describe(v))
+		return
+	}
+	for i, e := range d.Content {
+		p := index(path, i)
+		c.lines[p] = posOf(e)
+		fn(e, p)
+	}
+}
+
+// resolveObjectives checks objectives and constraints once decoded, and
+// makes Metric and Mode the primary objective: a list of one objective is
+// the same experiment as its metric and mode. oneObjective says that the
+// spec gives metric or mode, which objectives replaces.
+func (s *Spec) resolveObjectives(c *collector, oneObjective bool) {
+	for i, k := range s.Constraints {
+		if err := k.Validate(); err != nil {
+			c.errorf(index("constraints", i), "%v", err)
+		}
+	}
+	if len(s.Objectives) == 0 {
+		return
+	}
+	switch {
+	case oneObjective:
+		c.errorf("objectives", "objectives and metric/mode are both set: give metric and mode for one objective, or objectives alone")
+	case s.Objectives.Validate() != nil:
+		for i, o := range s.Objectives {
+			switch {
+			case o.Metric == "":
+				c.errorf(index("objectives", i), "metric is empty: name a metric the trials report")
+			case o.Mode != "" && !o.Mode.Valid():
+				c.notAllowed(nil, index("objectives", i)+".mode", modeNames(), "allowed values are min and max, got %q", o.Mode)
+			case slices.ContainsFunc(s.Objectives[:i], func(p hone.Objective) bool { return p.Metric == o.Metric }):
+				c.errorf(index("objectives", i)+".metric", "%q is an earlier objective's metric already", o.Metric)
+			}
+		}
+	}
+	s.Objectives = s.Objectives.WithDefaults()
+	s.Metric, s.Mode = s.Objectives[0].Metric, s.Objectives[0].Mode
+	if len(s.Objectives) == 1 {
+		s.Objectives = nil
+	}
 }
 
 // decodePoints decodes points_to_evaluate: a list of mappings.

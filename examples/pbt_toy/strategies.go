@@ -159,7 +159,7 @@ func perturb(h [2]float64, r *rand.Rand, sigma float64) [2]float64 {
 // not depend on the order in which the two workers' results arrive. It is
 // called on the controller's goroutine only.
 type exploreOnly struct {
-	fifo.Scheduler // runs the paused worker again as soon as a slot is free
+	fifo.Base // runs the paused worker again as soon as a slot is free
 
 	p      Params
 	trials map[string]*exploreState

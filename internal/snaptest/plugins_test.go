@@ -442,6 +442,38 @@ func TestEveryPluginCovered(t *testing.T) {
 	}
 }
 
+// TestMultiObjectiveAsRegistered: a searcher or scheduler takes several
+// objectives (implements hone.MultiObjective) exactly when its registry
+// entry says how, which is what validation lists to users.
+func TestMultiObjectiveAsRegistered(t *testing.T) {
+	searchers, schedulers := spec.MultiObjectiveSearchers(), spec.MultiObjectiveSchedulers()
+	for _, c := range cases {
+		exp, err := build(t, c)()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for _, p := range []struct {
+			kind, name string
+			plugin     any
+			how        map[string]string
+		}{
+			{"searcher", field(c.spec, "searcher"), exp.Searcher, searchers},
+			{"scheduler", field(c.spec, "scheduler"), exp.Scheduler, schedulers},
+		} {
+			switch p.name {
+			case "auto":
+				continue // it builds another entry, which is checked in its own case
+			case "":
+				p.name = map[string]string{"searcher": "random", "scheduler": "fifo"}[p.kind] // the defaults
+			}
+			_, takes := p.plugin.(hone.MultiObjective)
+			if _, says := p.how[p.name]; takes != says {
+				t.Errorf("%s %s (%T): implements hone.MultiObjective %v, registry says %v", p.kind, p.name, p.plugin, takes, says)
+			}
+		}
+	}
+}
+
 // field returns the plugin name a case's spec gives key: "key: name" or
 // "key:\n  name: name".
 func field(spec, key string) string {

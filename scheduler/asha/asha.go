@@ -123,7 +123,7 @@ func (c Config) Validate() error {
 
 // Scheduler is ASHA. It is used on the controller's goroutine only.
 type Scheduler struct {
-	fifo.Scheduler // ChooseTrialToRun: oldest PENDING, then PAUSED
+	fifo.Base // ChooseTrialToRun: oldest PENDING, then PAUSED
 
 	cfg      Config
 	brackets []*bracket

@@ -252,6 +252,8 @@ func TestRungs(t *testing.T) {
 // random source.
 type control struct{ fixedRand }
 
+func (control) Constraints() hone.Constraints { return nil }
+
 func (control) Objectives() hone.Objectives {
 	return hone.Objectives{{Metric: "loss", Mode: hone.Min}}
 }

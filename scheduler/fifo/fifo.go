@@ -8,31 +8,42 @@ import (
 )
 
 // Scheduler is the FIFO scheduler. It keeps no state.
-type Scheduler struct{}
+type Scheduler struct{ Base }
+
+// Base is FIFO's behaviour as the hone.Scheduler methods alone (every
+// hook does nothing, every result continues, the oldest waiting trial runs
+// next), for schedulers that embed it and override what they decide. It
+// is apart from Scheduler so that an embedding scheduler takes none of
+// FIFO's other abilities (CheckObjectives, its snapshot) by accident.
+type Base struct{}
 
 // New returns a FIFO scheduler.
 func New() Scheduler { return Scheduler{} }
 
+// CheckObjectives accepts any objectives and constraints: FIFO compares
+// no trials (hone.MultiObjective).
+func (Scheduler) CheckObjectives(hone.Objectives, hone.Constraints) error { return nil }
+
 // OnTrialAdd does nothing.
-func (Scheduler) OnTrialAdd(hone.Control, *hone.Trial) {}
+func (Base) OnTrialAdd(hone.Control, *hone.Trial) {}
 
 // OnResult returns CONTINUE.
-func (Scheduler) OnResult(hone.Control, *hone.Trial, *hone.Result) hone.Decision {
+func (Base) OnResult(hone.Control, *hone.Trial, *hone.Result) hone.Decision {
 	return hone.Continue
 }
 
 // OnTrialComplete does nothing.
-func (Scheduler) OnTrialComplete(hone.Control, *hone.Trial, *hone.Result) {}
+func (Base) OnTrialComplete(hone.Control, *hone.Trial, *hone.Result) {}
 
 // OnTrialError does nothing.
-func (Scheduler) OnTrialError(hone.Control, *hone.Trial) {}
+func (Base) OnTrialError(hone.Control, *hone.Trial) {}
 
 // OnTrialRemove does nothing.
-func (Scheduler) OnTrialRemove(hone.Control, *hone.Trial) {}
+func (Base) OnTrialRemove(hone.Control, *hone.Trial) {}
 
 // ChooseTrialToRun returns the oldest PENDING trial, else the oldest PAUSED
 // one, else nil.
-func (Scheduler) ChooseTrialToRun(c hone.Control) *hone.Trial {
+func (Base) ChooseTrialToRun(c hone.Control) *hone.Trial {
 	if q, ok := c.(hone.OldestByStatus); ok {
 		if t := q.Oldest(hone.StatusPending); t != nil {
 			return t

@@ -19,8 +19,10 @@ func (v view) Trial(id string) *hone.Trial {
 	}
 	return nil
 }
-func (view) Now() time.Time                             { return time.Time{} }
-func (view) Rand() *rand.Rand                           { return nil }
+func (view) Now() time.Time                { return time.Time{} }
+func (view) Rand() *rand.Rand              { return nil }
+func (view) Constraints() hone.Constraints { return nil }
+
 func (view) Objectives() hone.Objectives                { return nil }
 func (view) ScheduleSave(*hone.Trial) *hone.SaveFuture  { return nil }
 func (view) PauseTrial(*hone.Trial, bool)               {}

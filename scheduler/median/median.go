@@ -59,7 +59,7 @@ func (c Config) Validate() error {
 // Scheduler is the median stopping rule. It is used on the controller's
 // goroutine only.
 type Scheduler struct {
-	fifo.Scheduler
+	fifo.Base
 
 	cfg       Config
 	history   map[string][]point // per trial, in report order

@@ -113,10 +113,12 @@ type fakeControl struct {
 	dropped map[string]*hone.Trial
 }
 
-func (f *fakeControl) Trials() []*hone.Trial       { return f.trials }
-func (f *fakeControl) Trial(id string) *hone.Trial { return f.byID[id] }
-func (f *fakeControl) Now() time.Time              { return time.Time{} }
-func (f *fakeControl) Rand() *rand.Rand            { return f.rng }
+func (f *fakeControl) Trials() []*hone.Trial         { return f.trials }
+func (f *fakeControl) Trial(id string) *hone.Trial   { return f.byID[id] }
+func (f *fakeControl) Now() time.Time                { return time.Time{} }
+func (f *fakeControl) Rand() *rand.Rand              { return f.rng }
+func (f *fakeControl) Constraints() hone.Constraints { return nil }
+
 func (f *fakeControl) Objectives() hone.Objectives {
 	return hone.Objectives{{Metric: "m", Mode: hone.Max}}
 }

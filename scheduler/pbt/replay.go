@@ -17,7 +17,7 @@ import (
 // configuration, and resumes (Ray Tune's PopulationBasedTrainingReplay).
 // Use it with num_samples 1; other trials are left alone.
 type Replay struct {
-	fifo.Scheduler
+	fifo.Base
 
 	initial hone.Config
 	changes []change

@@ -143,7 +143,9 @@ type ctl struct {
 	r *rand.Rand
 }
 
-func (c ctl) Rand() *rand.Rand { return c.r }
+func (c ctl) Rand() *rand.Rand            { return c.r }
+func (ctl) Constraints() hone.Constraints { return nil }
+
 func (ctl) Objectives() hone.Objectives {
 	return hone.Objectives{{Metric: "loss", Mode: hone.Min}}
 }

@@ -97,6 +97,10 @@ func (s *Searcher) Total() int { return s.total }
 // bound from the trials that can run at once.
 func (s *Searcher) MaxPending() int { return hone.PendingAuto }
 
+// CheckObjectives accepts any objectives and constraints: random search
+// learns from no result (hone.MultiObjective).
+func (s *Searcher) CheckObjectives(hone.Objectives, hone.Constraints) error { return nil }
+
 // repeats returns the number of repeats, or -1 for no end.
 func (s *Searcher) repeats() int {
 	if s.numSamples == -1 {
