@@ -299,6 +299,40 @@ func (os Objectives) Scalarized(weights []float64) (Objective, error) {
 		sum: &weightedSum{objs: os.WithDefaults(), weights: slices.Clone(weights)}}, nil
 }
 
+// Ranked returns the one objective that a scheduler ranking trials by a
+// single number optimises: with several objectives, their weighted sum
+// (Scalarized); else the scheduler's own objective, each field falling
+// back to the primary one's (Objective.Or). CheckRanked checks beforehand
+// what Ranked needs; given weights that do not fit, Ranked returns the
+// error and the primary objective.
+func (os Objectives) Ranked(own Objective, weights []float64) (Objective, error) {
+	if len(os) > 1 || len(weights) > 0 {
+		o, err := os.Scalarized(weights)
+		if err != nil {
+			return own.Or(os.Primary()), err
+		}
+		return o, nil
+	}
+	return own.Or(os.Primary()), nil
+}
+
+// CheckRanked is the MultiObjective check of a scheduler that ranks trials
+// by a single number (Ranked), plugin naming it: several objectives need
+// one weight each and no objective of the scheduler's own (own), and such
+// a scheduler honours no constraint. Its errors are *ParamError.
+func CheckRanked(plugin string, own Objective, weights []float64, objs Objectives, cs Constraints) error {
+	switch {
+	case len(cs) > 0:
+		return &ParamError{Plugin: plugin, Err: fmt.Errorf("constraints (%d given) are not honoured by a scheduler that ranks trials by one number: leave them to the searcher and the results, or use another scheduler", len(cs))}
+	case len(objs) > 1 && own.Metric != "":
+		return &ParamError{Plugin: plugin, Param: "metric", Err: fmt.Errorf("metric = %q: with several objectives the scheduler ranks by their weighted sum; give weights instead", own.Metric)}
+	}
+	if _, err := objs.Ranked(own, weights); err != nil {
+		return &ParamError{Plugin: plugin, Param: "weights", Err: err}
+	}
+	return nil
+}
+
 // weightedSum is a scalarised objective's terms (Objectives.Scalarized).
 type weightedSum struct {
 	objs    Objectives

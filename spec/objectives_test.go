@@ -47,6 +47,19 @@ func TestObjectivesAndConstraints(t *testing.T) {
 			t.Errorf("experiment: %v", err)
 		}
 	})
+	t.Run("weights", func(t *testing.T) {
+		s, err := parse(t, two+"searcher: random\nscheduler: {name: median, weights: [1, 0.1]}\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := Build(s, t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := plan.Experiment.Validate(); err != nil {
+			t.Error(err)
+		}
+	})
 	t.Run("one is metric and mode", func(t *testing.T) {
 		s, err := parse(t, "objectives: [{metric: acc, mode: max}]\nsearcher: tpe\n")
 		if err != nil {
@@ -79,7 +92,11 @@ func TestObjectivesAndConstraints(t *testing.T) {
 		{"constraint without bound", "metric: a\nconstraints: [{metric: m}]\nsearcher: random\n", "constraints[0]", "give below (the largest feasible value), above (the smallest), or both", nil},
 		{"constraint empty range", "metric: a\nconstraints: [{metric: m, above: 2, below: 1}]\nsearcher: random\n", "constraints[0]", "no value is feasible", nil},
 		{"one-objective searcher", two + "searcher: tpe\n", "searcher", "searcher tpe optimises one objective and honours no constraint; with 2 objectives (acc, latency_ms) use one of auto, grid, random", []string{"auto", "grid", "random"}},
-		{"one-objective scheduler", two + "searcher: random\nscheduler: {name: asha, max_t: 9}\n", "scheduler", "scheduler asha optimises one objective", []string{"auto", "fifo"}},
+		{"one-objective scheduler", two + "searcher: random\nscheduler: {name: asha, max_t: 9}\n", "scheduler", "scheduler asha optimises one objective", []string{"auto", "fifo", "median", "pb2", "pbt"}},
+		{"weights missing", two + "searcher: random\nscheduler: median\n", "scheduler", "median: weights: 0 given for 2 objectives (acc, latency_ms): give one per objective, in order", nil},
+		{"weights and a metric", two + "searcher: random\nscheduler: {name: median, metric: acc, weights: [1, 0.1]}\n", "scheduler", `median: metric = "acc": with several objectives the scheduler ranks by their weighted sum; give weights instead`, nil},
+		{"weights not numbers", two + "searcher: random\nscheduler: {name: median, weights: [1, fast]}\n", "scheduler.weights[1]", "want a number", nil},
+		{"ranking scheduler and constraints", two + "constraints: [{metric: m, below: 1}]\nsearcher: random\nscheduler: {name: median, weights: [1, 0.1]}\n", "scheduler", "median: constraints (1 given) are not honoured", nil},
 		{"constraint needs a taker", "metric: a\nconstraints: [{metric: m, below: 1}]\nsearcher: tpe\n", "searcher", "with objective a under 1 constraints use one of", []string{"auto", "grid", "random"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -94,11 +111,12 @@ func TestObjectivesAndConstraints(t *testing.T) {
 			if tc.allowed != nil && !slices.Equal(se.Allowed, tc.allowed) {
 				t.Errorf("%s: Allowed %q, want %q", tc.path, se.Allowed, tc.allowed)
 			}
-			if strings.HasPrefix(tc.path, "s") && tc.path != "searcher" && tc.path != "scheduler" {
-				return
+			if one := tc.path == "searcher" || strings.Contains(tc.want, "optimises one objective"); errors.Is(err, hone.ErrOneObjective) != one {
+				t.Errorf("errors.Is(%v, ErrOneObjective) = %v", err, !one)
 			}
-			if (tc.path == "searcher" || tc.path == "scheduler") && !errors.Is(err, hone.ErrOneObjective) {
-				t.Errorf("errors.Is(ErrOneObjective) false for %v", err)
+			var pe *hone.ParamError
+			if ranked := strings.HasPrefix(tc.want, "median: "); ranked && (!errors.As(err, &pe) || pe.Plugin != "median") {
+				t.Errorf("errors.As(%v, *hone.ParamError) = %+v", err, pe)
 			}
 		})
 	}

@@ -135,20 +135,23 @@ var schedulers = map[string]SchedulerPlugin{
 		Read: func(p *Params) func(*Spec) (hone.Scheduler, error) { return readHyperBand(p, true) },
 	},
 	"median": {
-		Doc:  "median stopping rule: stops trials whose best result is below the median of the others' running means",
-		Read: readMedian,
+		Doc:        "median stopping rule: stops trials whose best result is below the median of the others' running means",
+		Read:       readMedian,
+		Objectives: "ranks trials by their weighted sum (weights), without constraints",
 	},
 	"pbt": {
-		Doc:  "population based training: lower-quantile trials clone upper-quantile ones (checkpoint and explored config)",
-		Read: readPBT,
+		Doc:        "population based training: lower-quantile trials clone upper-quantile ones (checkpoint and explored config)",
+		Read:       readPBT,
+		Objectives: "ranks trials by their weighted sum (weights), without constraints",
 	},
 	"pbt_replay": {
 		Doc:  "replays the hyperparameter schedule of a PBT policy log (pbt_policy_<id>.txt) on one trial: set num_samples to 1",
 		Read: readPBTReplay,
 	},
 	"pb2": {
-		Doc:  "population based bandits: PBT whose clones take hyperparameters chosen by a GP bandit within hyperparam_bounds",
-		Read: readPB2,
+		Doc:        "population based bandits: PBT whose clones take hyperparameters chosen by a GP bandit within hyperparam_bounds",
+		Read:       readPB2,
+		Objectives: "ranks trials by their weighted sum (weights), without constraints",
 	},
 	"auto": {
 		Doc:        "asha when trials have a budget (max_t or stop.training_iteration), else fifo; hone validate says which and why",
@@ -639,6 +642,7 @@ func readMedian(p *Params) func(s *Spec) (hone.Scheduler, error) {
 	cfg := median.Config{
 		Metric:             p.String("metric", ""),
 		Mode:               hone.Mode(p.String("mode", "")),
+		Weights:            p.Floats("weights"),
 		TimeAttr:           p.String("time_attr", def.TimeAttr),
 		GracePeriod:        p.Float("grace_period", def.GracePeriod),
 		MinSamplesRequired: p.Int("min_samples_required", def.MinSamplesRequired),
@@ -684,6 +688,7 @@ func readPopulation(p *Params, def pbt.Config) pbt.Config {
 	return pbt.Config{
 		Metric:               p.String("metric", ""),
 		Mode:                 hone.Mode(p.String("mode", "")),
+		Weights:              p.Floats("weights"),
 		TimeAttr:             p.String("time_attr", def.TimeAttr),
 		PerturbationInterval: p.Float("perturbation_interval", def.PerturbationInterval),
 		BurnInPeriod:         p.Float("burn_in_period", def.BurnInPeriod),
@@ -891,6 +896,25 @@ func (c *collector) bound(v *yaml.Node, path string) ([2]float64, bool) {
 		return [2]float64{}, false
 	}
 	return [2]float64{lo, hi}, true
+}
+
+// Floats returns the parameter key, a list of numbers, or nil.
+func (p *Params) Floats(key string) []float64 {
+	var v []float64
+	if e, ok := p.lookup(key); ok {
+		d := deref(e.valNode)
+		if d == nil || d.Kind != yaml.SequenceNode {
+			p.c.nodeErrorf(e.valNode, e.path, "want a list of numbers, e.g. [1, 0.01], got %s", describe(e.valNode))
+		} else {
+			for i, n := range d.Content {
+				if x, ok := p.c.number(n, index(e.path, i)); ok {
+					v = append(v, x)
+				}
+			}
+		}
+	}
+	p.resolve(key, v)
+	return v
 }
 
 // Strings returns the parameter key, a list of strings, or nil.

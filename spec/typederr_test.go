@@ -39,7 +39,7 @@ func TestErrorsTyped(t *testing.T) {
 	}{
 		{"unknown top-level key", "metric: loss\nschedular: asha\n", "schedular", nil, ""},
 		{"unknown plugin key", "metric: loss\nscheduler: {name: median, grace: 3}\n", "scheduler.grace",
-			[]string{"grace_period", "hard_stop", "metric", "min_samples_required", "min_time_slice", "mode", "name", "time_attr"}, ""},
+			[]string{"grace_period", "hard_stop", "metric", "min_samples_required", "min_time_slice", "mode", "name", "time_attr", "weights"}, ""},
 		{"unknown scheduler", "metric: loss\nscheduler: ashaa\n", "scheduler.name", nil, ""},
 		{"mode", "metric: loss\nmode: maximise\n", "mode", []string{"max", "min"}, ""},
 		{"plugin mode", "metric: loss\nscheduler: {name: asha, mode: up}\n", "scheduler.mode", []string{"max", "min"}, ""},

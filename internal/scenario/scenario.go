@@ -320,6 +320,12 @@ func (h *harness) setup(args map[string]string) error {
 		Failure: hone.FailureConfig{MaxFailures: atoi("max_failures", 0), FailFast: args["fail_fast"] == "true"},
 		Seed:    1,
 	}
+	if v, ok := args["objectives"]; ok { // objectives=acc:max,lat:min
+		for _, o := range strings.Split(v, ",") {
+			m, mode, _ := strings.Cut(o, ":")
+			exp.Objectives = append(exp.Objectives, hone.Objective{Metric: m, Mode: hone.Mode(mode)})
+		}
+	}
 	if v, ok := args["stop_iters"]; ok {
 		n, _ := strconv.Atoi(v)
 		exp.Stoppers = append(exp.Stoppers, stopper.MaxIterations(n))
@@ -565,6 +571,10 @@ type listSearcher struct {
 	completed []string
 	log       func(format string, args ...any)
 }
+
+// CheckObjectives accepts several objectives: the script's searcher
+// learns from no result (hone.MultiObjective).
+func (*listSearcher) CheckObjectives(hone.Objectives, hone.Constraints) error { return nil }
 
 func (s *listSearcher) Suggest(string) (hone.Config, error) {
 	if s.i >= s.n {

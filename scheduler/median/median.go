@@ -20,6 +20,11 @@ type Config struct {
 	// Metric and Mode default to the experiment's.
 	Metric string
 	Mode   hone.Mode
+	// Weights, one per objective of an experiment with several, make the
+	// scheduler rank trials by their weighted sum (hone.Objectives'
+	// Scalarized): each objective's value as a score, higher being better,
+	// times its weight. Metric must then be empty.
+	Weights []float64
 	// TimeAttr measures progress (default time_total_s).
 	TimeAttr string
 	// GracePeriod: no trial stops before this much time; a result at
@@ -67,6 +72,7 @@ type Scheduler struct {
 	stopped   map[string]bool    // judged below the median (soft stop: paused)
 	lastPause map[string]float64
 	warned    bool
+	ranked    *hone.Objective // objective's, once worked out
 }
 
 type point struct{ time, score float64 } // score: higher is better
@@ -83,10 +89,28 @@ func New(cfg Config) (*Scheduler, error) {
 	return &Scheduler{cfg: cfg, history: map[string][]point{}, stopped: map[string]bool{}, lastPause: map[string]float64{}}, nil
 }
 
-// objective is the scheduler's own metric and mode, each defaulting to the
-// experiment's primary objective's.
+// objective is what the scheduler ranks trials by (hone.Objectives'
+// Ranked): its own metric and mode, each defaulting to the experiment's
+// primary objective's, or with several objectives their weighted sum. It
+// is worked out once; weights that do not fit (an experiment that was
+// not validated) are logged, and the primary objective is used.
 func (s *Scheduler) objective(c hone.Control) hone.Objective {
-	return hone.Objective{Metric: s.cfg.Metric, Mode: s.cfg.Mode}.Or(c.Objectives().Primary())
+	if s.ranked == nil {
+		o, err := c.Objectives().Ranked(hone.Objective{Metric: s.cfg.Metric, Mode: s.cfg.Mode}, s.cfg.Weights)
+		if err != nil {
+			c.Logf("%s: %v; ranking by %s", "median", err, o)
+		}
+		s.ranked = &o
+	}
+	return *s.ranked
+}
+
+// CheckObjectives implements hone.MultiObjective: with several
+// objectives the scheduler ranks trials by their weighted sum, so it needs
+// one weight per objective, and it honours no constraint
+// (hone.CheckRanked).
+func (s *Scheduler) CheckObjectives(objs hone.Objectives, cs hone.Constraints) error {
+	return hone.CheckRanked("median", hone.Objective{Metric: s.cfg.Metric, Mode: s.cfg.Mode}, s.cfg.Weights, objs, cs)
 }
 
 func (s *Scheduler) record(c hone.Control, t *hone.Trial, r *hone.Result) (float64, bool) {

@@ -24,6 +24,12 @@ func factory(args map[string]string) (hone.Scheduler, error) {
 	if v, ok := args["slice"]; ok {
 		cfg.MinTimeSlice, _ = strconv.ParseFloat(v, 64)
 	}
+	if v, ok := args["weights"]; ok {
+		for _, w := range strings.Split(v, ",") {
+			x, _ := strconv.ParseFloat(w, 64)
+			cfg.Weights = append(cfg.Weights, x)
+		}
+	}
 	if args["hard_stop"] == "false" {
 		cfg.HardStop = false
 	}

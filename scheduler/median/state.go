@@ -13,13 +13,14 @@ const stateVersion = 1
 
 // savedConfig identifies the configuration a snapshot was taken under.
 type savedConfig struct {
-	Metric             string          `json:"metric"`
-	Mode               string          `json:"mode"`
-	TimeAttr           string          `json:"time_attr"`
-	GracePeriod        snapshot.Number `json:"grace_period"`
-	MinSamplesRequired int             `json:"min_samples_required"`
-	MinTimeSlice       snapshot.Number `json:"min_time_slice"`
-	HardStop           bool            `json:"hard_stop"`
+	Metric             string            `json:"metric"`
+	Mode               string            `json:"mode"`
+	TimeAttr           string            `json:"time_attr"`
+	GracePeriod        snapshot.Number   `json:"grace_period"`
+	MinSamplesRequired int               `json:"min_samples_required"`
+	MinTimeSlice       snapshot.Number   `json:"min_time_slice"`
+	HardStop           bool              `json:"hard_stop"`
+	Weights            []snapshot.Number `json:"weights,omitempty"`
 }
 
 type savedTrial struct {
@@ -42,7 +43,7 @@ type savedState struct {
 func (s *Scheduler) savedConfig() savedConfig {
 	c := s.cfg
 	return savedConfig{c.Metric, string(c.Mode), c.TimeAttr, snapshot.Number(c.GracePeriod),
-		c.MinSamplesRequired, snapshot.Number(c.MinTimeSlice), c.HardStop}
+		c.MinSamplesRequired, snapshot.Number(c.MinTimeSlice), c.HardStop, snapshot.Numbers(c.Weights)}
 }
 
 // MarshalState implements hone.Stateful.

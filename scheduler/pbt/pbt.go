@@ -27,6 +27,11 @@ type Config struct {
 	// Metric and Mode default to the experiment's.
 	Metric string
 	Mode   hone.Mode
+	// Weights, one per objective of an experiment with several, make the
+	// scheduler rank trials by their weighted sum (hone.Objectives'
+	// Scalarized): each objective's value as a score, higher being better,
+	// times its weight. Metric must then be empty.
+	Weights []float64
 	// TimeAttr measures training progress ("" means time_total_s).
 	TimeAttr string
 	// PerturbationInterval: a trial is considered at most once per this
@@ -147,6 +152,7 @@ type Scheduler struct {
 	// The pointer fields of cfg, read once.
 	quantile, resample      float64
 	logConfig, requireAttrs bool
+	ranked                  *hone.Objective // objective's, once worked out
 
 	state    map[string]*trialState
 	order    []string // trials in add order
@@ -262,10 +268,28 @@ func (s *Scheduler) Config() Config {
 // Stats returns the counts so far.
 func (s *Scheduler) Stats() Stats { return s.stats }
 
-// objective is the scheduler's own metric and mode, each defaulting to the
-// experiment's primary objective's.
+// objective is what the scheduler ranks trials by (hone.Objectives'
+// Ranked): its own metric and mode, each defaulting to the experiment's
+// primary objective's, or with several objectives their weighted sum. It
+// is worked out once; weights that do not fit (an experiment that was
+// not validated) are logged, and the primary objective is used.
 func (s *Scheduler) objective(c hone.Control) hone.Objective {
-	return hone.Objective{Metric: s.cfg.Metric, Mode: s.cfg.Mode}.Or(c.Objectives().Primary())
+	if s.ranked == nil {
+		o, err := c.Objectives().Ranked(hone.Objective{Metric: s.cfg.Metric, Mode: s.cfg.Mode}, s.cfg.Weights)
+		if err != nil {
+			c.Logf("%s: %v; ranking by %s", "pbt", err, o)
+		}
+		s.ranked = &o
+	}
+	return *s.ranked
+}
+
+// CheckObjectives implements hone.MultiObjective: with several
+// objectives the scheduler ranks trials by their weighted sum, so it needs
+// one weight per objective, and it honours no constraint
+// (hone.CheckRanked).
+func (s *Scheduler) CheckObjectives(objs hone.Objectives, cs hone.Constraints) error {
+	return hone.CheckRanked("pbt", hone.Objective{Metric: s.cfg.Metric, Mode: s.cfg.Mode}, s.cfg.Weights, objs, cs)
 }
 
 // OnTrialAdd gives every mutated key missing from t's configuration an

@@ -41,6 +41,12 @@ func factory(args map[string]string) (hone.Scheduler, error) {
 	if args["require_attrs"] == "false" {
 		cfg.RequireAttrs = new(false)
 	}
+	if v, ok := args["weights"]; ok {
+		for _, w := range strings.Split(v, ",") {
+			x, _ := strconv.ParseFloat(w, 64)
+			cfg.Weights = append(cfg.Weights, x)
+		}
+	}
 	return New(cfg)
 }
 

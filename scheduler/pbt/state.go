@@ -31,6 +31,7 @@ type savedConfig struct {
 	Synch                bool              `json:"synch,omitempty"`
 	LogConfig            bool              `json:"log_config"`
 	RequireAttrs         bool              `json:"require_attrs"`
+	Weights              []snapshot.Number `json:"weights,omitempty"`
 }
 
 // savedRef is a save PBT asked for (saveRef).
@@ -94,7 +95,7 @@ func (s *Scheduler) savedConfig() savedConfig {
 		QuantileFraction: snapshot.Number(s.quantile), ResampleProbability: snapshot.Number(s.resample),
 		PerturbationFactors: snapshot.Numbers(c.PerturbationFactors), Mutations: mutationKeys("", c.Mutations),
 		Explore: c.Explore != nil, Explorer: c.Explorer != nil, Synch: c.Synch,
-		LogConfig: s.logConfig, RequireAttrs: s.requireAttrs,
+		LogConfig: s.logConfig, RequireAttrs: s.requireAttrs, Weights: snapshot.Numbers(c.Weights),
 	}
 }
 
