@@ -177,7 +177,7 @@ func Check(p *mofunctions.Problem, tr *Trace) error {
 // Write prints the report as a table: per problem and method, the median
 // hypervolume over the seeds, its ratio to the true front's, the median
 // regret (FrontHV − HV), the seeds' minimum and maximum, and the median
-// CPU time of the method.
+// CPU time of the method ("-" when the method does not measure it).
 func (r *Report) Write(w io.Writer) error {
 	fmt.Fprintf(w, "Median over %d seeds at a budget of %g full-fidelity evaluations.\n\n", r.Seeds, r.Budget)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -193,8 +193,12 @@ func (r *Report) Write(w io.Writer) error {
 		for i, d := range c.CPU {
 			cpu[i] = d.Seconds()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.4f\t%.3f\t%.4f\t%.4f\t%.4f\t%.2fs\t\n", c.Problem, c.Method, m, m/front, front-m,
-			slices.Min(c.HV), slices.Max(c.HV), median(cpu))
+		cpuText := "-" // not measured
+		if slices.Max(cpu) > 0 {
+			cpuText = fmt.Sprintf("%.2fs", median(cpu))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.4f\t%.3f\t%.4f\t%.4f\t%.4f\t%s\t\n", c.Problem, c.Method, m, m/front, front-m,
+			slices.Min(c.HV), slices.Max(c.HV), cpuText)
 	}
 	return tw.Flush()
 }
