@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/hone-tune/hone/bench/mofunctions"
-	"github.com/hone-tune/hone/pareto"
 )
 
 // Eval is one evaluation of a configuration at a step of its problem.
@@ -227,14 +226,4 @@ func Select(ms []Method, names string) ([]Method, error) {
 		out = append(out, ms[i])
 	}
 	return out, nil
-}
-
-// FrontOf returns the non-dominated objective vectors among points, in
-// order (pareto.Front).
-func FrontOf(points [][]float64) [][]float64 {
-	var out [][]float64
-	for _, i := range pareto.Front(points) {
-		out = append(out, points[i])
-	}
-	return out
 }

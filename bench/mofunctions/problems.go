@@ -151,15 +151,17 @@ func ZDT3(x []float64) [2]float64 {
 	return [2]float64{f1, g * (1 - math.Sqrt(r) - r*math.Sin(10*math.Pi*f1))}
 }
 
-// ZDT3FrontPieces are the five intervals of f₁ that ZDT3's Pareto front
-// covers, as tabulated in the literature (e.g. pymoo's ZDT3 and Deb's
-// Multi-objective optimization using evolutionary algorithms, 2001).
-var ZDT3FrontPieces = [5][2]float64{
-	{0, 0.0830015349},
-	{0.182228780, 0.2577623634},
-	{0.4093136748, 0.4538821041},
-	{0.6183967944, 0.6525117038},
-	{0.8233317983, 0.8518328654},
+// ZDT3FrontPieces returns the five intervals of f₁ that ZDT3's Pareto
+// front covers, as tabulated in the literature (e.g. pymoo's ZDT3 and
+// Deb's Multi-objective optimization using evolutionary algorithms, 2001).
+func ZDT3FrontPieces() [5][2]float64 {
+	return [5][2]float64{
+		{0, 0.0830015349},
+		{0.1822287280, 0.2577623634},
+		{0.4093136748, 0.4538821041},
+		{0.6183967944, 0.6525117038},
+		{0.8233317983, 0.8518328654},
+	}
 }
 
 // zdtG is the ZDT distance function 1 + 9·Σᵢ₌₂ⁿ xᵢ/(n − 1).
