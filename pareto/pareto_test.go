@@ -468,3 +468,50 @@ func BenchmarkSort(b *testing.B) {
 		Sort(pts)
 	}
 }
+
+func TestSortConstrainedProperties(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		d := rapid.IntRange(1, 3).Draw(t, "d")
+		pts := pointsGen(d, 0, 20).Draw(t, "points")
+		viol := make([]float64, len(pts))
+		for i := range viol {
+			viol[i] = float64(rapid.IntRange(-1, 3).Draw(t, "violation")) // ≤ 0 is feasible
+		}
+		ranks := SortConstrained(pts, viol)
+		var feasible [][]float64
+		var fi []int
+		for i := range pts {
+			if viol[i] <= 0 {
+				feasible = append(feasible, pts[i])
+				fi = append(fi, i)
+			}
+		}
+		for k, r := range Sort(feasible) {
+			if ranks[fi[k]] != r {
+				t.Fatalf("feasible %v ranked %d, Sort among the feasible says %d", pts[fi[k]], ranks[fi[k]], r)
+			}
+		}
+		for i := range pts {
+			for j := range pts {
+				switch {
+				case viol[i] <= 0 && viol[j] > 0 && ranks[i] >= ranks[j]:
+					t.Fatalf("feasible %d ranked %d, infeasible %d ranked %d", i, ranks[i], j, ranks[j])
+				case viol[i] > 0 && viol[j] > 0 && (viol[i] < viol[j]) != (ranks[i] < ranks[j]):
+					t.Fatalf("violations %v and %v ranked %d and %d", viol[i], viol[j], ranks[i], ranks[j])
+				}
+			}
+		}
+		// The ranks have no gaps.
+		seen := map[int]bool{}
+		top := -1
+		for _, r := range ranks {
+			seen[r] = true
+			top = max(top, r)
+		}
+		for r := 0; r <= top; r++ {
+			if !seen[r] {
+				t.Fatalf("ranks %v skip %d", ranks, r)
+			}
+		}
+	})
+}
