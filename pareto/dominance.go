@@ -155,10 +155,10 @@ func Violation(constraints []float64) float64 {
 }
 
 // SortConstrained returns the ranks of non-dominated sorting under Deb's
-// constrained domination (Deb et al. 2002, section IV): a feasible point
-// (violation ≤ 0) beats an infeasible one, of two infeasible points the
-// one of smaller violation wins, and two feasible points compare by
-// Dominates. So the feasible points get their ranks from Sort among
+// constrained domination (NSGA-II's constraint handling, Deb et al.
+// 2002): a feasible point (violation ≤ 0) beats an infeasible one, of two
+// infeasible points the one of smaller violation wins, and two feasible
+// points compare by Dominates. So the feasible points get their ranks from Sort among
 // themselves, and the infeasible points come after the last feasible rank,
 // one rank per distinct violation, smallest first. NaN violations count as
 // +Inf. It panics when violation and points differ in length.
