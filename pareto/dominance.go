@@ -41,6 +41,16 @@ func Dominates(a, b []float64) bool {
 	return better
 }
 
+// equalLoss reports whether a and b are equal, NaN equal to +Inf.
+func equalLoss(a, b []float64) bool {
+	for j := range a {
+		if loss(a[j]) != loss(b[j]) {
+			return false
+		}
+	}
+	return true
+}
+
 // lexOrder returns the indices of points in lexicographic order of their
 // coordinates (NaN as +Inf), ties kept in input order. A point can only be
 // dominated by points before it in this order.
@@ -67,12 +77,14 @@ func lexOrder(points [][]float64) []int {
 // Front returns the indices of the non-dominated points (those no other
 // point dominates), in increasing order. Equal points do not dominate each
 // other, so every copy of a front point is on the front. It takes
-// O(n log n) for two objectives and O(M·n·f) in general, where f is the
-// size of the front. It panics when the points differ in length.
+// O(n log n) for two objectives, O(n log n) comparisons and O(n·f) copying
+// for three, and O(M·n·f) comparisons in general, where f is the size of
+// the front. It panics when the points differ in length.
 func Front(points [][]float64) []int {
 	order := lexOrder(points)
 	var front []int
-	if len(points) > 0 && len(points[0]) == 2 {
+	switch {
+	case len(points) > 0 && len(points[0]) == 2:
 		// In lexicographic order a point is non-dominated iff its second
 		// coordinate is below that of the last front point, or it equals
 		// that point.
@@ -88,7 +100,31 @@ func Front(points [][]float64) []int {
 				front = append(front, i)
 			}
 		}
-	} else {
+	case len(points) > 0 && len(points[0]) == 3:
+		// Every point before p in lexicographic order has a first
+		// coordinate no larger, so p is dominated iff one of them, not
+		// equal to p, is no worse in the other two: a query of the
+		// two-dimensional staircase of the points before it. Equal
+		// points are adjacent and share their verdict.
+		var st staircase
+		onFront := false
+		for n, i := range order {
+			p := points[i]
+			y, z := loss(p[1]), loss(p[2])
+			if n > 0 && equalLoss(p, points[order[n-1]]) {
+				if onFront {
+					front = append(front, i)
+				}
+				continue
+			}
+			k, covered := st.find(y, z)
+			onFront = !covered
+			if onFront {
+				st.place(k, y, z)
+				front = append(front, i)
+			}
+		}
+	default:
 		for _, i := range order {
 			dominated := false
 			for _, f := range front {

@@ -12,7 +12,8 @@ import (
 // boxes [p, ref]. Points not strictly below ref in every coordinate (NaN
 // counts as +Inf) add nothing. The result is exact up to floating-point
 // rounding: a sweep in O(n log n) for two objectives, a sweep over the
-// third coordinate keeping the two-dimensional front in O(n²) for three,
+// third coordinate keeping the two-dimensional front and its area for
+// three,
 // and for more the same slicing down to three dimensions (HSO, While et
 // al. 2006), reusing a slice's volume when its new point adds nothing;
 // a few hundred points in four dimensions take milliseconds. It panics
@@ -90,54 +91,78 @@ func hv2(pts [][]float64, ref []float64) float64 {
 // x and so in decreasing order of y.
 type staircase [][2]float64
 
-// insert adds (x, y) to the staircase and reports whether it changed it:
-// not when a point already there is no worse in both coordinates. It
-// removes the points (x, y) dominates.
-func (s *staircase) insert(x, y float64) bool {
-	st := *s
-	// k is the first point with a larger x, or an equal x and a y ≥ y.
-	k, _ := slices.BinarySearchFunc(st, [2]float64{x, y}, func(e, t [2]float64) int {
+// find returns the index where (x, y) goes in the staircase, the first
+// point with a larger x or an equal x and a y ≥ y, and whether a point
+// already there is no worse than (x, y) in both coordinates.
+func (s staircase) find(x, y float64) (k int, covered bool) {
+	k, _ = slices.BinarySearchFunc(s, [2]float64{x, y}, func(e, t [2]float64) int {
 		if c := cmp.Compare(e[0], t[0]); c != 0 {
 			return c
 		}
 		return cmp.Compare(e[1], t[1])
 	})
-	if k > 0 && st[k-1][1] <= y || k < len(st) && st[k][0] == x && st[k][1] == y {
-		return false
+	covered = k > 0 && s[k-1][1] <= y || k < len(s) && s[k][0] == x && s[k][1] == y
+	return k, covered
+}
+
+// insert adds (x, y) to the staircase and returns the area it adds to
+// the region the staircase dominates up to (rx, ry), which contains
+// (x, y); 0 when a point already there is no worse in both coordinates.
+// It removes the points (x, y) dominates.
+func (s *staircase) insert(x, y, rx, ry float64) float64 {
+	st := *s
+	k, covered := st.find(x, y)
+	if covered {
+		return 0
 	}
+	// Between x and the first point the new one leaves (or rx), the
+	// region's old upper edge was the left neighbour's y (or ry), then
+	// each removed point's y in turn; the new edge is y throughout.
+	level := ry
+	if k > 0 {
+		level = st[k-1][1]
+	}
+	var added float64
+	from := x
+	end := k
+	for end < len(st) && st[end][1] >= y {
+		added += (st[end][0] - from) * (level - y)
+		from, level = st[end][0], st[end][1]
+		end++
+	}
+	to := rx
+	if end < len(st) {
+		to = st[end][0]
+	}
+	added += (to - from) * (level - y)
+	*s = slices.Replace(st, k, end, [2]float64{x, y})
+	return added
+}
+
+// place puts (x, y), which no point of the staircase covers, at index k
+// (from find), removing the points it dominates.
+func (s *staircase) place(k int, x, y float64) {
+	st := *s
 	end := k
 	for end < len(st) && st[end][1] >= y {
 		end++
 	}
 	*s = slices.Replace(st, k, end, [2]float64{x, y})
-	return true
-}
-
-// area is the area the staircase dominates up to (rx, ry).
-func (s staircase) area(rx, ry float64) float64 {
-	var a float64
-	for k, p := range s {
-		next := rx
-		if k+1 < len(s) {
-			next = s[k+1][0]
-		}
-		a += (next - p[0]) * (ry - p[1])
-	}
-	return a
 }
 
 // hv3 sweeps the points in increasing order of the third coordinate,
-// adding each to the staircase of the first two: between two consecutive
-// third coordinates the volume is a prism over the staircase's area.
+// adding each to the staircase of the first two and its area: between two
+// consecutive third coordinates the volume is a prism over the
+// staircase's area. Each insertion costs O(log n) comparisons and a copy
+// of the staircase, so the whole sweep is O(n²) in the worst case and
+// fast in practice.
 func hv3(pts [][]float64, ref []float64) float64 {
 	order := slices.Clone(pts)
 	slices.SortStableFunc(order, func(a, b []float64) int { return cmp.Compare(a[2], b[2]) })
 	var s staircase
 	var vol, area float64
 	for k, p := range order {
-		if s.insert(p[0], p[1]) {
-			area = s.area(ref[0], ref[1])
-		}
+		area += s.insert(p[0], p[1], ref[0], ref[1])
 		top := ref[2]
 		if k+1 < len(order) {
 			top = order[k+1][2]

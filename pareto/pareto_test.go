@@ -241,10 +241,21 @@ func TestReference(t *testing.T) {
 	}
 }
 
+// nanPointsGen is pointsGen with NaN among the coordinates.
+func nanPointsGen(d int, minN, maxN int) *rapid.Generator[[][]float64] {
+	coord := rapid.Map(rapid.IntRange(0, 6), func(v int) float64 {
+		if v == 6 {
+			return math.NaN()
+		}
+		return float64(v)
+	})
+	return rapid.SliceOfN(rapid.SliceOfN(coord, d, d), minN, maxN)
+}
+
 func TestFrontProperties(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		d := rapid.IntRange(1, 4).Draw(t, "d")
-		pts := pointsGen(d, 0, 30).Draw(t, "points")
+		pts := nanPointsGen(d, 0, 30).Draw(t, "points")
 		front := Front(pts)
 		on := make([]bool, len(pts))
 		for _, i := range front {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hone-tune/hone/bench/mofunctions"
+	"github.com/hone-tune/hone/pareto"
 )
 
 // checkPoints returns the grid the Python port is checked on for p: the
@@ -245,5 +246,61 @@ func TestRunAndReport(t *testing.T) {
 	}
 	if got := median([]float64{3, 1, 2, 10}); got != 2.5 {
 		t.Errorf("median = %v", got)
+	}
+}
+
+// TestHypervolumeMatchesOptuna compares package pareto's hypervolume with
+// Optuna's (its WFG implementation) on 90 random sets of 1 to 60 points in
+// two, three and four dimensions, some of them beyond the reference
+// point, and on an Optuna run's evaluations, to 1e-9 relative.
+func TestHypervolumeMatchesOptuna(t *testing.T) {
+	if _, err := OptunaVersion(context.Background(), ""); err != nil {
+		t.Skipf("HYPERVOLUME NOT CHECKED AGAINST OPTUNA: %v", err)
+	}
+	type set struct {
+		Points [][]float64 `json:"points"`
+		Ref    []float64   `json:"ref"`
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	var sets []set
+	for i := range 90 {
+		d := 2 + i%3
+		n := 1 + r.IntN(60)
+		s := set{Ref: slices.Repeat([]float64{1}, d)}
+		for range n {
+			p := make([]float64, d)
+			for j := range p {
+				p[j] = 1.1 * r.Float64()
+			}
+			s.Points = append(s.Points, p)
+		}
+		sets = append(sets, s)
+	}
+	p := mofunctions.ByName("dtlz2")
+	tr, err := Optuna("")[1].Run(context.Background(), p, 1, 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets = append(sets, set{Points: tr.Full(p), Ref: p.Ref})
+	in, _ := json.Marshal(sets)
+	out, err := python(context.Background(), DefaultPython, in, "hv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []float64
+	if err := json.Unmarshal(out, &want); err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != len(sets) {
+		t.Fatalf("%d answers to %d sets", len(want), len(sets))
+	}
+	for i, s := range sets {
+		got := pareto.Hypervolume(s.Points, s.Ref)
+		if math.Abs(got-want[i]) > 1e-9*math.Max(1, want[i]) {
+			t.Errorf("set %d (%d points, %d-D): pareto %v, Optuna %v", i, len(s.Points), len(s.Ref), got, want[i])
+		}
+	}
+	if last := want[len(want)-1]; last <= 0 {
+		t.Errorf("the Optuna run's hypervolume is %v", last)
 	}
 }

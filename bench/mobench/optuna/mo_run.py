@@ -2,6 +2,7 @@
 
     python3 mo_run.py run PROBLEM METHOD SEED TRIALS  # one study, JSON lines out
     python3 mo_run.py check                           # values of the ported problems
+    python3 mo_run.py hv                              # Optuna's hypervolume of given sets
     python3 mo_run.py version                         # Optuna's version
 
 `run` optimises the port of PROBLEM (mo_problems.py) at full fidelity with
@@ -80,6 +81,21 @@ def check():
     json.dump({"problems": info, "points": out}, sys.stdout)
 
 
+def hv():
+    """Reads [{"points", "ref"}] and writes the hypervolume of each set by
+    Optuna's WFG, of the points strictly below ref in every coordinate (the
+    others add nothing; Optuna refuses points beyond ref)."""
+    import numpy as np
+    from optuna._hypervolume import WFG
+
+    out = []
+    for s in json.load(sys.stdin):
+        ref = np.array(s["ref"], dtype=float)
+        pts = [p for p in s["points"] if all(v < r for v, r in zip(p, s["ref"]))]
+        out.append(float(WFG().compute(np.array(pts, dtype=float), ref)) if pts else 0.0)
+    json.dump(out, sys.stdout)
+
+
 def version():
     import optuna
 
@@ -92,7 +108,9 @@ if __name__ == "__main__":
         run(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
     elif cmd == "check":
         check()
+    elif cmd == "hv":
+        hv()
     elif cmd == "version":
         version()
     else:
-        sys.exit("usage: mo_run.py run PROBLEM METHOD SEED TRIALS | check | version")
+        sys.exit("usage: mo_run.py run PROBLEM METHOD SEED TRIALS | check | hv | version")
