@@ -913,7 +913,11 @@ func (p *Params) Floats(key string) []float64 {
 			}
 		}
 	}
-	p.resolve(key, v)
+	if v == nil {
+		p.resolve(key, nil) // no default
+	} else {
+		p.resolve(key, v)
+	}
 	return v
 }
 

@@ -230,7 +230,10 @@ func (a *app) versionCmd() *cobra.Command {
 			for _, kind := range []struct {
 				title, kind string
 				list        func() ([]string, map[string]string)
-			}{{"searchers", "searcher", spec.Searchers}, {"schedulers", "scheduler", spec.Schedulers}, {"executors", "executor", spec.Executors}} {
+				objectives  map[string]string // how each takes several objectives
+			}{{"searchers", "searcher", spec.Searchers, spec.MultiObjectiveSearchers()},
+				{"schedulers", "scheduler", spec.Schedulers, spec.MultiObjectiveSchedulers()},
+				{"executors", "executor", spec.Executors, nil}} {
 				names, docs := kind.list()
 				fmt.Fprintf(w, "%s:\n", kind.title)
 				width := 0
@@ -241,6 +244,9 @@ func (a *app) versionCmd() *cobra.Command {
 					fmt.Fprintf(w, "  %-*s  %s\n", width, n, docs[n])
 					if ps := paramsText(kind.kind, n); ps != "" {
 						fmt.Fprintf(w, "  %-*s  parameters: %s\n", width, "", ps)
+					}
+					if how := kind.objectives[n]; how != "" {
+						fmt.Fprintf(w, "  %-*s  several objectives: %s\n", width, "", how)
 					}
 				}
 			}

@@ -390,7 +390,8 @@ func TestHelpAndVersion(t *testing.T) {
 	}
 	// Each plugin's parameters with their defaults, from the tables.
 	for _, want := range []string{"parameters: metric=(the experiment's), mode=(the experiment's), time_attr=training_iteration, max_t=100, grace_period=1, reduction_factor=4,",
-		"parameters: n_startup_trials=10, n_ei_candidates=24,", "parameters: mode=auto, partition=\"\","} {
+		"parameters: n_startup_trials=10, n_ei_candidates=24,", "parameters: mode=auto, partition=\"\",",
+		"several objectives: ranks trials by their weighted sum (weights), without constraints"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("version: no %q in\n%s", want, out)
 		}
