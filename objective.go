@@ -316,6 +316,43 @@ func (os Objectives) Ranked(own Objective, weights []float64) (Objective, error)
 	return own.Or(os.Primary()), nil
 }
 
+// Ranking is the objective of a scheduler that ranks trials by a single
+// number: its own objective (Own, whose empty fields are the experiment's
+// primary objective's) and, for an experiment with several objectives,
+// Weights (Objectives.Ranked). A scheduler embeds it, set when it is
+// built; Objective works the objective out once, on first use, and
+// CheckObjectives makes the scheduler a MultiObjective. It is not part of
+// the scheduler's state: a restored scheduler works it out again.
+type Ranking struct {
+	// Plugin names the scheduler in errors and logs.
+	Plugin  string
+	Own     Objective
+	Weights []float64
+
+	ranked *Objective
+}
+
+// Objective returns the objective the scheduler ranks by, worked out from
+// c's objectives on the first call. Weights that do not fit (an
+// experiment that was not validated) are logged, and the scheduler ranks
+// by its own objective with the primary one's defaults.
+func (r *Ranking) Objective(c Control) Objective {
+	if r.ranked == nil {
+		o, err := c.Objectives().Ranked(r.Own, r.Weights)
+		if err != nil {
+			c.Logf("%s: %v; ranking by %s", r.Plugin, err, o)
+		}
+		r.ranked = &o
+	}
+	return *r.ranked
+}
+
+// CheckObjectives implements MultiObjective for the scheduler that embeds
+// r (CheckRanked).
+func (r *Ranking) CheckObjectives(objs Objectives, cs Constraints) error {
+	return CheckRanked(r.Plugin, r.Own, r.Weights, objs, cs)
+}
+
 // CheckRanked is the MultiObjective check of a scheduler that ranks trials
 // by a single number (Ranked), plugin naming it: several objectives need
 // one weight each and no objective of the scheduler's own (own), and such

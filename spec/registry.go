@@ -898,23 +898,12 @@ func (c *collector) bound(v *yaml.Node, path string) ([2]float64, bool) {
 	return [2]float64{lo, hi}, true
 }
 
-// Floats returns the parameter key, a list of numbers, or nil.
+// Floats returns the parameter key, a list of numbers, or nil; it has no
+// default.
 func (p *Params) Floats(key string) []float64 {
-	var v []float64
-	if e, ok := p.lookup(key); ok {
-		d := deref(e.valNode)
-		if d == nil || d.Kind != yaml.SequenceNode {
-			p.c.nodeErrorf(e.valNode, e.path, "want a list of numbers, e.g. [1, 0.01], got %s", describe(e.valNode))
-		} else {
-			for i, n := range d.Content {
-				if x, ok := p.c.number(n, index(e.path, i)); ok {
-					v = append(v, x)
-				}
-			}
-		}
-	}
+	v := listParam(p, key, "numbers, e.g. [1, 0.01]", p.c.number)
 	if v == nil {
-		p.resolve(key, nil) // no default
+		p.resolve(key, nil) // shown without a default
 	} else {
 		p.resolve(key, v)
 	}
@@ -923,20 +912,29 @@ func (p *Params) Floats(key string) []float64 {
 
 // Strings returns the parameter key, a list of strings, or nil.
 func (p *Params) Strings(key string) []string {
-	var v []string
-	if e, ok := p.lookup(key); ok {
-		d := deref(e.valNode)
-		if d == nil || d.Kind != yaml.SequenceNode {
-			p.c.nodeErrorf(e.valNode, e.path, "want a list of strings, e.g. [--constraint=a100], got %s", describe(e.valNode))
-		} else {
-			for i, n := range d.Content {
-				if s, ok := p.c.text(n, index(e.path, i)); ok {
-					v = append(v, s)
-				}
-			}
+	v := listParam(p, key, "strings, e.g. [--constraint=a100]", p.c.text)
+	p.resolve(key, v)
+	return v
+}
+
+// listParam reads the parameter key, a list of what elem reads (want says
+// what, for the error), or nil when the spec does not set it.
+func listParam[T any](p *Params, key, want string, elem func(n *yaml.Node, path string) (T, bool)) []T {
+	var v []T
+	e, ok := p.lookup(key)
+	if !ok {
+		return nil
+	}
+	d := deref(e.valNode)
+	if d == nil || d.Kind != yaml.SequenceNode {
+		p.c.nodeErrorf(e.valNode, e.path, "want a list of %s, got %s", want, describe(e.valNode))
+		return nil
+	}
+	for i, n := range d.Content {
+		if x, ok := elem(n, index(e.path, i)); ok {
+			v = append(v, x)
 		}
 	}
-	p.resolve(key, v)
 	return v
 }
 

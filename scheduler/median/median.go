@@ -72,7 +72,8 @@ type Scheduler struct {
 	stopped   map[string]bool    // judged below the median (soft stop: paused)
 	lastPause map[string]float64
 	warned    bool
-	ranked    *hone.Objective // objective's, once worked out
+	// Ranking is the objective, and CheckObjectives (hone.MultiObjective).
+	hone.Ranking
 }
 
 type point struct{ time, score float64 } // score: higher is better
@@ -86,32 +87,14 @@ func New(cfg Config) (*Scheduler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Scheduler{cfg: cfg, history: map[string][]point{}, stopped: map[string]bool{}, lastPause: map[string]float64{}}, nil
+	return &Scheduler{cfg: cfg, history: map[string][]point{}, stopped: map[string]bool{}, lastPause: map[string]float64{},
+		Ranking: hone.Ranking{Plugin: "median", Own: hone.Objective{Metric: cfg.Metric, Mode: cfg.Mode}, Weights: cfg.Weights}}, nil
 }
 
-// objective is what the scheduler ranks trials by (hone.Objectives'
-// Ranked): its own metric and mode, each defaulting to the experiment's
-// primary objective's, or with several objectives their weighted sum. It
-// is worked out once; weights that do not fit (an experiment that was
-// not validated) are logged, and the primary objective is used.
-func (s *Scheduler) objective(c hone.Control) hone.Objective {
-	if s.ranked == nil {
-		o, err := c.Objectives().Ranked(hone.Objective{Metric: s.cfg.Metric, Mode: s.cfg.Mode}, s.cfg.Weights)
-		if err != nil {
-			c.Logf("%s: %v; ranking by %s", "median", err, o)
-		}
-		s.ranked = &o
-	}
-	return *s.ranked
-}
-
-// CheckObjectives implements hone.MultiObjective: with several
-// objectives the scheduler ranks trials by their weighted sum, so it needs
-// one weight per objective, and it honours no constraint
-// (hone.CheckRanked).
-func (s *Scheduler) CheckObjectives(objs hone.Objectives, cs hone.Constraints) error {
-	return hone.CheckRanked("median", hone.Objective{Metric: s.cfg.Metric, Mode: s.cfg.Mode}, s.cfg.Weights, objs, cs)
-}
+// objective is what the scheduler ranks trials by: its own metric and
+// mode, each defaulting to the experiment's primary objective's, or with
+// several objectives their weighted sum (hone.Ranking).
+func (s *Scheduler) objective(c hone.Control) hone.Objective { return s.Ranking.Objective(c) }
 
 func (s *Scheduler) record(c hone.Control, t *hone.Trial, r *hone.Result) (float64, bool) {
 	obj := s.objective(c)

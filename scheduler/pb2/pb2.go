@@ -215,6 +215,7 @@ func New(cfg Config) (*pbt.Scheduler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pb2: %w", err)
 	}
+	s.Ranking.Plugin = "pb2"
 	return s, nil
 }
 

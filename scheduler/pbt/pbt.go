@@ -152,7 +152,8 @@ type Scheduler struct {
 	// The pointer fields of cfg, read once.
 	quantile, resample      float64
 	logConfig, requireAttrs bool
-	ranked                  *hone.Objective // objective's, once worked out
+	// Ranking is the objective, and CheckObjectives (hone.MultiObjective).
+	hone.Ranking
 
 	state    map[string]*trialState
 	order    []string // trials in add order
@@ -252,7 +253,8 @@ func New(cfg Config) (*Scheduler, error) {
 	return &Scheduler{cfg: cfg, state: map[string]*trialState{}, exploiting: map[string]bool{}, waits: map[string][]wait{},
 		quantile: *cfg.QuantileFraction, resample: *cfg.ResampleProbability,
 		logConfig: *cfg.LogConfig, requireAttrs: *cfg.RequireAttrs,
-		nextSync: math.Max(cfg.PerturbationInterval, cfg.BurnInPeriod)}, nil
+		nextSync: math.Max(cfg.PerturbationInterval, cfg.BurnInPeriod),
+		Ranking:  hone.Ranking{Plugin: "pbt", Own: hone.Objective{Metric: cfg.Metric, Mode: cfg.Mode}, Weights: cfg.Weights}}, nil
 }
 
 // Config returns the scheduler's parameters, every default filled in; its
@@ -268,29 +270,10 @@ func (s *Scheduler) Config() Config {
 // Stats returns the counts so far.
 func (s *Scheduler) Stats() Stats { return s.stats }
 
-// objective is what the scheduler ranks trials by (hone.Objectives'
-// Ranked): its own metric and mode, each defaulting to the experiment's
-// primary objective's, or with several objectives their weighted sum. It
-// is worked out once; weights that do not fit (an experiment that was
-// not validated) are logged, and the primary objective is used.
-func (s *Scheduler) objective(c hone.Control) hone.Objective {
-	if s.ranked == nil {
-		o, err := c.Objectives().Ranked(hone.Objective{Metric: s.cfg.Metric, Mode: s.cfg.Mode}, s.cfg.Weights)
-		if err != nil {
-			c.Logf("%s: %v; ranking by %s", "pbt", err, o)
-		}
-		s.ranked = &o
-	}
-	return *s.ranked
-}
-
-// CheckObjectives implements hone.MultiObjective: with several
-// objectives the scheduler ranks trials by their weighted sum, so it needs
-// one weight per objective, and it honours no constraint
-// (hone.CheckRanked).
-func (s *Scheduler) CheckObjectives(objs hone.Objectives, cs hone.Constraints) error {
-	return hone.CheckRanked("pbt", hone.Objective{Metric: s.cfg.Metric, Mode: s.cfg.Mode}, s.cfg.Weights, objs, cs)
-}
+// objective is what the scheduler ranks trials by: its own metric and
+// mode, each defaulting to the experiment's primary objective's, or with
+// several objectives their weighted sum (hone.Ranking).
+func (s *Scheduler) objective(c hone.Control) hone.Objective { return s.Ranking.Objective(c) }
 
 // OnTrialAdd gives every mutated key missing from t's configuration an
 // initial sample.
