@@ -3,7 +3,10 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -203,6 +206,21 @@ func TestResultsPareto(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errOut, bad.want) {
 			t.Errorf("results %v: %d %q, want %q", bad.args, code, errOut, bad.want)
 		}
+	}
+
+	// hone plot draws the front, against the reference point given.
+	plotDir := filepath.Join(t.TempDir(), "plots")
+	code, out, errOut = c.run("plot", dir, "--out", plotDir, "--reference", "0,100")
+	if code != exitOK || !strings.Contains(out, filepath.Join(plotDir, "pareto_front.svg")) {
+		t.Fatalf("plot: %d\n%s\n%s", code, out, errOut)
+	}
+	svg, err := os.ReadFile(filepath.Join(plotDir, "pareto_front.svg"))
+	if err != nil || !strings.Contains(string(svg), "hypervolume "+strconv.FormatFloat(given, 'g', 4, 64)+" against the reference point (0, 100), given") {
+		t.Errorf("pareto_front.svg does not show the hypervolume %v against the given point: %v", given, err)
+	}
+	code, _, errOut = c.run("plot", dir, "--out", plotDir, "--reference", "0")
+	if code != exitUsage || !strings.Contains(errOut, `--reference "0": 1 values for 2 objectives`) {
+		t.Errorf("plot --reference 0: %d %q", code, errOut)
 	}
 }
 
