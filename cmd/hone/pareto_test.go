@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -24,8 +25,8 @@ func tradeOff(spec.Process) (hone.Executor, error) { return spectest.TradeOff(2)
 // frontOf computes, from the experiment's result files and the
 // definition of dominance, the ids of the trials on the front of
 // accuracy (max) and latency_ms (min) among those whose memory_mb is at
-// most 400, and their points as losses.
-func frontOf(t *testing.T, dir string) ([]string, [][]float64) {
+// most memory, and their points as losses.
+func frontOf(t *testing.T, dir string, memory float64) ([]string, [][]float64) {
 	t.Helper()
 	e, err := results.Open(dir)
 	if err != nil {
@@ -41,7 +42,7 @@ func frontOf(t *testing.T, dir string) ([]string, [][]float64) {
 		if err != nil || tr.Status != hone.StatusTerminated {
 			t.Fatalf("trial %s: %s, %v", tr.ID, tr.Status, err)
 		}
-		if last["memory_mb"].(float64) <= 400 {
+		if last["memory_mb"].(float64) <= memory {
 			feasible = append(feasible, pt{tr.ID, []float64{-last["accuracy"].(float64), last["latency_ms"].(float64)}})
 		}
 	}
@@ -74,7 +75,7 @@ func TestResultsPareto(t *testing.T) {
 	if code, out, errOut := c.run("run", path); code != exitOK {
 		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
 	}
-	ids, pts := frontOf(t, dir)
+	ids, pts := frontOf(t, dir, 400)
 	if len(ids) < 2 {
 		t.Fatalf("the front has %d trials; the test needs several", len(ids))
 	}
@@ -248,5 +249,49 @@ func TestResultsParetoOneObjective(t *testing.T) {
 	code, _, errOut := c.run("results", dir, "--reference", "1")
 	if code != exitUsage || !strings.Contains(errOut, "--reference: the experiment has one objective and no constraint") {
 		t.Errorf("results --reference without --pareto: %d %q", code, errOut)
+	}
+}
+
+// TestExampleMultiObjective runs examples/multiobjective.yaml as its
+// comment says, its trials real Python processes, and checks that hone
+// results --pareto lists the front of its trials, under its memory
+// constraint, with the hypervolume against the reference point the
+// comment gives.
+func TestExampleMultiObjective(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 24 Python trials")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("SKIPPED: no python3: the example's trials are a Python script")
+	}
+	c := cli{t: t}
+	storage := t.TempDir()
+	example := filepath.Join(repoRoot(t), "examples", "multiobjective.yaml")
+	if code, out, errOut := c.run("run", example, "--storage", storage); code != exitOK {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	dir := filepath.Join(storage, "multiobjective")
+	ids, pts := frontOf(t, dir, 1500)
+	code, out, errOut := c.run("results", dir, "--pareto", "--reference", "0.5,10", "--format", "json")
+	var js struct {
+		Finished    int     `json:"finished"`
+		Hypervolume float64 `json:"hypervolume"`
+		Trials      []struct {
+			ID string `json:"id"`
+		} `json:"trials"`
+	}
+	if err := json.Unmarshal([]byte(out), &js); code != exitOK || err != nil {
+		t.Fatalf("results --pareto: %d %v\n%s%s", code, err, out, errOut)
+	}
+	var got []string
+	for _, tr := range js.Trials {
+		got = append(got, tr.ID)
+	}
+	slices.Sort(got)
+	// Accuracy above 0.5 and latency below 10 ms count: accuracy's loss
+	// is its negation.
+	want := pareto.Hypervolume(pts, []float64{-0.5, 10})
+	if js.Finished != 24 || !slices.Equal(got, ids) || js.Hypervolume != want {
+		t.Errorf("front %v of %d finished trials, hypervolume %v; want %v of 24, %v", got, js.Finished, js.Hypervolume, ids, want)
 	}
 }
