@@ -72,8 +72,12 @@ func frontOf(t *testing.T, dir string, memory float64) ([]string, [][]float64) {
 func TestResultsPareto(t *testing.T) {
 	c := cli{t: t, exec: tradeOff}
 	path, dir := writeSpec(t, "mo", spectest.TradeOffSpec(6, 24, "constraints:\n  - {metric: memory_mb, below: 400}\n"))
-	if code, out, errOut := c.run("run", path); code != exitOK {
+	code, out, errOut := c.run("run", path)
+	if code != exitOK {
 		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if want := "hone: done; the trials no other beats on every objective (accuracy (max), latency_ms (min)): hone results " + dir + " --pareto"; !strings.Contains(errOut, want) {
+		t.Errorf("run's last words: %q, want %q", errOut, want)
 	}
 	ids, pts := frontOf(t, dir, 400)
 	if len(ids) < 2 {
@@ -82,7 +86,7 @@ func TestResultsPareto(t *testing.T) {
 	derived := pareto.Hypervolume(pts, pareto.Reference(pts))
 
 	// The table of the front.
-	code, out, errOut := c.run("results", dir, "--pareto")
+	code, out, errOut = c.run("results", dir, "--pareto")
 	if code != exitOK {
 		t.Fatalf("results --pareto: %d %s", code, errOut)
 	}
