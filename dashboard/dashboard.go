@@ -548,7 +548,22 @@ func (s *Server) trial(r *http.Request, info report.Info) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := trialView{Row: tb.Rows[0], Tag: t.Tag, Dir: s.rel(t.Dir), Config: t.Config, Error: t.Error,
+	row := tb.Rows[0]
+	// The table of one trial has a front of its own: the trial's place
+	// is in the experiment's.
+	row.OnFront, row.Infeasible = false, false
+	if info.Several() {
+		f, err := report.ParetoFront(e, info.FrontObjectives(), info.Constraints, nil)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range f.Points {
+			if p.ID == t.ID {
+				row.OnFront, row.Infeasible = p.OnFront, !p.Feasible
+			}
+		}
+	}
+	v := trialView{Row: row, Tag: t.Tag, Dir: s.rel(t.Dir), Config: t.Config, Error: t.Error,
 		Checkpoints: []string{}, Files: []Entry{}, Lineage: []results.Exploit{}, Rungs: []report.TrialRung{}}
 	for _, c := range t.Checkpoints {
 		v.Checkpoints = append(v.Checkpoints, s.rel(c))

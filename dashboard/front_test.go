@@ -105,6 +105,23 @@ func TestFrontAPI(t *testing.T) {
 			t.Errorf("trial of width %v: on the front %v, feasible %v", w, p.OnFront, p.Feasible)
 		}
 	}
+	// The table marks the front's trials and the infeasible one, and
+	// so does each trial's page.
+	var tb report.Table
+	getJSON(t, hs.URL+"/api/trials", http.StatusOK, &tb)
+	for _, r := range tb.Rows {
+		w, _ := hone.Number(r.Config["width"])
+		if r.OnFront != (w == 10 || w == 90) || r.Infeasible != (w == 99) {
+			t.Errorf("table row of width %v: front %v, infeasible %v", w, r.OnFront, r.Infeasible)
+		}
+		var tv struct {
+			Row report.Row `json:"row"`
+		}
+		getJSON(t, hs.URL+"/api/trial?id="+r.ID, http.StatusOK, &tv)
+		if tv.Row.OnFront != r.OnFront || tv.Row.Infeasible != r.Infeasible {
+			t.Errorf("trial page of width %v: front %v, infeasible %v", w, tv.Row.OnFront, tv.Row.Infeasible)
+		}
+	}
 	var sum struct {
 		Best  *report.Best  `json:"best"`
 		Front *report.Front `json:"front"`
@@ -190,6 +207,12 @@ func TestBrowserFront(t *testing.T) {
 	}
 	b.wait(t, "an infeasible trial drawn in orange", drawn(chart, 255, 127, 14))
 	b.wait(t, "the summary's front", `document.querySelector('#c-front b').textContent === '2 of 4 finished'`)
+	b.wait(t, "the table shades the front's two trials and the infeasible one", `document.querySelectorAll('#trials tbody tr.front').length === 2 &&
+		document.querySelectorAll('#trials tbody tr.infeasible').length === 1`)
+	shaded := eval[[]string](t, b, `Array.from(document.querySelectorAll('#trials tbody tr.front')).map((r) => r.dataset.id).sort()`)
+	if front := eval[[]string](t, b, fmt.Sprintf(`window.hone.fronts[%q].front.slice().sort()`, chart)); !slices.Equal(shaded, front) {
+		t.Errorf("table shades %v, the chart's front is %v", shaded, front)
+	}
 	if errs := b.errors(mark); len(errs) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
 	}

@@ -290,6 +290,11 @@ type Row struct {
 	Failures int `json:"failures,omitempty"`
 	// Error is the first line of the trial's error.
 	Error string `json:"error,omitempty"`
+	// OnFront says the trial is on the Pareto front, and Infeasible that
+	// it breaks a constraint, with several objectives or a constraint
+	// (ParetoFront; both false for a trial not finished).
+	OnFront    bool `json:"front,omitempty"`
+	Infeasible bool `json:"infeasible,omitempty"`
 }
 
 // Query selects, orders and pages the table.
@@ -336,10 +341,24 @@ func TrialTable(e *results.Experiment, info Info, q Query) (Table, error) {
 	}
 	keys := map[string]bool{}
 	rows := make([]Row, 0, len(e.Trials))
+	var front map[string]FrontPoint
+	if info.Several() {
+		f, err := ParetoFront(e, info.FrontObjectives(), info.Constraints, nil)
+		if err != nil {
+			return Table{}, err
+		}
+		front = make(map[string]FrontPoint, len(f.Points))
+		for _, p := range f.Points {
+			front[p.ID] = p
+		}
+	}
 	for _, t := range e.Trials {
 		r, err := trialRow(t, info)
 		if err != nil {
 			return Table{}, err
+		}
+		if p, ok := front[t.ID]; ok {
+			r.OnFront, r.Infeasible = p.OnFront, !p.Feasible
 		}
 		for k := range r.Config {
 			keys[k] = true

@@ -213,6 +213,8 @@
     for (const r of t.rows) {
       const tr = el('tr', { 'data-id': r.id });
       if (r.id === best) tr.className = 'best';
+      if (r.front) tr.classList.add('front');
+      if (r.infeasible) tr.classList.add('infeasible');
       tr.append(el('td', {}, el('a', { href: '#/trial/' + encodeURIComponent(r.id), text: r.id })));
       tr.append(el('td', {}, el('span', { class: 'status', text: r.status })));
       for (const k of t.config_keys) tr.append(el('td', { class: typeof r.config[k] === 'number' ? 'num' : '', text: fmt(r.config[k]) }));
@@ -329,7 +331,8 @@
       (f.reference_derived ? 'derived from the front' : 'given');
     $('front-note').textContent = f.size + ' of ' + f.finished + ' finished trials on the front' +
       (f.constraints ? ', ' + f.feasible + ' feasible' : '') +
-      (f.incomplete ? ', ' + f.incomplete + ' without every objective left out' : '') + '; ' + hv + '.';
+      (f.incomplete ? ', ' + f.incomplete + ' without every objective left out' : '') + '; ' + hv +
+      '. The front\'s trials are shaded in the table of trials, infeasible ones in orange.';
     const keep = new Set();
     for (let i = 0; i < objs.length; i++) {
       for (let j = i + 1; j < objs.length; j++) {
