@@ -50,7 +50,7 @@ func frontGated(gate <-chan struct{}) func(spec.Process) (hone.Executor, error) 
 		return inproc.NewFunc(func(ctx context.Context, s trial.Session) error {
 			w, _ := hone.Number(s.Config()["width"])
 			q, _ := hone.Number(s.Config()["quality"])
-			if err := s.Report(trial.Metrics{"accuracy": q * (1 - math.Exp(-w/30)), "latency_ms": 2 + w}); err != nil {
+			if err := s.Report(trial.Metrics{"accuracy": q * (1 - math.Exp(-w/30)), "latency_ms": 2 + w, "memory_mb": 10 * w * q}); err != nil {
 				return err
 			}
 			if w > 60 {
@@ -158,7 +158,8 @@ func closed() chan struct{} {
 // Chromium: the front chart draws the trials that finished, the front in
 // red, and when two more finish (one on the front, one infeasible) the
 // chart's points change without a reload, as do the summary's front and
-// hypervolume.
+// the table's shading. An experiment with three objectives gets a chart
+// per pair.
 func TestBrowserFront(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Chromium and runs a real experiment")
@@ -212,6 +213,19 @@ func TestBrowserFront(t *testing.T) {
 	shaded := eval[[]string](t, b, `Array.from(document.querySelectorAll('#trials tbody tr.front')).map((r) => r.dataset.id).sort()`)
 	if front := eval[[]string](t, b, fmt.Sprintf(`window.hone.fronts[%q].front.slice().sort()`, chart)); !slices.Equal(shaded, front) {
 		t.Errorf("table shades %v, the chart's front is %v", shaded, front)
+	}
+
+	// Three objectives: a chart per pair, each with every trial.
+	three := strings.Replace(frontSpec, "  - {metric: latency_ms, mode: min}\n", "  - {metric: latency_ms, mode: min}\n  - {metric: memory_mb, mode: min}\n", 1)
+	y := startSpec(t, "three", three, frontGated(closed()))
+	y.wait(t)
+	b.open(t, y.dir, nil, "")
+	for _, id := range []string{"front-0-1", "front-0-2", "front-1-2"} {
+		b.wait(t, id+" draws every trial", fmt.Sprintf(`(() => { const f = window.hone.fronts[%q]; return !!f && f.points === 4; })()`, id))
+		b.wait(t, id+" draws the front in red", drawn(id, 214, 39, 40))
+	}
+	if n := eval[int](t, b, `document.querySelectorAll('#front-charts .front-chart').length`); n != 3 {
+		t.Errorf("%d front charts for three objectives, want 3", n)
 	}
 	if errs := b.errors(mark); len(errs) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
