@@ -120,7 +120,10 @@ func frontLine(f *report.Front) string {
 // hypervolumeLine says the front's hypervolume, the reference point and
 // where it came from.
 func hypervolumeLine(f *report.Front) string {
-	if f.Hypervolume == nil {
+	switch {
+	case f.Size == 0:
+		return "Hypervolume: none yet (no finished trial with every objective)"
+	case f.Hypervolume == nil:
 		return "Hypervolume: none (no feasible trial on the front)"
 	}
 	ref := make([]string, len(f.Reference))

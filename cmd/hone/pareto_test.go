@@ -15,6 +15,7 @@ import (
 	"github.com/hone-tune/hone/internal/spectest"
 	"github.com/hone-tune/hone/pareto"
 	"github.com/hone-tune/hone/progress"
+	"github.com/hone-tune/hone/report"
 	"github.com/hone-tune/hone/results"
 	"github.com/hone-tune/hone/spec"
 )
@@ -297,5 +298,24 @@ func TestExampleMultiObjective(t *testing.T) {
 	want := pareto.Hypervolume(pts, []float64{-0.5, 10})
 	if js.Finished != 24 || !slices.Equal(got, ids) || js.Hypervolume != want {
 		t.Errorf("front %v of %d finished trials, hypervolume %v; want %v of 24, %v", got, js.Finished, js.Hypervolume, ids, want)
+	}
+}
+
+// TestHypervolumeLine: the line says why there is no hypervolume.
+func TestHypervolumeLine(t *testing.T) {
+	objs := hone.Objectives{{Metric: "a", Mode: hone.Max}, {Metric: "b", Mode: hone.Min}}
+	hv := 2.5
+	for _, c := range []struct {
+		f    report.Front
+		want string
+	}{
+		{report.Front{Objectives: objs}, "Hypervolume: none yet (no finished trial with every objective)"},
+		{report.Front{Objectives: objs, Size: 2}, "Hypervolume: none (no feasible trial on the front)"},
+		{report.Front{Objectives: objs, Size: 2, Hypervolume: &hv, Reference: []float64{0.5, 10}}, "Hypervolume: 2.5 against the reference point a=0.5, b=10 (given with --reference)"},
+		{report.Front{Objectives: objs, Size: 2, Hypervolume: &hv, Reference: []float64{0.5, 10}, ReferenceDerived: true}, "Hypervolume: 2.5 against the reference point a=0.5, b=10 (derived from the front: "},
+	} {
+		if got := hypervolumeLine(&c.f); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%+v: %q, want %q", c.f, got, c.want)
+		}
 	}
 }

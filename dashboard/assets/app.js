@@ -326,7 +326,8 @@
     const objs = f.objectives;
     const name = (o) => o.metric + ' (' + o.mode + ')';
     $('front-objectives').textContent = objs.map(name).join(', ') + (f.constraints ? ' subject to ' + f.constraints.join(', ') : '');
-    const hv = f.hypervolume === null ? 'no hypervolume (no feasible trial on the front)' :
+    const hv = f.size === 0 ? 'no hypervolume yet (no finished trial with every objective)' :
+      f.hypervolume === null ? 'no hypervolume (no feasible trial on the front)' :
       'hypervolume ' + fmt(f.hypervolume) + ' against the reference point (' + f.reference.map(fmt).join(', ') + '), ' +
       (f.reference_derived ? 'derived from the front' : 'given');
     $('front-note').textContent = f.size + ' of ' + f.finished + ' finished trials on the front' +
