@@ -134,9 +134,16 @@ configuration). A result field whose name is trial_id or status, or starts
 with config/ or metrics/, is in a column named metrics/ and the field's
 name (a metric config/x is in metrics/config/x), so no two columns share a
 name. Numbers are written as result.json writes them: the shortest form
-that reads back as the same value (5e-324, 0.1). --format json, with
---pareto, writes the front as JSON: the objectives, constraints, counts,
-hypervolume, reference point and the front's trials.
+that reads back as the same value (5e-324, 0.1).
+
+--format json writes JSON: the trials in the table's order, each with its
+status as shown, configuration, score (and with several objectives each
+objective's value and whether it is on the front or infeasible), its
+last iteration and training time; with --best the best trial, its
+directory and latest checkpoint; with --pareto the front: the
+objectives, constraints, counts, hypervolume, reference point and the
+front's trials. A number JSON cannot hold (NaN, an infinity) is written
+as the string result.json writes.
 
 Trials that never started (queued, or left over when a stop condition
 ended the experiment) have no results: they are counted as "not started"
@@ -168,8 +175,6 @@ records (RUNNING for such a trial).`,
 			switch {
 			case o.best && o.pareto:
 				return withCode(exitUsage, errors.New("--best and --pareto: give one (with several objectives the best trials are the front)"))
-			case o.format == formatJSON && !o.pareto:
-				return withCode(exitUsage, errors.New("--format json: only with --pareto; the table of trials is written as table or csv"))
 			case o.pareto && cmd.Flags().Changed("scope") && o.scope != results.ScopeLast:
 				return withCode(exitUsage, fmt.Errorf("--scope %s with --pareto: the front compares each trial's last result; leave --scope out", o.scope))
 			}
@@ -226,6 +231,9 @@ records (RUNNING for such a trial).`,
 				if best.Status == hone.StatusRunning && !running {
 					st = statusStopped
 				}
+				if o.format == formatJSON {
+					return withCode(exitFailed, writeBestJSON(w, best, st, obj, o.scope, v))
+				}
 				return withCode(exitFailed, writeBest(w, best, st, obj, o.scope, v))
 			}
 			if o.format == formatCSV {
@@ -242,24 +250,30 @@ records (RUNNING for such a trial).`,
 			if err != nil {
 				return withCode(exitFailed, err)
 			}
-			fmt.Fprintf(w, "Experiment %s in %s: %s (%s)\n", e.Name, e.Dir, plural(len(rows), "trial"), statusCounts(rows))
 			metric, scope := obj.Metric, o.scope
 			var extra []string
+			var front *report.Front
 			if several {
-				f, err := report.ParetoFront(e, objs, cons, ref)
-				if err != nil {
+				if front, err = report.ParetoFront(e, objs, cons, ref); err != nil {
 					return withCode(exitFailed, err)
 				}
-				extra, metric, scope = addObjectives(rows, f), "", ""
+				extra, metric, scope = addObjectives(rows, front), "", ""
 				sortByFront(rows, objs[0])
-				fmt.Fprintln(w, frontLine(f))
-				fmt.Fprintln(w, hypervolumeLine(f))
-				fmt.Fprintln(w, "Sorted by front rank, then by "+objs[0].String()+"; hone results --pareto lists the front.")
 			} else {
 				sortByScore(rows, obj)
-				if obj.Metric != "" {
-					fmt.Fprintf(w, "Sorted by %s (%s, scope %s).\n", obj.Metric, obj.Mode, o.scope)
-				}
+			}
+			if o.format == formatJSON {
+				shown, _ := splitNotStarted(rows, o.notStarted)
+				return withCode(exitFailed, writeResultsJSON(w, e, shown, obj, o.scope, front))
+			}
+			fmt.Fprintf(w, "Experiment %s in %s: %s (%s)\n", e.Name, e.Dir, plural(len(rows), "trial"), statusCounts(rows))
+			switch {
+			case front != nil:
+				fmt.Fprintln(w, frontLine(front))
+				fmt.Fprintln(w, hypervolumeLine(front))
+				fmt.Fprintln(w, "Sorted by front rank, then by "+objs[0].String()+"; hone results --pareto lists the front.")
+			case obj.Metric != "":
+				fmt.Fprintf(w, "Sorted by %s (%s, scope %s).\n", obj.Metric, obj.Mode, o.scope)
 			}
 			shown, hidden := splitNotStarted(rows, o.notStarted)
 			writeTable(w, shown, metric, scope, extra)
@@ -271,7 +285,7 @@ records (RUNNING for such a trial).`,
 	f.BoolVar(&o.best, "best", false, "print only the best trial")
 	f.BoolVar(&o.pareto, "pareto", false, "print only the Pareto front of the finished trials, with its hypervolume")
 	f.StringVar(&o.reference, "reference", "", "the hypervolume's reference point: one value per objective, comma-separated, in the metrics' units (default: derived from the front)")
-	f.StringVar(&o.format, "format", formatTable, "table, csv or json (json: with --pareto)")
+	f.StringVar(&o.format, "format", formatTable, "table, csv or json")
 	f.StringVar(&o.metric, "metric", "", "the metric to rank trials by (default: the spec's metric)")
 	f.StringVar(&o.mode, "mode", "", "min or max (default: the spec's mode, else min)")
 	f.StringVar(&o.scope, "scope", results.ScopeLast, "which results count: last, avg, all, last-5-avg, last-10-avg")

@@ -378,3 +378,124 @@ func sortByFront(rows []*row, primary hone.Objective) {
 		return primary.Compare(a.score, a.hasScore, b.score, b.hasScore)
 	})
 }
+
+// jsonNumber is f for JSON: the number, or for NaN and infinities the
+// string result.json writes.
+func jsonNumber(f float64) any {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return results.FormatNumber(f)
+	}
+	return f
+}
+
+// trialJSON is one trial in hone results --format json.
+type trialJSON struct {
+	ID     string         `json:"id"`
+	Status string         `json:"status"`
+	Config map[string]any `json:"config"`
+	// Score is its score under the metric and scope, nil without one.
+	Score any `json:"score"`
+	// Values are, with several objectives, each objective's value in its
+	// last result (nil where it has none); Front and Infeasible place it
+	// in the front.
+	Values     []any    `json:"values,omitempty"`
+	Front      bool     `json:"front,omitempty"`
+	Infeasible bool     `json:"infeasible,omitempty"`
+	Iteration  *float64 `json:"iter"`
+	TimeTotal  any      `json:"time_total_s"`
+	Error      string   `json:"error,omitempty"`
+}
+
+// writeResultsJSON writes rows, in their order, as JSON: the experiment,
+// its objective (or objectives, with front) and its trials.
+func writeResultsJSON(w io.Writer, e *results.Experiment, rows []*row, obj hone.Objective, scope string, front *report.Front) error {
+	out := struct {
+		Name       string          `json:"name"`
+		Dir        string          `json:"dir"`
+		Metric     string          `json:"metric,omitempty"`
+		Mode       hone.Mode       `json:"mode,omitempty"`
+		Scope      string          `json:"scope,omitempty"`
+		Objectives hone.Objectives `json:"objectives,omitempty"`
+		// Front is the front's counts and hypervolume, without its
+		// points.
+		Front  *report.Front `json:"front,omitempty"`
+		Trials []trialJSON   `json:"trials"`
+	}{Name: e.Name, Dir: e.Dir, Trials: []trialJSON{}}
+	if front != nil {
+		summary := *front
+		summary.Points = nil
+		out.Objectives, out.Front = front.Objectives, &summary
+	} else if obj.Metric != "" {
+		out.Metric, out.Mode, out.Scope = obj.Metric, obj.Mode, scope
+	}
+	place := map[string]report.FrontPoint{}
+	if front != nil {
+		for _, p := range front.Points {
+			place[p.ID] = p
+		}
+	}
+	for _, r := range rows {
+		t := r.trial
+		j := trialJSON{ID: t.ID, Status: r.status, Config: map[string]any{}}
+		j.Error, _, _ = strings.Cut(t.Error, "\n")
+		hone.Flatten("", map[string]any(t.Config), func(k string, leaf any) { j.Config[k] = leaf })
+		if r.hasScore && front == nil {
+			j.Score = jsonNumber(r.score)
+		}
+		last, err := t.Last()
+		if err != nil {
+			return err
+		}
+		if v, ok := last.Value(hone.FieldTrainingIteration); ok {
+			j.Iteration = &v
+		}
+		if v, ok := last.Value(hone.FieldTimeTotal); ok {
+			j.TimeTotal = jsonNumber(v)
+		}
+		if front != nil {
+			for _, o := range front.Objectives {
+				var cell any
+				if v, ok := last.Value(o.Metric); ok {
+					cell = jsonNumber(v)
+				}
+				j.Values = append(j.Values, cell)
+			}
+			if p, ok := place[t.ID]; ok {
+				j.Front, j.Infeasible = p.OnFront, !p.Feasible
+			}
+		}
+		out.Trials = append(out.Trials, j)
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write the results as JSON: %w", err)
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// writeBestJSON writes the best trial as JSON: its id, status as shown,
+// score with its metric, mode and scope, directory, latest kept
+// checkpoint and configuration.
+func writeBestJSON(w io.Writer, t *results.Trial, status string, obj hone.Objective, scope string, v float64) error {
+	out := struct {
+		ID         string      `json:"id"`
+		Status     string      `json:"status"`
+		Metric     string      `json:"metric"`
+		Mode       hone.Mode   `json:"mode"`
+		Scope      string      `json:"scope"`
+		Score      any         `json:"score"`
+		Dir        string      `json:"dir"`
+		Checkpoint string      `json:"checkpoint,omitempty"`
+		Config     hone.Config `json:"config"`
+	}{ID: t.ID, Status: status, Metric: obj.Metric, Mode: obj.Mode, Scope: scope, Score: jsonNumber(v), Dir: t.Dir, Config: t.Config}
+	if n := len(t.Checkpoints); n > 0 {
+		out.Checkpoint = t.Checkpoints[n-1]
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write the best trial as JSON: %w", err)
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}

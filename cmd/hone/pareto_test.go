@@ -81,6 +81,10 @@ func TestResultsPareto(t *testing.T) {
 		t.Errorf("run's last words: %q, want %q", errOut, want)
 	}
 	ids, pts := frontOf(t, dir, 400)
+	e, err := results.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(ids) < 2 {
 		t.Fatalf("the front has %d trials; the test needs several", len(ids))
 	}
@@ -186,6 +190,47 @@ func TestResultsPareto(t *testing.T) {
 			t.Errorf("%s marks %d trials on the front, want %d:\n%s", cmd, front, len(ids), out)
 		}
 	}
+	// The table as JSON: every trial, the front first, with each
+	// objective's value.
+	code, out, _ = c.run("results", dir, "--format", "json")
+	var table struct {
+		Objectives []hone.Objective `json:"objectives"`
+		Front      struct {
+			Size        int     `json:"size"`
+			Hypervolume float64 `json:"hypervolume"`
+		} `json:"front"`
+		Trials []struct {
+			ID         string    `json:"id"`
+			Status     string    `json:"status"`
+			Values     []float64 `json:"values"`
+			Front      bool      `json:"front"`
+			Infeasible bool      `json:"infeasible"`
+		} `json:"trials"`
+	}
+	if err := json.Unmarshal([]byte(out), &table); code != exitOK || err != nil {
+		t.Fatalf("results --format json: %d %v\n%s", code, err, out)
+	}
+	if len(table.Trials) != 24 || len(table.Objectives) != 2 || table.Front.Size != len(ids) || table.Front.Hypervolume != derived {
+		t.Errorf("results --format json: %d trials, objectives %v, front %+v", len(table.Trials), table.Objectives, table.Front)
+	}
+	var jsonFront []string
+	for k, tr := range table.Trials {
+		if tr.Front {
+			jsonFront = append(jsonFront, tr.ID)
+			if k >= len(ids) {
+				t.Errorf("results --format json: front trial %s at place %d, after others", tr.ID, k)
+			}
+		}
+		last, err := e.Trial(tr.ID).Last()
+		if err != nil || tr.Status != "TERMINATED" || len(tr.Values) != 2 || tr.Values[0] != last["accuracy"] || tr.Values[1] != last["latency_ms"] ||
+			tr.Infeasible != (last["memory_mb"].(float64) > 400) {
+			t.Errorf("results --format json: trial %+v, last result %v (%v)", tr, last, err)
+		}
+	}
+	if slices.Sort(jsonFront); !slices.Equal(jsonFront, ids) {
+		t.Errorf("results --format json: front %v, want %v", jsonFront, ids)
+	}
+
 	code, out, _ = c.run("results", dir)
 	lines = strings.Split(out, "\n")
 	for _, l := range lines[5 : 5+len(ids)] {
@@ -203,7 +248,6 @@ func TestResultsPareto(t *testing.T) {
 		{[]string{"--pareto", "--reference", "1"}, `--reference "1": 1 values for 2 objectives: give one per objective, comma-separated, in order (accuracy, latency_ms)`},
 		{[]string{"--pareto", "--reference", "1,x"}, `--reference "1,x": "x" (latency_ms) is not a finite number`},
 		{[]string{"--format", "xml"}, `--format "xml": allowed values are table, csv and json`},
-		{[]string{"--format", "json"}, "--format json: only with --pareto"},
 		{[]string{"--pareto", "--scope", "avg"}, "--scope avg with --pareto: the front compares each trial's last result"},
 		{[]string{"--pareto", "--best"}, "--best and --pareto: give one"},
 		{[]string{"--csv", "--format", "json"}, "--csv and --format json: give one"},
@@ -231,7 +275,8 @@ func TestResultsPareto(t *testing.T) {
 }
 
 // TestResultsParetoOneObjective: with one objective the front is the
-// best trial, and --reference without --pareto is refused.
+// best trial; the best trial and the table are written as JSON, best
+// first; --reference without --pareto is refused.
 func TestResultsParetoOneObjective(t *testing.T) {
 	c := cli{t: t, exec: goTrainer(nil)}
 	path, dir := writeSpec(t, "grid", gridSpec)
@@ -250,6 +295,27 @@ func TestResultsParetoOneObjective(t *testing.T) {
 	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
 	if code != exitOK || err != nil || len(rows) != 2 || rows[1][0] != best.ID || rows[1][1] != results.FormatNumber(v) {
 		t.Errorf("results --pareto of one objective: %d %v\n%s, want the best trial %s (%v)", code, err, out, best.ID, v)
+	}
+	code, out, _ = c.run("results", dir, "--best", "--format", "json")
+	var js struct {
+		ID     string         `json:"id"`
+		Metric string         `json:"metric"`
+		Score  float64        `json:"score"`
+		Config map[string]any `json:"config"`
+	}
+	if err := json.Unmarshal([]byte(out), &js); code != exitOK || err != nil || js.ID != best.ID || js.Score != v || js.Metric != "score" || js.Config["x"] != best.Config["x"] {
+		t.Errorf("results --best --format json: %d %v %+v, want %s (%v)", code, err, js, best.ID, v)
+	}
+	code, out, _ = c.run("results", dir, "--format", "json")
+	var table struct {
+		Metric string `json:"metric"`
+		Trials []struct {
+			ID    string  `json:"id"`
+			Score float64 `json:"score"`
+		} `json:"trials"`
+	}
+	if err := json.Unmarshal([]byte(out), &table); code != exitOK || err != nil || table.Metric != "score" || len(table.Trials) != 3 || table.Trials[0].ID != best.ID || table.Trials[0].Score != v {
+		t.Errorf("results --format json: %d %v %+v, want %s first", code, err, table, best.ID)
 	}
 	code, _, errOut := c.run("results", dir, "--reference", "1")
 	if code != exitUsage || !strings.Contains(errOut, "--reference: the experiment has one objective and no constraint") {
