@@ -1,7 +1,8 @@
 // Package dashboard serves a read-only web dashboard of one experiment,
 // running or finished: its summary, a sortable and filterable table of
 // trials, learning curves, parallel coordinates, the rungs of ASHA and
-// HyperBand, the lineage of PBT, and a page per trial with its
+// HyperBand, the lineage of PBT, with several objectives the Pareto front
+// of the finished trials, and a page per trial with its
 // configuration, results, checkpoints, the tails of its output and its
 // error. The data comes from package report; the page and its charting
 // library are embedded, so no request leaves the machine.
@@ -294,6 +295,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/api/parallel", s.cached(s.parallel))
 	mux.HandleFunc("/api/rungs", s.cached(s.rungs))
 	mux.HandleFunc("/api/lineage", s.cached(s.lineage))
+	mux.HandleFunc("/api/front", s.cached(s.front))
 	mux.HandleFunc("/api/trial", s.cached(s.trial))
 	mux.HandleFunc("/api/file", s.file)
 	mux.HandleFunc("/api/ls", s.ls)
@@ -503,6 +505,16 @@ func (s *Server) lineage(_ *http.Request, _ report.Info) (any, error) {
 	return report.PBTLineage(s.live.Experiment())
 }
 
+// front is the Pareto front of the finished trials (report.ParetoFront)
+// with several objectives, or null with one.
+func (s *Server) front(_ *http.Request, info report.Info) (any, error) {
+	objs := info.FrontObjectives()
+	if len(objs) < 2 {
+		return nil, nil
+	}
+	return report.ParetoFront(s.live.Experiment(), objs, info.Constraints, info.Reference)
+}
+
 // trialView is one trial's page.
 type trialView struct {
 	Row    report.Row     `json:"row"`
@@ -536,7 +548,22 @@ func (s *Server) trial(r *http.Request, info report.Info) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := trialView{Row: tb.Rows[0], Tag: t.Tag, Dir: s.rel(t.Dir), Config: t.Config, Error: t.Error,
+	row := tb.Rows[0]
+	// The table of one trial has a front of its own: the trial's place
+	// is in the experiment's.
+	row.OnFront, row.Infeasible = false, false
+	if info.Several() {
+		f, err := report.ParetoFront(e, info.FrontObjectives(), info.Constraints, nil)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range f.Points {
+			if p.ID == t.ID {
+				row.OnFront, row.Infeasible = p.OnFront, !p.Feasible
+			}
+		}
+	}
+	v := trialView{Row: row, Tag: t.Tag, Dir: s.rel(t.Dir), Config: t.Config, Error: t.Error,
 		Checkpoints: []string{}, Files: []Entry{}, Lineage: []results.Exploit{}, Rungs: []report.TrialRung{}}
 	for _, c := range t.Checkpoints {
 		v.Checkpoints = append(v.Checkpoints, s.rel(c))

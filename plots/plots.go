@@ -1,8 +1,9 @@
 // Package plots draws an experiment's charts as PNG and SVG files, for a
 // report or a terminal without a browser: learning curves, the best value
 // so far against time and against budget, PBT's lineage and hyperparameter
-// schedules, the rungs of ASHA and HyperBand, and parallel coordinates of
-// configuration against metric. The data is package report's, as the
+// schedules, the rungs of ASHA and HyperBand, parallel coordinates of
+// configuration against metric, and with several objectives the Pareto
+// front of the finished trials. The data is package report's, as the
 // dashboard shows it; this package only draws it.
 //
 // The same experiment gives the same files, byte for byte: nothing drawn
@@ -54,6 +55,9 @@ const (
 	NameRungs = "rungs"
 	// NameParallel: parallel coordinates of configuration and metric.
 	NameParallel = "parallel_coordinates"
+	// NameFront: with several objectives, the Pareto front of the
+	// finished trials, a panel per pair of objectives.
+	NameFront = "pareto_front"
 )
 
 // Options bound what the figures draw.
@@ -158,6 +162,7 @@ func Figures(e *results.Experiment, info report.Info, o Options) ([]*Figure, []S
 		{NameSchedules, schedulesFigure},
 		{NameRungs, rungsFigure},
 		{NameParallel, parallelFigure},
+		{NameFront, frontFigure},
 	} {
 		if info.Metric == "" {
 			skipped = append(skipped, Skipped{b.name, "no metric"})

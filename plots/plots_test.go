@@ -129,7 +129,7 @@ func TestFIFO(t *testing.T) {
 	e, figs, skipped := figures(t, dir)
 	got, left := names(figs, skipped)
 	if !slices.Equal(got, []string{plots.NameCurves, plots.NameBestSoFar, plots.NameParallel}) ||
-		!slices.Equal(left, []string{plots.NameLineage, plots.NameSchedules, plots.NameRungs}) {
+		!slices.Equal(left, []string{plots.NameLineage, plots.NameSchedules, plots.NameRungs, plots.NameFront}) {
 		t.Fatalf("figures %v, skipped %v", got, left)
 	}
 	n := withResults(t, e)
@@ -174,7 +174,7 @@ max_concurrent_trials: 4
 	e, figs, skipped := figures(t, dir)
 	got, left := names(figs, skipped)
 	if !slices.Equal(got, []string{plots.NameCurves, plots.NameBestSoFar, plots.NameRungs, plots.NameParallel}) ||
-		!slices.Equal(left, []string{plots.NameLineage, plots.NameSchedules}) {
+		!slices.Equal(left, []string{plots.NameLineage, plots.NameSchedules, plots.NameFront}) {
 		t.Fatalf("figures %v, skipped %v", got, left)
 	}
 	info, err := report.ReadInfo(dir)
@@ -242,7 +242,7 @@ func TestPBT(t *testing.T) {
 	e, figs, skipped := figures(t, dir)
 	got, left := names(figs, skipped)
 	if !slices.Equal(got, []string{plots.NameCurves, plots.NameBestSoFar, plots.NameLineage, plots.NameSchedules, plots.NameParallel}) ||
-		!slices.Equal(left, []string{plots.NameRungs}) {
+		!slices.Equal(left, []string{plots.NameRungs, plots.NameFront}) {
 		t.Fatalf("figures %v, skipped %v", got, left)
 	}
 	lin, err := report.PBTLineage(e)
@@ -301,7 +301,7 @@ func TestNothingToDraw(t *testing.T) {
 		t.Fatal(err)
 	}
 	figs, skipped, err := plots.Figures(e, report.Info{TimeAttr: hone.FieldTrainingIteration}, plots.Options{})
-	if err != nil || len(figs) != 0 || len(skipped) != 6 || skipped[0].Reason != "no metric" {
+	if err != nil || len(figs) != 0 || len(skipped) != 7 || skipped[0].Reason != "no metric" {
 		t.Errorf("without a metric: %v, skipped %v, %v", figs, skipped, err)
 	}
 	// A metric alone is enough: min, training_iteration.

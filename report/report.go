@@ -42,8 +42,18 @@ const SpecFile = "spec.yaml"
 // Info is what a report needs to know about an experiment beyond its
 // journal: the objective and the budget, from its spec when it has one.
 type Info struct {
-	// Objective is the experiment's objective: metric and mode.
+	// Objective is the experiment's objective: metric and mode; with
+	// several objectives, the primary one.
 	hone.Objective
+	// Objectives are the experiment's objectives when it has several
+	// (its spec's objectives), nil when it has one: the front then takes
+	// the place of the best trial (ParetoFront).
+	Objectives hone.Objectives `json:"objectives,omitempty"`
+	// Constraints are the experiment's constraints.
+	Constraints hone.Constraints `json:"constraints,omitempty"`
+	// Reference is the hypervolume's reference point, one value per
+	// objective in the metrics' units; nil: derived from the front.
+	Reference []float64 `json:"reference,omitempty"`
 	// Scope says which results of a trial count for its score
 	// (results.ScopeLast and the others).
 	Scope string `json:"scope"`
@@ -68,6 +78,19 @@ type Info struct {
 	// the experiment; nil when not known. The rungs are then shown per
 	// bracket.
 	Brackets *Assignment `json:"-"`
+}
+
+// Several reports whether the experiment has several objectives, or a
+// constraint: the Pareto front then takes the place of the best trial.
+func (info Info) Several() bool { return len(info.Objectives) > 1 || len(info.Constraints) > 0 }
+
+// FrontObjectives returns the objectives a front ranks: Objectives, or
+// the one objective when there are not several.
+func (info Info) FrontObjectives() hone.Objectives {
+	if len(info.Objectives) > 0 {
+		return info.Objectives
+	}
+	return info.Objective.AsList()
 }
 
 // RungPlan is the rung structure a scheduler was built with.
@@ -100,7 +123,12 @@ func ReadInfo(dir string) (Info, error) {
 	if err != nil {
 		return info, fmt.Errorf("read the experiment's spec: %w", err)
 	}
-	info.Objective = s.ResolvedObjectives().Primary()
+	objs := s.ResolvedObjectives()
+	info.Objective = objs.Primary()
+	if len(objs) > 1 {
+		info.Objectives = objs
+	}
+	info.Constraints = s.Constraints
 	if info.Metric != "" && !info.Mode.Valid() { // a spec decoded without its checks
 		info.Mode = hone.Min
 	}
@@ -166,8 +194,12 @@ type Summary struct {
 	// Results counts the results the journal records.
 	Results int `json:"results"`
 	// Best is the best trial by the metric, nil without a metric or a
-	// result that has it.
+	// result that has it, and nil with several objectives.
 	Best *Best `json:"best,omitempty"`
+	// Front is, with several objectives (Info.Objectives), the Pareto
+	// front's size and hypervolume in place of the best trial, without
+	// its points.
+	Front *Front `json:"front,omitempty"`
 	// Began and LastResult are unix milliseconds, 0 when not known.
 	Began      int64 `json:"began_ms"`
 	LastResult int64 `json:"last_result_ms"`
@@ -199,6 +231,15 @@ func Summarize(e *results.Experiment, info Info, now time.Time) (Summary, error)
 			end = now.UnixNano()
 		}
 		s.Elapsed = max(0, float64(end-e.Began)/1e9)
+	}
+	if info.Several() {
+		f, err := ParetoFront(e, info.FrontObjectives(), info.Constraints, info.Reference)
+		if err != nil {
+			return s, err
+		}
+		f.Points = nil
+		s.Front = f
+		return s, nil
 	}
 	if info.Metric != "" {
 		best, v, err := bestTrial(e, info)
@@ -249,6 +290,11 @@ type Row struct {
 	Failures int `json:"failures,omitempty"`
 	// Error is the first line of the trial's error.
 	Error string `json:"error,omitempty"`
+	// OnFront says the trial is on the Pareto front, and Infeasible that
+	// it breaks a constraint, with several objectives or a constraint
+	// (ParetoFront; both false for a trial not finished).
+	OnFront    bool `json:"front,omitempty"`
+	Infeasible bool `json:"infeasible,omitempty"`
 }
 
 // Query selects, orders and pages the table.
@@ -295,10 +341,24 @@ func TrialTable(e *results.Experiment, info Info, q Query) (Table, error) {
 	}
 	keys := map[string]bool{}
 	rows := make([]Row, 0, len(e.Trials))
+	var front map[string]FrontPoint
+	if info.Several() {
+		f, err := ParetoFront(e, info.FrontObjectives(), info.Constraints, nil)
+		if err != nil {
+			return Table{}, err
+		}
+		front = make(map[string]FrontPoint, len(f.Points))
+		for _, p := range f.Points {
+			front[p.ID] = p
+		}
+	}
 	for _, t := range e.Trials {
 		r, err := trialRow(t, info)
 		if err != nil {
 			return Table{}, err
+		}
+		if p, ok := front[t.ID]; ok {
+			r.OnFront, r.Infeasible = p.OnFront, !p.Feasible
 		}
 		for k := range r.Config {
 			keys[k] = true

@@ -100,7 +100,7 @@ func TestValidateCommand(t *testing.T) {
 	want := []string{
 		bad + `:1: command: required: the program each trial runs and its arguments, as a list, e.g. [python3, train.py]`,
 		bad + `:3: mode: allowed values are min and max, got "maximum"`,
-		bad + `:4: schedular: unknown key (did you mean "scheduler"?); allowed keys: checkpoint, command, custom_resources, env, executor, failure, gpus, max_concurrent_trials, max_pending_trials, metric, mode, name, num_samples, points_to_evaluate, report_timeout, resources, scheduler, search_space, searcher, seed, stop, stop_grace, storage, time_budget_s, trainable, trial_timeout, working_dir`,
+		bad + `:4: schedular: unknown key (did you mean "scheduler"?); allowed keys: checkpoint, command, constraints, custom_resources, env, executor, failure, gpus, max_concurrent_trials, max_pending_trials, metric, mode, name, num_samples, objectives, points_to_evaluate, report_timeout, resources, scheduler, search_space, searcher, seed, stop, stop_grace, storage, time_budget_s, trainable, trial_timeout, working_dir`,
 		bad + `:5: num_samples: must be -1 (until a stop condition ends the experiment) or >= 1, got 0`,
 		`hone: 4 problems in the spec`,
 	}

@@ -48,16 +48,19 @@ func (a *app) listenDashboard(f dashboardFlags) (net.Listener, error) {
 
 func (a *app) dashboardCmd() *cobra.Command {
 	var f dashboardFlags
-	var metric, mode string
+	var metric, mode, reference string
 	cmd := &cobra.Command{
 		Use:   "dashboard DIR|URL",
 		Short: "Serve a live web dashboard of a running or finished experiment",
 		Long: `Serve a web dashboard of the experiment in DIR (or at an object-store URL)
 until Ctrl-C: its summary, the table of trials (sortable, filterable by
 status), learning curves, parallel coordinates, the rungs of ASHA and
-HyperBand, the lineage of PBT, and a page per trial with its
-configuration, results, checkpoints, output and error. The page follows a
-running experiment live.
+HyperBand, the lineage of PBT, with several objectives the Pareto front
+of the finished trials and its hypervolume (--reference gives the
+reference point, one value per objective in the metrics' units, else it
+is derived from the front), and a page per trial with its configuration,
+results, checkpoints, output and error. The page follows a running
+experiment live.
 
 The dashboard is read-only and listens on 127.0.0.1:8265 by default; an
 address that is not a loopback address needs --allow-remote. Everything
@@ -87,6 +90,9 @@ others, as does the page).`,
 			}
 			// --metric and --mode override the spec's, each on its own.
 			info.Objective = hone.Objective{Metric: metric, Mode: hone.Mode(mode)}.Or(info.Objective)
+			if info.Reference, err = parseReference(reference, info.FrontObjectives()); err != nil {
+				return withCode(exitUsage, err)
+			}
 			srv, err := dashboard.New(dashboard.Options{Dir: src.dir, Info: info, Running: src.running, Sync: src.sync, Shown: src.shown})
 			if err != nil {
 				return withCode(exitFailed, err)
@@ -98,6 +104,7 @@ others, as does the page).`,
 	f.register(cmd.Flags(), "")
 	cmd.Flags().StringVar(&metric, "metric", "", "the metric to show (default: the spec's)")
 	cmd.Flags().StringVar(&mode, "mode", "", "min or max (default: the spec's, else min)")
+	cmd.Flags().StringVar(&reference, "reference", "", "the Pareto front's reference point: one value per objective, comma-separated, in the metrics' units (default: derived)")
 	return cmd
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/internal/journal"
 	"github.com/hone-tune/hone/progress"
+	"github.com/hone-tune/hone/report"
 	"github.com/hone-tune/hone/results"
 	"github.com/hone-tune/hone/runner"
 )
@@ -45,10 +46,20 @@ ended the experiment) are counted as "not started" and listed only with
 			}
 			defer x.close()
 			e, running, holder := x.Experiment, x.running, x.holder
-			obj := storedObjective(x.local)
+			objs, cons := storedObjectives(x.local)
+			obj := objs.Primary()
 			rows, err := trialRows(e, obj, results.ScopeLast, running)
 			if err != nil {
 				return withCode(exitFailed, err)
+			}
+			metric := obj.Metric
+			var front *report.Front
+			var extra []string
+			if severalObjectives(objs, cons) {
+				if front, err = report.ParetoFront(e, objs, cons, nil); err != nil {
+					return withCode(exitFailed, err)
+				}
+				extra, metric = addObjectives(rows, front), ""
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "Experiment %s in %s: %s (%s)\n", e.Name, e.Dir, plural(len(rows), "trial"), statusCounts(rows))
@@ -62,8 +73,12 @@ ended the experiment) are counted as "not started" and listed only with
 			if slices.ContainsFunc(rows, func(r *row) bool { return r.status == statusStopped }) {
 				fmt.Fprintf(w, "%s: was running when the experiment stopped; hone resume continues it from its latest checkpoint.\n", statusStopped)
 			}
+			if front != nil {
+				fmt.Fprintln(w, frontLine(front))
+				fmt.Fprintln(w, hypervolumeLine(front))
+			}
 			shown, hidden := splitNotStarted(rows, notStarted)
-			writeTable(w, shown, obj.Metric, "")
+			writeTable(w, shown, metric, "", extra)
 			writeNotStarted(w, hidden)
 			return nil
 		},
@@ -75,6 +90,9 @@ ended the experiment) are counted as "not started" and listed only with
 func (a *app) resultsCmd() *cobra.Command {
 	var o struct {
 		best        bool
+		pareto      bool
+		reference   string
+		format      string
 		metric      string
 		mode, scope string
 		csv         bool
@@ -82,19 +100,50 @@ func (a *app) resultsCmd() *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   "results DIR",
-		Short: "Print the results of an experiment, or its best trial",
+		Short: "Print the results of an experiment, its best trial or its Pareto front",
 		Long: `Print every trial of the experiment in DIR with its score, best first, or with
 --best only the best trial. The metric and mode default to the spec's. The
 scope says which results of a trial count: last (the last result), avg (the
 mean of all), all (the best of all), last-5-avg, last-10-avg.
 
---csv writes CSV instead: one row per trial (only the best with --best)
-with trial_id, status, the configuration (config/...) and the fields of its
-last result. A result field whose name is trial_id or status, or starts
+With several objectives (or constraints) in the spec, there is no single
+best trial: the table has a column per objective (each trial's last
+result) and a column saying which trials are on the Pareto front (those
+no other finished trial beats on every objective; with constraints,
+feasible trials first: an infeasible trial is on the front only when no
+trial is feasible), the front first. Above it, the front's size and its
+hypervolume. --metric ranks by one metric instead.
+
+--pareto prints only the front: each trial's objectives, feasibility
+(with constraints) and configuration, under the front's size and its
+hypervolume: the volume the front dominates up to a reference point.
+--reference gives that point, one value per objective, comma-separated, in
+the metrics' own units and order (--reference 0.5,100 for accuracy (max)
+and latency_ms (min): accuracy at least 0.5, latency at most 100 count);
+without it, the point is derived from the front (each objective's worst
+value on it, moved a tenth of the front's range further) and the output
+says so. With one objective the front is the best trial, or the trials
+tied for best. The front compares the last result of each TERMINATED
+trial.
+
+--format csv (or --csv) writes CSV instead: one row per trial (only the
+best with --best, the front with --pareto) with trial_id, status, the
+configuration (config/...) and the fields of its last result (with
+--pareto: trial_id, the objectives, feasible with constraints, then the
+configuration). A result field whose name is trial_id or status, or starts
 with config/ or metrics/, is in a column named metrics/ and the field's
 name (a metric config/x is in metrics/config/x), so no two columns share a
 name. Numbers are written as result.json writes them: the shortest form
 that reads back as the same value (5e-324, 0.1).
+
+--format json writes JSON: the trials in the table's order, each with its
+status as shown, configuration, score (and with several objectives each
+objective's value and whether it is on the front or infeasible), its
+last iteration and training time; with --best the best trial, its
+directory and latest checkpoint; with --pareto the front: the
+objectives, constraints, counts, hypervolume, reference point and the
+front's trials. A number JSON cannot hold (NaN, an infinity) is written
+as the string result.json writes.
 
 Trials that never started (queued, or left over when a stop condition
 ended the experiment) have no results: they are counted as "not started"
@@ -112,24 +161,68 @@ records (RUNNING for such a trial).`,
 			if o.mode != "" && !hone.Mode(o.mode).Valid() {
 				return withCode(exitUsage, fmt.Errorf("--mode %q: allowed values are min and max", o.mode))
 			}
+			switch o.format {
+			case formatTable, formatCSV, formatJSON:
+			default:
+				return withCode(exitUsage, fmt.Errorf("--format %q: allowed values are table, csv and json", o.format))
+			}
+			if o.csv {
+				if cmd.Flags().Changed("format") && o.format != formatCSV {
+					return withCode(exitUsage, fmt.Errorf("--csv and --format %s: give one", o.format))
+				}
+				o.format = formatCSV
+			}
+			switch {
+			case o.best && o.pareto:
+				return withCode(exitUsage, errors.New("--best and --pareto: give one (with several objectives the best trials are the front)"))
+			case o.pareto && cmd.Flags().Changed("scope") && o.scope != results.ScopeLast:
+				return withCode(exitUsage, fmt.Errorf("--scope %s with --pareto: the front compares each trial's last result; leave --scope out", o.scope))
+			}
 			x, err := inspect(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
 			defer x.close()
 			e := x.Experiment
-			obj := hone.Objective{Metric: o.metric, Mode: hone.Mode(o.mode)}.Or(storedObjective(x.local))
+			objs, cons := storedObjectives(x.local)
+			obj := hone.Objective{Metric: o.metric, Mode: hone.Mode(o.mode)}.Or(objectiveOf(objs, o.metric))
+			several := severalObjectives(objs, cons)
+			if o.metric != "" {
+				// Ranked by the metric given alone; --pareto keeps the
+				// constraints.
+				objs, several = obj.AsList(), false
+			}
 			w := cmd.OutOrStdout()
 			running := x.running
+			if (o.pareto || several) && len(objs) == 0 {
+				return withCode(exitUsage, errors.New("the experiment's spec names no metric; pass --metric"))
+			}
+			ref, err := parseReference(o.reference, objs)
+			if err != nil {
+				return withCode(exitUsage, err)
+			}
+			if ref != nil && !o.pareto && !several {
+				return withCode(exitUsage, errors.New("--reference: the experiment has one objective and no constraint, so there is no front to measure; pass --pareto"))
+			}
+			if o.pareto {
+				f, err := report.ParetoFront(e, objs, cons, ref)
+				if err != nil {
+					return withCode(exitFailed, err)
+				}
+				return withCode(exitFailed, writePareto(w, f, o.format))
+			}
 			if o.best {
 				if obj.Metric == "" {
 					return withCode(exitUsage, fmt.Errorf("the experiment's spec names no metric; pass --metric"))
+				}
+				if several {
+					return withCode(exitUsage, fmt.Errorf("--best: the experiment has several objectives or constraints (%s), so its best trials are its Pareto front: pass --pareto, or --metric to rank by one", objectiveList(objs)))
 				}
 				best, v, err := e.Best(obj, o.scope)
 				if err != nil {
 					return withCode(exitFailed, err)
 				}
-				if o.csv {
+				if o.format == formatCSV {
 					one := *e
 					one.Trials = []*results.Trial{best}
 					return withCode(exitFailed, one.WriteCSV(w))
@@ -138,9 +231,12 @@ records (RUNNING for such a trial).`,
 				if best.Status == hone.StatusRunning && !running {
 					st = statusStopped
 				}
+				if o.format == formatJSON {
+					return withCode(exitFailed, writeBestJSON(w, best, st, obj, o.scope, v))
+				}
 				return withCode(exitFailed, writeBest(w, best, st, obj, o.scope, v))
 			}
-			if o.csv {
+			if o.format == formatCSV {
 				some := *e
 				some.Trials = nil
 				for _, t := range e.Trials {
@@ -154,23 +250,46 @@ records (RUNNING for such a trial).`,
 			if err != nil {
 				return withCode(exitFailed, err)
 			}
-			sortByScore(rows, obj)
+			metric, scope := obj.Metric, o.scope
+			var extra []string
+			var front *report.Front
+			if several {
+				if front, err = report.ParetoFront(e, objs, cons, ref); err != nil {
+					return withCode(exitFailed, err)
+				}
+				extra, metric, scope = addObjectives(rows, front), "", ""
+				sortByFront(rows, objs[0])
+			} else {
+				sortByScore(rows, obj)
+			}
+			if o.format == formatJSON {
+				shown, _ := splitNotStarted(rows, o.notStarted)
+				return withCode(exitFailed, writeResultsJSON(w, e, shown, obj, o.scope, front))
+			}
 			fmt.Fprintf(w, "Experiment %s in %s: %s (%s)\n", e.Name, e.Dir, plural(len(rows), "trial"), statusCounts(rows))
-			if obj.Metric != "" {
+			switch {
+			case front != nil:
+				fmt.Fprintln(w, frontLine(front))
+				fmt.Fprintln(w, hypervolumeLine(front))
+				fmt.Fprintln(w, "Sorted by front rank, then by "+objs[0].String()+"; hone results --pareto lists the front.")
+			case obj.Metric != "":
 				fmt.Fprintf(w, "Sorted by %s (%s, scope %s).\n", obj.Metric, obj.Mode, o.scope)
 			}
 			shown, hidden := splitNotStarted(rows, o.notStarted)
-			writeTable(w, shown, obj.Metric, o.scope)
+			writeTable(w, shown, metric, scope, extra)
 			writeNotStarted(w, hidden)
 			return nil
 		},
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.best, "best", false, "print only the best trial")
+	f.BoolVar(&o.pareto, "pareto", false, "print only the Pareto front of the finished trials, with its hypervolume")
+	f.StringVar(&o.reference, "reference", "", "the hypervolume's reference point: one value per objective, comma-separated, in the metrics' units (default: derived from the front)")
+	f.StringVar(&o.format, "format", formatTable, "table, csv or json")
 	f.StringVar(&o.metric, "metric", "", "the metric to rank trials by (default: the spec's metric)")
 	f.StringVar(&o.mode, "mode", "", "min or max (default: the spec's mode, else min)")
 	f.StringVar(&o.scope, "scope", results.ScopeLast, "which results count: last, avg, all, last-5-avg, last-10-avg")
-	f.BoolVar(&o.csv, "csv", false, "write CSV")
+	f.BoolVar(&o.csv, "csv", false, "write CSV (--format csv)")
 	f.BoolVar(&o.notStarted, "not-started", false, "also list the trials that never started")
 	return cmd
 }
@@ -252,6 +371,10 @@ type row struct {
 	iter     string
 	total    string
 	where    string // where its last result came from, on a cluster
+	// extra are the cells of the columns addObjectives adds, with several
+	// objectives; rank is the trial's rank in the front (-1: none).
+	extra []string
+	rank  int
 }
 
 // trialRows reads each trial's results and computes its score. running
@@ -302,9 +425,10 @@ func sortByScore(rows []*row, obj hone.Objective) {
 }
 
 // writeTable prints rows: trial, status, the configuration values that
-// vary, the metric (headed "metric (scope)" when scope is set), iteration,
-// time, and the first line of any error.
-func writeTable(w io.Writer, rows []*row, metric, scope string) {
+// vary, the metric (headed "metric (scope)" when scope is set), the
+// columns extra heads (each row's extra cells), iteration, time, and the
+// first line of any error.
+func writeTable(w io.Writer, rows []*row, metric, scope string, extra []string) {
 	if len(rows) == 0 {
 		return
 	}
@@ -317,6 +441,7 @@ func writeTable(w io.Writer, rows []*row, metric, scope string) {
 		}
 		head = append(head, h)
 	}
+	head = append(head, extra...)
 	head = append(head, "iter", "total time (s)")
 	// On a cluster: the node and Slurm job (or step) of each trial.
 	hasWhere := slices.ContainsFunc(rows, func(r *row) bool { return r.where != "" })
@@ -345,6 +470,9 @@ func writeTable(w io.Writer, rows []*row, metric, scope string) {
 				v = progress.Display(r.score)
 			}
 			cells = append(cells, v)
+		}
+		if len(extra) > 0 {
+			cells = append(cells, r.extra...)
 		}
 		cells = append(cells, r.iter, r.total)
 		if hasWhere {

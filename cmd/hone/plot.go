@@ -24,6 +24,7 @@ const plotsDir = "plots"
 func (a *app) plotCmd() *cobra.Command {
 	var o struct {
 		out, metric, mode string
+		reference         string
 		maxTrials         int
 	}
 	cmd := &cobra.Command{
@@ -43,6 +44,12 @@ NAME-plots in the current directory, NAME the experiment's name):
   rungs                 ASHA, HyperBand and BOHB: the trials at each rung,
                         promoted, stopped or completed there
   parallel_coordinates  configuration against metric, a line per trial
+  pareto_front          several objectives: every finished trial at its
+                        objectives' values, the Pareto front red and
+                        joined, infeasible trials crosses, the reference
+                        point of the hypervolume a plus; a panel per pair
+                        of objectives (--reference gives the point, one
+                        value per objective, else it is derived)
 
 A chart the experiment has no data for is left out, with the reason. The
 metric and mode default to the spec's (--metric and --mode choose others).
@@ -80,6 +87,9 @@ docs/PLOTS.md says how each chart is derived.`,
 			info.Objective = hone.Objective{Metric: o.metric, Mode: hone.Mode(o.mode)}.Or(info.Objective)
 			if info.Metric == "" {
 				return withCode(exitUsage, fmt.Errorf("%s: the experiment's spec names no metric; pass --metric", src.shown))
+			}
+			if info.Reference, err = parseReference(o.reference, info.FrontObjectives()); err != nil {
+				return withCode(exitUsage, err)
 			}
 			sample, n, err := resultFields(e)
 			if err != nil {
@@ -129,6 +139,7 @@ docs/PLOTS.md says how each chart is derived.`,
 	f.StringVar(&o.out, "out", "", "the directory to write the files into (default: DIR/plots; for a URL, NAME-plots)")
 	f.StringVar(&o.metric, "metric", "", "the metric to plot (default: the spec's)")
 	f.StringVar(&o.mode, "mode", "", "min or max (default: the spec's, else min)")
+	f.StringVar(&o.reference, "reference", "", "the front's reference point: one value per objective, comma-separated, in the metrics' units (default: derived)")
 	f.IntVar(&o.maxTrials, "max-trials", plots.DefaultMaxTrials, "the most trials a chart draws: the best ones")
 	return cmd
 }

@@ -471,6 +471,12 @@ func (a *app) runExperiment(ctx context.Context, s *spec.Spec, t *target, flags 
 			out.Stopped, plural(unfinished, "trial"), dir, dir)
 		return nil
 	}
+	if objs := s.ResolvedObjectives(); len(objs) > 1 || len(s.Constraints) > 0 {
+		// The progress table's best trial is by the primary objective
+		// only.
+		fmt.Fprintf(a.stderr, "hone: done; the trials no other beats on every objective (%s): hone results %s --pareto\n", objectiveList(objs), dir)
+		return nil
+	}
 	fmt.Fprintf(a.stderr, "hone: done; see hone results %s\n", dir)
 	return nil
 }

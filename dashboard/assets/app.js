@@ -20,7 +20,7 @@
     summary: null,
   };
   // Exposed for tests and for the curious: the charts and what was drawn.
-  const hone = { charts: {}, state: state, shown: 0 };
+  const hone = { charts: {}, fronts: {}, state: state, shown: 0 };
   window.hone = hone;
 
   const fmt = (v) => {
@@ -147,6 +147,11 @@
     for (const [st, n] of Object.entries(s.counts).sort()) card(st, n);
     card('results', s.results, 'c-results');
     if (s.best) card('best (' + state.metric + ', ' + state.mode + ')', fmt(s.best.value) + ' — ' + s.best.id, 'c-best');
+    if (s.front) {
+      card('on the Pareto front', s.front.size + ' of ' + s.front.finished + ' finished', 'c-front');
+      card('hypervolume' + (s.front.reference_derived ? ' (reference derived)' : ' (reference given)'),
+        s.front.hypervolume === null ? 'none' : fmt(s.front.hypervolume), 'c-hv');
+    }
     card('elapsed', duration(s.elapsed_s), 'c-elapsed');
     const budget = [];
     if (info.num_samples > 0) budget.push(info.num_samples + ' trials');
@@ -208,6 +213,8 @@
     for (const r of t.rows) {
       const tr = el('tr', { 'data-id': r.id });
       if (r.id === best) tr.className = 'best';
+      if (r.front) tr.classList.add('front');
+      if (r.infeasible) tr.classList.add('infeasible');
       tr.append(el('td', {}, el('a', { href: '#/trial/' + encodeURIComponent(r.id), text: r.id })));
       tr.append(el('td', {}, el('span', { class: 'status', text: r.status })));
       for (const k of t.config_keys) tr.append(el('td', { class: typeof r.config[k] === 'number' ? 'num' : '', text: fmt(r.config[k]) }));
@@ -300,6 +307,103 @@
       hi.append(el('td', { text: a.kind === 'category' ? a.categories.join(' < ') : fmt(a.max) }));
     }
     tbl.append(hr, hi, lo);
+  }
+
+  // ---- Pareto front ----
+
+  const FRONT = '#d62728', DOMINATED = 'rgba(127,127,127,0.7)', INFEASIBLE = '#ff7f0e', REFERENCE = '#000000';
+
+  // loadFront draws the front of the finished trials: with two
+  // objectives one chart, with more one per pair, each trial a point at
+  // its values, the front red and joined along the pair's own front,
+  // infeasible trials orange, the reference point black.
+  async function loadFront() {
+    const f = await get('front');
+    const sec = $('front-section');
+    const box = $('front-charts');
+    if (!f) { sec.hidden = true; dropFront(box, new Set()); return; }
+    sec.hidden = false;
+    const objs = f.objectives;
+    const name = (o) => o.metric + ' (' + o.mode + ')';
+    $('front-objectives').textContent = objs.map(name).join(', ') + (f.constraints ? ' subject to ' + f.constraints.join(', ') : '');
+    const hv = f.size === 0 ? 'no hypervolume yet (no finished trial with every objective)' :
+      f.hypervolume === null ? 'no hypervolume (no feasible trial on the front)' :
+      'hypervolume ' + fmt(f.hypervolume) + ' against the reference point (' + f.reference.map(fmt).join(', ') + '), ' +
+      (f.reference_derived ? 'derived from the front' : 'given');
+    $('front-note').textContent = f.size + ' of ' + f.finished + ' finished trials on the front' +
+      (f.constraints ? ', ' + f.feasible + ' feasible' : '') +
+      (f.incomplete ? ', ' + f.incomplete + ' without every objective left out' : '') + '; ' + hv +
+      '. The front\'s trials are shaded in the table of trials, infeasible ones in orange.';
+    const keep = new Set();
+    for (let i = 0; i < objs.length; i++) {
+      for (let j = i + 1; j < objs.length; j++) {
+        const id = 'front-' + i + '-' + j;
+        keep.add(id);
+        if (!$(id)) box.append(el('div', { id: id, class: 'chart front-chart', 'data-x': objs[i].metric, 'data-y': objs[j].metric }));
+        frontChart(id, f, i, j);
+      }
+    }
+    dropFront(box, keep);
+  }
+
+  // dropFront removes the front charts whose ids keep lacks.
+  function dropFront(box, keep) {
+    for (const div of Array.from(box.querySelectorAll('.front-chart'))) {
+      if (keep.has(div.id)) continue;
+      if (hone.charts[div.id]) dropChart(div.id);
+      div.remove();
+    }
+  }
+
+  // pairFront returns the points no other of pts beats on both
+  // coordinates (as losses), in the order of x.
+  function pairFront(pts, xmax, ymax) {
+    const loss = (p) => [xmax ? -p.x : p.x, ymax ? -p.y : p.y];
+    return pts.filter((p) => {
+      const a = loss(p);
+      return !pts.some((q) => {
+        const b = loss(q);
+        return b[0] <= a[0] && b[1] <= a[1] && (b[0] < a[0] || b[1] < a[1]);
+      });
+    });
+  }
+
+  function frontChart(id, f, i, j) {
+    const objs = f.objectives;
+    const pts = f.points.map((p) => ({ x: p.values[i], y: p.values[j], id: p.id,
+      kind: p.front ? 'front' : (p.feasible ? 'dominated' : 'infeasible') }));
+    const line = pairFront(pts.filter((p) => p.kind === 'front'), objs[i].mode === 'max', objs[j].mode === 'max');
+    const onLine = new Set(line.map((p) => p.id));
+    const all = pts.slice();
+    if (f.reference) all.push({ x: f.reference[i], y: f.reference[j], kind: 'reference' });
+    all.sort((a, b) => a.x - b.x || a.y - b.y);
+    const xs = all.map((p) => p.x);
+    const only = (kind) => all.map((p) => (p.kind === kind ? p.y : null));
+    const series = [{ label: objs[i].metric }];
+    const data = [xs];
+    const scatter = (label, stroke, size, kind) => {
+      if (!all.some((p) => p.kind === kind)) return;
+      series.push({ label: label, stroke: stroke, fill: stroke, paths: () => null, points: { show: true, size: size, fill: stroke, stroke: stroke } });
+      data.push(only(kind));
+    };
+    scatter('dominated', DOMINATED, 6, 'dominated');
+    scatter('infeasible', INFEASIBLE, 7, 'infeasible');
+    // The pair's front, joined.
+    series.push({ label: 'front line', stroke: FRONT, width: 2, spanGaps: true, points: { show: false } });
+    data.push(all.map((p) => (p.id !== undefined && onLine.has(p.id) ? p.y : null)));
+    scatter('on the front', FRONT, 9, 'front');
+    scatter('reference point', REFERENCE, 8, 'reference');
+    chart(id, {
+      series: series,
+      height: 320,
+      scales: { x: { time: false } },
+      axes: [{ label: objs[i].metric + ' (' + objs[i].mode + ')' }, { label: objs[j].metric + ' (' + objs[j].mode + ')', size: 70 }],
+      legend: { show: true, live: false },
+      cursor: { drag: { x: true, y: true } },
+    }, data);
+    // What was drawn, for tests and the curious: the trials by kind.
+    hone.fronts[id] = { ids: pts.map((p) => p.id), front: pts.filter((p) => p.kind === 'front').map((p) => p.id),
+      points: pts.length, version: state.version };
   }
 
   // ---- rungs ----
@@ -620,7 +724,7 @@
     if (trial) {
       await loadTrial(trial);
     } else {
-      await Promise.all([loadTable(), loadCurves(), loadParallel(), loadRungs(), loadLineage()]);
+      await Promise.all([loadTable(), loadFront(), loadCurves(), loadParallel(), loadRungs(), loadLineage()]);
     }
     hone.shown = v;
     document.body.dataset.shown = String(v);

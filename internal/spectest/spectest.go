@@ -95,3 +95,38 @@ func Curves(iterations int) hone.Executor {
 		return nil
 	})
 }
+
+// TradeOffSpec is the text of a spec of n trials with two objectives,
+// accuracy (max) and latency_ms (min), for TradeOff's trials; rest (a
+// constraint, say) follows it.
+func TradeOffSpec(seed, n int, rest string) string {
+	return fmt.Sprintf(`objectives:
+  - {metric: accuracy, mode: max}
+  - {metric: latency_ms, mode: min}
+seed: %d
+num_samples: %d
+command: [unused]
+search_space:
+  width: {uniform: [1, 100]}
+  quality: {uniform: [0, 1]}
+`, seed, n) + rest
+}
+
+// TradeOff is a Go trainable with two objectives at odds: over
+// iterations results, a wider model (width) is more accurate and slower,
+// and quality scales its accuracy, so that a low-quality trial is
+// dominated by one as wide of higher quality. It reports accuracy,
+// latency_ms and memory_mb (10 per unit of width).
+func TradeOff(iterations int) hone.Executor {
+	return inproc.NewFunc(func(ctx context.Context, s trial.Session) error {
+		w, _ := hone.Number(s.Config()["width"])
+		q, _ := hone.Number(s.Config()["quality"])
+		for i := 1; i <= iterations; i++ {
+			acc := (0.5 + 0.5*q) * (1 - math.Exp(-w/30)) * float64(i) / float64(iterations)
+			if err := s.Report(trial.Metrics{"accuracy": acc, "latency_ms": 2 + w*(1.5-q/2), "memory_mb": 10 * w}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
