@@ -90,8 +90,31 @@ func TestObjectivesAndConstraints(t *testing.T) {
 			t.Fatal(err)
 		}
 		ch := s.auto()
-		if ch.Searcher != "random" || ch.Scheduler != "fifo" || !strings.Contains(ch.SearcherWhy, "2 objectives (acc, latency_ms)") {
+		if ch.Searcher != "random" || !strings.Contains(ch.SearcherWhy, "2 objectives (acc, latency_ms)") {
 			t.Errorf("auto chose %+v", ch)
+		}
+		// The budget gives MO-ASHA, with one objective's parameters.
+		one, err := parse(t, "metric: acc\nmode: max\nsearcher: auto\nscheduler: auto\nstop: {training_iteration: 81}\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := one.auto(); ch.Scheduler != "asha" || ch.ASHA != want.ASHA || !strings.Contains(ch.SchedulerWhy, "with 2 objectives (acc, latency_ms) it is MO-ASHA") {
+			t.Errorf("auto chose %+v; with one objective %+v", ch, want)
+		}
+		plan, err := Build(s, t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := plan.Experiment.Validate(); err != nil {
+			t.Error(err)
+		}
+		// Without a budget, FIFO.
+		s, err = parse(t, two+"searcher: auto\nscheduler: auto\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch := s.auto(); ch.Scheduler != "fifo" || !strings.Contains(ch.SchedulerWhy, "no budget") {
+			t.Errorf("without a budget auto chose %+v", ch)
 		}
 	})
 	for _, tc := range []struct {
