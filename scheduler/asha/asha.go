@@ -32,7 +32,6 @@ import (
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/internal/pyfloat"
-	"github.com/hone-tune/hone/pareto"
 	"github.com/hone-tune/hone/scheduler/fifo"
 	"github.com/hone-tune/hone/search/fidelity"
 )
@@ -211,7 +210,8 @@ type rung struct {
 	recorded  map[string]float64 // trial id -> score (higher is better)
 	sorted    []float64          // the recorded scores but NaN, ascending
 	// points are the results recorded with several objectives, in the
-	// order they were recorded, and index their positions by trial id.
+	// order they were recorded, and index their positions by trial id
+	// (see rank.go).
 	points []point
 	index  map[string]int
 }
@@ -223,6 +223,10 @@ type point struct {
 	id        string
 	losses    []float64
 	violation float64
+	// rank is the point's non-dominated rank among the rung's feasible
+	// points (unused for an infeasible one), kept up to date as points
+	// are added.
+	rank int
 }
 
 // value is what a result gives a rung: a score with one objective, a
@@ -248,12 +252,7 @@ func (g *rung) add(id string, v value) {
 		g.record(id, v.score)
 		return
 	}
-	if g.index == nil {
-		g.index = map[string]int{}
-	}
-	v.point.id = id
-	g.index[id] = len(g.points)
-	g.points = append(g.points, v.point)
+	g.addPoint(id, v.point)
 }
 
 // stops reports whether a trial with v stops at the rung, by the rule p
@@ -262,14 +261,7 @@ func (g *rung) stops(v value, p Promotion, rf float64) bool {
 	if !v.multi {
 		return p.stops(g.sorted, v.score, rf)
 	}
-	n := len(g.points) + 1
-	losses := make([][]float64, n)
-	viol := make([]float64, n)
-	for i, q := range g.points {
-		losses[i], viol[i] = q.losses, q.violation
-	}
-	losses[n-1], viol[n-1] = v.point.losses, v.point.violation
-	return p.stopsAhead(pareto.Ahead(losses, viol, n-1), n, rf)
+	return p.stopsAhead(g.ahead(v.point), len(g.points)+1, rf)
 }
 
 // record adds a trial's score to the rung.
