@@ -16,6 +16,7 @@ import (
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/scheduler/asha"
 	"github.com/hone-tune/hone/scheduler/fifo"
+	"github.com/hone-tune/hone/scheduler/hyperband"
 	"github.com/hone-tune/hone/search/random"
 	"github.com/hone-tune/hone/space"
 	"github.com/hone-tune/hone/store/local"
@@ -293,5 +294,28 @@ func MOASHA() Experiment {
 	})
 }
 
+// MOHyperBand is hone's random searcher with synchronous HyperBand
+// ranking by every objective, "mo-hyperband": max_t the problem's Steps,
+// reduction factor Eta.
+func MOHyperBand() Experiment {
+	return Experiment{Name: "mo-hyperband", Build: func(env Env) (hone.Searcher, hone.Scheduler, error) {
+		sr, err := random.New(env.Space, -1, nil, env.Seed)
+		if err != nil {
+			return nil, nil, err
+		}
+		sc, err := hyperband.New(hyperband.Config{TimeAttr: env.TimeAttr, MaxT: env.MaxT, ReductionFactor: env.Eta, StopLastTrials: true})
+		return sr, sc, err
+	}}
+}
+
+// AllExperiments returns the experiment methods, in report order.
+func AllExperiments() []Experiment { return []Experiment{MOASHA(), MOHyperBand()} }
+
 // Experiments returns the experiment methods as methods of the benchmark.
-func Experiments() []Method { return []Method{MOASHA().Method()} }
+func Experiments() []Method {
+	var ms []Method
+	for _, e := range AllExperiments() {
+		ms = append(ms, e.Method())
+	}
+	return ms
+}

@@ -95,3 +95,22 @@ func TestMedianCurve(t *testing.T) {
 		t.Errorf("Reach beyond the last = %v, want NaN", r)
 	}
 }
+
+// TestExperimentsPassCheck: every experiment method's trace on the
+// multi-fidelity problem passes Check, spends its budget, and reaches
+// full fidelity with fewer trials than it starts.
+func TestExperimentsPassCheck(t *testing.T) {
+	p := mofunctions.DTLZ2MFProblem()
+	for _, e := range AllExperiments() {
+		tr, arr, err := e.Run(context.Background(), p, 1, 10)
+		if err != nil {
+			t.Fatalf("%s: %v", e.Name, err)
+		}
+		if err := Check(p, tr); err != nil {
+			t.Errorf("%s: %v", e.Name, err)
+		}
+		if tr.Spent < 9 || len(arr) == 0 || len(arr) >= len(tr.Evals) {
+			t.Errorf("%s: spent %v of 10, %d trials, %d at full fidelity", e.Name, tr.Spent, len(tr.Evals), len(arr))
+		}
+	}
+}

@@ -2,7 +2,8 @@
 // ZDT3, DTLZ2 and the multi-fidelity DTLZ2 (bench/mofunctions) by the
 // median hypervolume of their evaluations over several seeds at an equal
 // budget: hone's random searcher, hone's experiments on the simulated
-// executor (mo-asha: random search with MO-ASHA), and Optuna's
+// executor (mo-asha and mo-hyperband: random search with
+// MO-ASHA and with HyperBand ranking by every objective), and Optuna's
 // NSGAIISampler and multi-objective TPESampler (see package mobench).
 //
 // Usage, from the bench module:

@@ -1,6 +1,6 @@
 // Command mobudget measures how much budget hone's multi-fidelity
-// experiment methods (package mobench: mo-asha, random search with
-// MO-ASHA) need to reach a baseline's hypervolume: the baseline (Optuna's
+// experiment methods (package mobench: mo-asha and mo-hyperband, random
+// search with MO-ASHA and with HyperBand ranking by every objective) need to reach a baseline's hypervolume: the baseline (Optuna's
 // NSGA-II at full fidelity by default) runs every seed at the full budget,
 // and its median final hypervolume is the target; each experiment method
 // runs every seed at the same budget, and the command reports the first
@@ -25,6 +25,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/hone-tune/hone/bench/internal/benchutil"
@@ -40,6 +42,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	seeds := fs.Int("seeds", 10, "seeds per method (1..seeds)")
 	budget := fs.Float64("budget", 200, "the full budget, in full-fidelity evaluations")
 	problem := fs.String("problem", "dtlz2-mf", "the problem")
+	methods := fs.String("methods", "", "comma-separated experiment methods (default: all)")
 	baseline := fs.String("baseline", "optuna-nsga2", "the method whose median final hypervolume is the target (optuna-nsga2, optuna-motpe or random)")
 	python := fs.String("python", mobench.DefaultPython, "the interpreter that runs the Optuna driver")
 	verbose := fs.Bool("v", false, "log every run")
@@ -51,6 +54,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if *seeds < 1 || *budget < 1 {
 		return fmt.Errorf("-seeds %d and -budget %g: both must be at least 1", *seeds, *budget)
+	}
+	exps := mobench.AllExperiments()
+	if *methods != "" {
+		exps = nil
+		for _, n := range strings.Split(*methods, ",") {
+			i := slices.IndexFunc(mobench.AllExperiments(), func(e mobench.Experiment) bool { return e.Name == n })
+			if i < 0 {
+				return fmt.Errorf("unknown method %q", n)
+			}
+			exps = append(exps, mobench.AllExperiments()[i])
+		}
 	}
 	p := mofunctions.ByName(*problem)
 	if p == nil {
@@ -73,7 +87,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		p.Name, *seeds, target, *baseline, *budget)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "method\tbudget to target\tratio\tmedian HV at 1/4\tat 1/2\tat full\t")
-	for _, e := range []mobench.Experiment{mobench.MOASHA()} {
+	for _, e := range exps {
 		var runs [][]mobench.Arrival
 		for seed := uint64(1); seed <= uint64(*seeds); seed++ {
 			tr, arr, err := e.Run(ctx, p, seed, *budget)
