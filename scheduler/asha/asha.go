@@ -69,6 +69,17 @@ type Config struct {
 }
 
 // Promotion names the rule by which a trial that reaches a rung goes on.
+//
+// With several objectives or a constraint (MO-ASHA) a rung holds no
+// scores but an order (see the package's doc), and both rules read a
+// trial's place in it: ahead is the number of trials recorded at the rung
+// before it that the order puts strictly ahead of it. PromoteTop is then
+// unchanged: the trial stops when ahead ≥ max(1, ⌊n/η⌋), n counting its
+// own. PromotePercentile, which has no values to interpolate, stops it
+// when ahead > (m − 1)/η, m being the number recorded before it (none:
+// it goes on): with one objective that is the percentile rule with the
+// cutoff at the next higher recorded score instead of between two, and it
+// differs from PromoteTop by at most one trial ahead.
 type Promotion string
 
 const (
@@ -85,16 +96,6 @@ const (
 	// rule, so more configurations are tried with the same budget.
 	PromoteTop Promotion = "top"
 )
-
-// With several objectives or a constraint (MO-ASHA) a rung holds no
-// scores but an order (see the package's doc), and both rules read a
-// trial's place in it: ahead is the number of trials recorded at the rung
-// before it that the order puts strictly ahead of it. PromoteTop is then
-// unchanged: the trial stops when ahead ≥ max(1, ⌊n/η⌋), n counting its
-// own. PromotePercentile, which has no values to interpolate, stops it
-// when ahead > (m − 1)/η, m being the number recorded before it (none:
-// it goes on): with one objective that is the percentile rule with the
-// cutoff at the next higher recorded score instead of between two.
 
 // Promotions lists the rules, the default first.
 func Promotions() []Promotion { return []Promotion{PromotePercentile, PromoteTop} }

@@ -383,3 +383,28 @@ func TestCheckObjectives(t *testing.T) {
 		}
 	}
 }
+
+// TestStopsAhead pins the promotion rules with several objectives by hand
+// (η = 3): top stops at max(1, ⌊n/3⌋) ahead; percentile at more than
+// (n − 2)/3, never the first trial. They differ at n = 5 (k = 1 against
+// more than 1) and n = 32 (10 against more than 10).
+func TestStopsAhead(t *testing.T) {
+	for _, c := range []struct {
+		n, ahead  int
+		top, pctl bool
+	}{
+		{1, 0, false, false},
+		{2, 0, false, false}, {2, 1, true, true},
+		{4, 0, false, false}, {4, 1, true, true},
+		{5, 1, true, false}, {5, 2, true, true},
+		{6, 1, false, false}, {6, 2, true, true},
+		{32, 10, true, false}, {32, 11, true, true}, {32, 9, false, false},
+	} {
+		if got := PromoteTop.stopsAhead(c.ahead, c.n, 3); got != c.top {
+			t.Errorf("top, n %d, %d ahead: stops %v, want %v", c.n, c.ahead, got, c.top)
+		}
+		if got := PromotePercentile.stopsAhead(c.ahead, c.n, 3); got != c.pctl {
+			t.Errorf("percentile, n %d, %d ahead: stops %v, want %v", c.n, c.ahead, got, c.pctl)
+		}
+	}
+}
