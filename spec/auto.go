@@ -70,7 +70,8 @@ func (s *Spec) auto() autoChoice {
 
 // autoScheduler chooses the scheduler: HyperBand for BOHB under the BOHB
 // searcher; ASHA when a budget max_t is known (scheduler.max_t, or
-// stop.training_iteration) and leaves room for rungs; FIFO otherwise.
+// stop.training_iteration) and leaves room for rungs, with several
+// objectives or constraints too (MO-ASHA); FIFO otherwise.
 func (s *Spec) autoScheduler(ch *autoChoice) {
 	attr, maxT := s.autoSchedulerParams()
 	from := "scheduler.max_t"
@@ -92,9 +93,6 @@ func (s *Spec) autoScheduler(ch *autoChoice) {
 	case s.Metric == "":
 		ch.Scheduler = "fifo"
 		ch.SchedulerWhy = "no metric to compare trials by"
-	case s.severalObjectives():
-		ch.Scheduler = "fifo"
-		ch.SchedulerWhy = s.objectivesText() + ": every trial runs to its end, and the results give their Pareto front"
 	case !(maxT > 0) || math.IsInf(maxT, 0):
 		ch.Scheduler = "fifo"
 		ch.SchedulerWhy = "no budget to stop trials early at: set scheduler.max_t (with time_attr) or stop.training_iteration for ASHA"
@@ -107,6 +105,9 @@ func (s *Spec) autoScheduler(ch *autoChoice) {
 		ch.ASHA = asha.Config{TimeAttr: attr, MaxT: maxT, GracePeriod: grace, ReductionFactor: autoEta, Brackets: 1, StopLastTrials: true, Promotion: asha.PromoteTop}
 		ch.SchedulerWhy = fmt.Sprintf("trials report %s up to max_t %s (from %s): ASHA with grace_period %s, reduction_factor %d and promotion top stops weak trials early, without waiting for others",
 			attr, formatNum(maxT), from, formatNum(grace), autoEta)
+		if s.severalObjectives() {
+			ch.SchedulerWhy += "; with " + s.objectivesText() + " it is MO-ASHA, which ranks a rung's trials by non-dominated sorting"
+		}
 	}
 }
 

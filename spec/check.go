@@ -142,7 +142,10 @@ func (s *Spec) check(c *collector) (hone.Searcher, hone.Scheduler) {
 // do (allowed), or the plugin's own objection to them.
 func (s *Spec) checkObjectives(c *collector, kind, name string, plugin any, allowed []string) {
 	m, ok := plugin.(hone.MultiObjective)
-	if !ok {
+	// A plugin that shares its type with one that takes several
+	// objectives (hyperband_for_bohb, hyperband's) refuses them with
+	// hone.ErrOneObjective: it is reported as one that does not take them.
+	if !ok || errors.Is(m.CheckObjectives(s.ResolvedObjectives(), s.Constraints), hone.ErrOneObjective) {
 		c.notAllowed(nil, kind, allowed, "%s %s optimises one objective and honours no constraint; with %s use one of %s",
 			kind, name, s.objectivesText(), strings.Join(allowed, ", ")).Err = hone.ErrOneObjective
 		return

@@ -60,6 +60,21 @@ func TestObjectivesAndConstraints(t *testing.T) {
 			t.Error(err)
 		}
 	})
+	t.Run("mo-asha and mo-hyperband", func(t *testing.T) {
+		for _, sched := range []string{"{name: asha, max_t: 9, reduction_factor: 3}", "{name: hyperband, max_t: 9}"} {
+			s, err := parse(t, two+"constraints: [{metric: memory_mb, below: 4000}]\nsearcher: random\nscheduler: "+sched+"\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := Build(s, t.TempDir(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := plan.Experiment.Validate(); err != nil {
+				t.Errorf("%s: %v", sched, err)
+			}
+		}
+	})
 	t.Run("one is metric and mode", func(t *testing.T) {
 		s, err := parse(t, "objectives: [{metric: acc, mode: max}]\nsearcher: tpe\n")
 		if err != nil {
@@ -75,8 +90,31 @@ func TestObjectivesAndConstraints(t *testing.T) {
 			t.Fatal(err)
 		}
 		ch := s.auto()
-		if ch.Searcher != "random" || ch.Scheduler != "fifo" || !strings.Contains(ch.SearcherWhy, "2 objectives (acc, latency_ms)") {
+		if ch.Searcher != "random" || !strings.Contains(ch.SearcherWhy, "2 objectives (acc, latency_ms)") {
 			t.Errorf("auto chose %+v", ch)
+		}
+		// The budget gives MO-ASHA, with one objective's parameters.
+		one, err := parse(t, "metric: acc\nmode: max\nsearcher: auto\nscheduler: auto\nstop: {training_iteration: 81}\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := one.auto(); ch.Scheduler != "asha" || ch.ASHA != want.ASHA || !strings.Contains(ch.SchedulerWhy, "with 2 objectives (acc, latency_ms) it is MO-ASHA") {
+			t.Errorf("auto chose %+v; with one objective %+v", ch, want)
+		}
+		plan, err := Build(s, t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := plan.Experiment.Validate(); err != nil {
+			t.Error(err)
+		}
+		// Without a budget, FIFO.
+		s, err = parse(t, two+"searcher: auto\nscheduler: auto\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch := s.auto(); ch.Scheduler != "fifo" || !strings.Contains(ch.SchedulerWhy, "no budget") {
+			t.Errorf("without a budget auto chose %+v", ch)
 		}
 	})
 	for _, tc := range []struct {
@@ -92,7 +130,9 @@ func TestObjectivesAndConstraints(t *testing.T) {
 		{"constraint without bound", "metric: a\nconstraints: [{metric: m}]\nsearcher: random\n", "constraints[0]", "give below (the largest feasible value), above (the smallest), or both", nil},
 		{"constraint empty range", "metric: a\nconstraints: [{metric: m, above: 2, below: 1}]\nsearcher: random\n", "constraints[0]", "no value is feasible", nil},
 		{"one-objective searcher", two + "searcher: tpe\n", "searcher", "searcher tpe optimises one objective and honours no constraint; with 2 objectives (acc, latency_ms) use one of auto, grid, random", []string{"auto", "grid", "random"}},
-		{"one-objective scheduler", two + "searcher: random\nscheduler: {name: asha, max_t: 9}\n", "scheduler", "scheduler asha optimises one objective", []string{"auto", "fifo", "median", "pb2", "pbt"}},
+		{"one-objective scheduler", two + "searcher: random\nscheduler: {name: hyperband_for_bohb, max_t: 9}\n", "scheduler", "scheduler hyperband_for_bohb optimises one objective", []string{"asha", "auto", "fifo", "hyperband", "median", "pb2", "pbt"}},
+		{"asha with a metric", two + "searcher: random\nscheduler: {name: asha, max_t: 9, metric: acc}\n", "scheduler", `asha: metric = "acc": with several objectives ASHA ranks trials by all of them (acc, latency_ms); leave metric empty`, nil},
+		{"hyperband with a mode", two + "searcher: random\nscheduler: {name: hyperband, max_t: 9, mode: max}\n", "scheduler", `hyperband: mode = "max": with several objectives each takes its own mode`, nil},
 		{"weights missing", two + "searcher: random\nscheduler: median\n", "scheduler", "median: weights: 0 given for 2 objectives (acc, latency_ms): give one per objective, in order", nil},
 		{"weights and a metric", two + "searcher: random\nscheduler: {name: median, metric: acc, weights: [1, 0.1]}\n", "scheduler", `median: metric = "acc": with several objectives the scheduler ranks by their weighted sum; give weights instead`, nil},
 		{"weights not numbers", two + "searcher: random\nscheduler: {name: median, weights: [1, fast]}\n", "scheduler.weights[1]", "want a number", nil},
@@ -115,7 +155,7 @@ func TestObjectivesAndConstraints(t *testing.T) {
 				t.Errorf("errors.Is(%v, ErrOneObjective) = %v", err, !one)
 			}
 			var pe *hone.ParamError
-			if ranked := strings.HasPrefix(tc.want, "median: "); ranked && (!errors.As(err, &pe) || pe.Plugin != "median") {
+			if plugin, _, ranked := strings.Cut(tc.want, ": "); (ranked && slices.Contains([]string{"median", "asha", "hyperband"}, plugin)) && (!errors.As(err, &pe) || pe.Plugin != plugin) {
 				t.Errorf("errors.As(%v, *hone.ParamError) = %+v", err, pe)
 			}
 		})

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -25,11 +26,13 @@ func objectivesTable(kind string, how map[string]string) string {
 	return b.String()
 }
 
+var updateDoc = flag.Bool("update-doc", false, "rewrite docs/MULTI_OBJECTIVE.md's plugin tables from the registry")
+
 // TestMultiObjectiveDoc keeps the tables of docs/MULTI_OBJECTIVE.md that
 // say which searchers and schedulers take several objectives true to the
 // registry: a plugin that gains hone.MultiObjective, with its Objectives
 // field, fails this test until its row is pasted in (the failure prints
-// the table to paste).
+// the table to paste; -update-doc writes it).
 func TestMultiObjectiveDoc(t *testing.T) {
 	data, err := os.ReadFile("../docs/MULTI_OBJECTIVE.md")
 	if err != nil {
@@ -50,8 +53,13 @@ func TestMultiObjectiveDoc(t *testing.T) {
 			t.Errorf("docs/MULTI_OBJECTIVE.md has no %q ... %q", begin, end)
 			continue
 		}
-		if want := objectivesTable(c.kind, c.how); got != want {
-			t.Errorf("docs/MULTI_OBJECTIVE.md's table of %ss differs from the registry's; between its markers it should read:\n%s", c.kind, want)
+		if want := objectivesTable(c.kind, c.how); got != want && *updateDoc {
+			doc = strings.Replace(doc, begin+got+end, begin+want+end, 1)
+			if err := os.WriteFile("../docs/MULTI_OBJECTIVE.md", []byte(doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		} else if got != want {
+			t.Errorf("docs/MULTI_OBJECTIVE.md's table of %ss differs from the registry's; between its markers it should read (go test ./spec -run TestMultiObjectiveDoc -update-doc writes it):\n%s", c.kind, want)
 		}
 	}
 }

@@ -119,12 +119,14 @@ var schedulers = map[string]SchedulerPlugin{
 		Objectives: "compares no trials",
 	},
 	"asha": {
-		Doc:  "asynchronous successive halving: stops trials below the top 1/reduction_factor at each rung (Ray Tune's ASHAScheduler)",
-		Read: readASHA,
+		Doc:        "asynchronous successive halving: stops trials below the top 1/reduction_factor at each rung (Ray Tune's ASHAScheduler)",
+		Read:       readASHA,
+		Objectives: "MO-ASHA: ranks a rung's trials by non-dominated sorting (constraints by Deb's rule), ties by crowding distance",
 	},
 	"hyperband": {
-		Doc:  "synchronous HyperBand: brackets pause trials at milestones and keep the best 1/reduction_factor",
-		Read: func(p *Params) func(*Spec) (hone.Scheduler, error) { return readHyperBand(p, false) },
+		Doc:        "synchronous HyperBand: brackets pause trials at milestones and keep the best 1/reduction_factor",
+		Read:       func(p *Params) func(*Spec) (hone.Scheduler, error) { return readHyperBand(p, false) },
+		Objectives: "keeps a bracket's best by non-dominated sorting (constraints by Deb's rule), ties by crowding distance",
 	},
 	"dehb": {
 		Doc:  "DEHB's brackets: runs each job of the dehb searcher to its budget, pausing trials a promotion may resume",

@@ -326,6 +326,23 @@ func (h *harness) setup(args map[string]string) error {
 			exp.Objectives = append(exp.Objectives, hone.Objective{Metric: m, Mode: hone.Mode(mode)})
 		}
 	}
+	if v, ok := args["constraints"]; ok { // constraints=mem:below:100,acc:above:0.5
+		for _, c := range strings.Split(v, ",") {
+			parts := strings.Split(c, ":")
+			if len(parts) != 3 {
+				h.t.Fatalf("constraints=%q: want metric:below|above:value, comma-separated", v)
+			}
+			f, err := strconv.ParseFloat(parts[2], 64)
+			if err != nil || parts[1] != "below" && parts[1] != "above" {
+				h.t.Fatalf("constraints=%q: want metric:below|above:value, comma-separated", v)
+			}
+			cn := hone.Constraint{Metric: parts[0], Below: &f}
+			if parts[1] == "above" {
+				cn.Below, cn.Above = nil, &f
+			}
+			exp.Constraints = append(exp.Constraints, cn)
+		}
+	}
 	if v, ok := args["stop_iters"]; ok {
 		n, _ := strconv.Atoi(v)
 		exp.Stoppers = append(exp.Stoppers, stopper.MaxIterations(n))

@@ -49,7 +49,8 @@ type Options struct {
 	Pool hone.Resources
 	// Metric is the metric the trials report (default "loss"): a value
 	// that falls with the iteration, from a level set by the trial's
-	// configuration, with noise; NaN now and then.
+	// configuration, with noise; NaN now and then. Results also hold
+	// "acc" (1 − the metric) and "cost", which falls as the level rises.
 	Metric string
 	// Crashes makes trials fail now and then (a process error; with
 	// Controller, also an InTrialFailed), and Interrupts makes the experiment stop and resume now and then.
@@ -275,6 +276,9 @@ func Run(t T, build func() (*hone.Experiment, error), o Options) Stats {
 			}
 			in.Kind = controller.InResult
 			in.Metrics = map[string]any{o.Metric: v, "acc": 1 - v}
+			// cost falls as the level rises: a second objective that
+			// conflicts with the first, for several objectives.
+			in.Metrics["cost"] = 1.2 - p.level + 0.01*float64(p.iter)
 			in.Done = p.iter >= o.MaxIter
 			if rng.IntN(3) == 0 {
 				i, path, _ := a.c.NextCheckpointPath(id)

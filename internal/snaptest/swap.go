@@ -1,6 +1,20 @@
 package snaptest
 
-import "github.com/hone-tune/hone"
+import (
+	"fmt"
+
+	"github.com/hone-tune/hone"
+)
+
+// checkObjectives is the hone.MultiObjective check of a swap's inner
+// plugin: its own, or an error wrapping hone.ErrOneObjective when it
+// does not take several objectives.
+func checkObjectives(inner any, objs hone.Objectives, cs hone.Constraints) error {
+	if m, ok := inner.(hone.MultiObjective); ok {
+		return m.CheckObjectives(objs, cs)
+	}
+	return fmt.Errorf("%T: %w", inner, hone.ErrOneObjective)
+}
 
 // swapScheduler is a scheduler whose implementation can be replaced
 // between two calls. It passes the optional abilities the controller
@@ -21,6 +35,12 @@ func (s *swapScheduler) ChooseTrialToRun(c hone.Control) *hone.Trial {
 	return s.inner.ChooseTrialToRun(c)
 }
 
+// CheckObjectives implements hone.MultiObjective with the inner
+// scheduler's check.
+func (s *swapScheduler) CheckObjectives(objs hone.Objectives, cs hone.Constraints) error {
+	return checkObjectives(s.inner, objs, cs)
+}
+
 // OnTrialSave implements hone.SaveListener for an inner scheduler that
 // does.
 func (s *swapScheduler) OnTrialSave(c hone.Control, t *hone.Trial, cp *hone.Checkpoint, err error) {
@@ -36,6 +56,12 @@ func (s *swapSearcher) Suggest(id string) (hone.Config, error) { return s.inner.
 func (s *swapSearcher) OnResult(id string, r *hone.Result)     { s.inner.OnResult(id, r) }
 func (s *swapSearcher) OnTrialComplete(id string, last *hone.Result, failed bool) {
 	s.inner.OnTrialComplete(id, last, failed)
+}
+
+// CheckObjectives implements hone.MultiObjective with the inner
+// searcher's check.
+func (s *swapSearcher) CheckObjectives(objs hone.Objectives, cs hone.Constraints) error {
+	return checkObjectives(s.inner, objs, cs)
 }
 
 // MaxPending implements hone.PendingLimit: the inner searcher's, or 1

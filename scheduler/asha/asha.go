@@ -10,6 +10,17 @@
 // advisor trusts to rank configurations as the highest does: the grace
 // period moves up to the floor while lower rungs mislead
 // (docs/SEMANTICS.md §5). Scores are still recorded there.
+//
+// hone: with several objectives, or any constraint (Control.Objectives and
+// Constraints), ASHA is MO-ASHA (Schmucker et al. 2021, "Multi-objective
+// multi-fidelity hyperparameter optimization with application to
+// fairness"): the trials recorded at a rung are ordered by non-dominated
+// rank under Deb's constrained domination (pareto.SortConstrained, with
+// hone.Constraints.Violation of the result recorded there), ties within a
+// rank broken by NSGA-II's crowding distance within it, larger first
+// (pareto.Ranking); a trial tied with others on both keys counts as ahead
+// of them. The promotion rules take the trial's place in that order where
+// one objective takes its score (Promotion). See docs/SEMANTICS.md §4.
 package asha
 
 import (
@@ -17,6 +28,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/internal/pyfloat"
@@ -26,7 +38,9 @@ import (
 
 // Config holds ASHA's parameters. Start from DefaultConfig.
 type Config struct {
-	// Metric and Mode default to the experiment's.
+	// Metric and Mode default to the experiment's. With several objectives
+	// both must be empty: ASHA then ranks trials by all the experiment's
+	// objectives (MO-ASHA).
 	Metric string
 	Mode   hone.Mode
 	// TimeAttr is the result field that measures progress (default
@@ -55,6 +69,17 @@ type Config struct {
 }
 
 // Promotion names the rule by which a trial that reaches a rung goes on.
+//
+// With several objectives or a constraint (MO-ASHA) a rung holds no
+// scores but an order (see the package's doc), and both rules read a
+// trial's place in it: ahead is the number of trials recorded at the rung
+// before it that the order puts strictly ahead of it. PromoteTop is then
+// unchanged: the trial stops when ahead ≥ max(1, ⌊n/η⌋), n counting its
+// own. PromotePercentile, which has no values to interpolate, stops it
+// when ahead > (m − 1)/η, m being the number recorded before it (none:
+// it goes on): with one objective that is the percentile rule with the
+// cutoff at the next higher recorded score instead of between two, and it
+// differs from PromoteTop by at most one trial ahead.
 type Promotion string
 
 const (
@@ -87,6 +112,17 @@ func (p Promotion) stops(sorted []float64, score, rf float64) bool {
 	}
 	cut, ok := cutoff(sorted, rf)
 	return ok && score < cut
+}
+
+// stopsAhead reports whether a trial with ahead trials strictly ahead of
+// it, among the n at a rung its own included, stops (the rules for
+// several objectives).
+func (p Promotion) stopsAhead(ahead, n int, rf float64) bool {
+	if p == PromoteTop {
+		return ahead >= max(1, int(math.Floor(float64(n)/rf)))
+	}
+	m := n - 1
+	return m > 0 && float64(ahead) > float64(m-1)/rf
 }
 
 // InfoKey is the result field BudgetInfo sets, a map holding the budget
@@ -174,6 +210,59 @@ type rung struct {
 	milestone float64
 	recorded  map[string]float64 // trial id -> score (higher is better)
 	sorted    []float64          // the recorded scores but NaN, ascending
+	// points are the results recorded with several objectives, in the
+	// order they were recorded, and index their positions by trial id
+	// (see rank.go).
+	points []point
+	index  map[string]int
+}
+
+// point is a trial's result at a rung with several objectives: one loss
+// per objective (hone.Objectives.Losses) and the sum of its constraints'
+// violations.
+type point struct {
+	id        string
+	losses    []float64
+	violation float64
+	// rank is the point's non-dominated rank among the rung's feasible
+	// points (unused for an infeasible one), kept up to date as points
+	// are added.
+	rank int
+}
+
+// value is what a result gives a rung: a score with one objective, a
+// point with several (multi).
+type value struct {
+	score float64
+	point point
+	multi bool
+}
+
+// has reports whether trial id is recorded at the rung.
+func (g *rung) has(id string) bool {
+	if _, ok := g.recorded[id]; ok {
+		return true
+	}
+	_, ok := g.index[id]
+	return ok
+}
+
+// add records v for trial id.
+func (g *rung) add(id string, v value) {
+	if !v.multi {
+		g.record(id, v.score)
+		return
+	}
+	g.addPoint(id, v.point)
+}
+
+// stops reports whether a trial with v stops at the rung, by the rule p
+// and reduction factor rf.
+func (g *rung) stops(v value, p Promotion, rf float64) bool {
+	if !v.multi {
+		return p.stops(g.sorted, v.score, rf)
+	}
+	return p.stopsAhead(g.ahead(v.point), len(g.points)+1, rf)
 }
 
 // record adds a trial's score to the rung.
@@ -292,26 +381,76 @@ func (s *Scheduler) objective(c hone.Control) hone.Objective {
 	return hone.Objective{Metric: s.cfg.Metric, Mode: s.cfg.Mode}.Or(c.Objectives().Primary())
 }
 
-// values returns the time and score (higher is better) of r, or ok=false
-// (with one warning per experiment) when either is missing.
-func (s *Scheduler) values(c hone.Control, r *hone.Result) (float64, float64, bool) {
-	obj := s.objective(c)
-	tv, ok1 := r.Value(s.cfg.TimeAttr)
-	mv, ok2 := obj.Value(r)
-	if !ok1 || !ok2 {
-		if !s.warned {
-			s.warned = true
-			c.Logf("asha: a result of trial %s has no %q or no %q; such results continue", r.TrialID, s.cfg.TimeAttr, obj.Metric)
-		}
-		return 0, 0, false
+// CheckObjectives implements hone.MultiObjective: ASHA ranks trials by
+// every objective and honours the constraints (MO-ASHA, see the
+// package's doc). With several objectives its own metric and mode must be
+// empty. Its errors are *hone.ParamError.
+func (s *Scheduler) CheckObjectives(objs hone.Objectives, _ hone.Constraints) error {
+	if len(objs) < 2 {
+		return nil
 	}
-	return tv, obj.Score(mv), true
+	if s.cfg.Metric != "" {
+		return invalid("metric", "metric = %q: with several objectives ASHA ranks trials by all of them (%s); leave metric empty", s.cfg.Metric, strings.Join(objs.Metrics(), ", "))
+	}
+	if s.cfg.Mode != "" {
+		return invalid("mode", "mode = %q: with several objectives each takes its own mode; leave mode empty", s.cfg.Mode)
+	}
+	return nil
+}
+
+// multi returns the objectives and constraints ASHA ranks trials by, and
+// whether there are several objectives or a constraint (MO-ASHA); with
+// one objective, the scheduler's own.
+func (s *Scheduler) multi(c hone.Control) (hone.Objectives, hone.Constraints, bool) {
+	objs, cs := c.Objectives(), c.Constraints()
+	if len(objs) < 2 && len(cs) == 0 {
+		return nil, nil, false
+	}
+	if len(objs) < 2 {
+		objs = hone.Objectives{s.objective(c)}
+	}
+	return objs, cs, true
+}
+
+// values returns the time and value of r: its score (higher is better)
+// with one objective, its losses and violation with several. ok is false
+// (with one warning per experiment) when the time or an objective is
+// missing.
+func (s *Scheduler) values(c hone.Control, r *hone.Result) (float64, value, bool) {
+	tv, okT := r.Value(s.cfg.TimeAttr)
+	objs, cs, multi := s.multi(c)
+	if !multi {
+		obj := s.objective(c)
+		mv, ok := obj.Value(r)
+		if !okT || !ok {
+			s.warn(c, r, obj.Metric)
+			return 0, value{}, false
+		}
+		return tv, value{score: obj.Score(mv)}, true
+	}
+	for _, o := range objs {
+		if _, ok := o.Value(r); !ok || !okT {
+			s.warn(c, r, o.Metric)
+			return 0, value{}, false
+		}
+	}
+	losses, _ := objs.Losses(nil, r) // NaN is +Inf, the worst
+	return tv, value{point: point{losses: losses, violation: cs.Violation(r)}, multi: true}, true
+}
+
+// warn logs, once per experiment, that a result lacks the time attribute
+// or metric.
+func (s *Scheduler) warn(c hone.Control, r *hone.Result, metric string) {
+	if !s.warned {
+		s.warned = true
+		c.Logf("asha: a result of trial %s has no %q or no %q; such results continue", r.TrialID, s.cfg.TimeAttr, metric)
+	}
 }
 
 // OnResult stops a trial at max_t (with StopLastTrials) or below the cutoff
 // of the highest rung it reached and had not yet recorded; else CONTINUE.
 func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone.Decision {
-	tv, score, ok := s.values(c, r)
+	tv, v, ok := s.values(c, r)
 	if !ok {
 		return hone.Continue
 	}
@@ -323,7 +462,7 @@ func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone
 	if b == nil {
 		return hone.Continue
 	}
-	dec, at, ok := b.onResult(t.ID, tv, score, s.cfg, s.floor())
+	dec, at, ok := b.onResult(t.ID, tv, v, s.cfg, s.floor())
 	if ok {
 		s.mark(r, at)
 	}
@@ -346,10 +485,10 @@ func (s *Scheduler) mark(r *hone.Result, budget float64) {
 // and had not recorded, and returns the decision and that milestone (ok
 // false when nothing was recorded). A trial below the cutoff is not
 // stopped at a rung below floor.
-func (b *bracket) onResult(id string, tv, score float64, cfg Config, floor float64) (dec hone.Decision, at float64, ok bool) {
+func (b *bracket) onResult(id string, tv float64, v value, cfg Config, floor float64) (dec hone.Decision, at float64, ok bool) {
 	stopLast := cfg.StopLastTrials
 	for _, g := range b.rungs {
-		_, done := g.recorded[id]
+		done := g.has(id)
 		if tv >= g.milestone && done && !stopLast {
 			break
 		}
@@ -357,10 +496,10 @@ func (b *bracket) onResult(id string, tv, score float64, cfg Config, floor float
 			continue
 		}
 		dec := hone.Continue
-		if g.milestone >= floor && cfg.Promotion.stops(g.sorted, score, cfg.ReductionFactor) {
+		if g.milestone >= floor && g.stops(v, cfg.Promotion, cfg.ReductionFactor) {
 			dec = hone.Stop
 		}
-		g.record(id, score)
+		g.add(id, v)
 		return dec, g.milestone, true
 	}
 	return hone.Continue, 0, false
@@ -383,8 +522,8 @@ func cutoff(vals []float64, rf float64) (float64, bool) {
 // next), then forgets the trial.
 func (s *Scheduler) OnTrialComplete(c hone.Control, t *hone.Trial, r *hone.Result) {
 	if b := s.trialOf[t.ID]; b != nil && r != nil {
-		if tv, score, ok := s.values(c, r); ok {
-			_, at, ok := b.onResult(t.ID, tv, score, s.cfg, s.floor())
+		if tv, v, ok := s.values(c, r); ok {
+			_, at, ok := b.onResult(t.ID, tv, v, s.cfg, s.floor())
 			switch {
 			case tv >= s.cfg.MaxT && s.cfg.StopLastTrials:
 				s.mark(r, s.cfg.MaxT) // a full run, whatever rung it fills

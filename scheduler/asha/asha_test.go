@@ -1,6 +1,7 @@
 package asha
 
 import (
+	"errors"
 	"flag"
 	"math"
 	"math/rand/v2"
@@ -200,13 +201,13 @@ func TestAdvisorFloor(t *testing.T) {
 		b := s.brackets[0]
 		for i, score := range []float64{5, 6, 7} {
 			for _, m := range []float64{1, 3} {
-				if d, _, _ := b.onResult(strconv.Itoa(i), m, score, Config{ReductionFactor: 3, StopLastTrials: true}, s.floor()); d != hone.Continue {
+				if d, _, _ := b.onResult(strconv.Itoa(i), m, value{score: score}, Config{ReductionFactor: 3, StopLastTrials: true}, s.floor()); d != hone.Continue {
 					t.Fatalf("floor %v: strong trial %d at %v: %v", tc.floor, i, m, d)
 				}
 			}
 		}
 		for k, m := range []float64{1, 3} {
-			if d, _, _ := b.onResult("weak", m, 0, Config{ReductionFactor: 3, StopLastTrials: true}, s.floor()); d != tc.want[k] {
+			if d, _, _ := b.onResult("weak", m, value{}, Config{ReductionFactor: 3, StopLastTrials: true}, s.floor()); d != tc.want[k] {
 				t.Errorf("floor %v: weak trial at rung %v: %v, want %v", tc.floor, m, d, tc.want[k])
 			}
 			if _, ok := b.rungAt(m).recorded["weak"]; !ok {
@@ -345,5 +346,65 @@ func TestPromoteTop(t *testing.T) {
 	if err := (Config{GracePeriod: 1, MaxT: 9, ReductionFactor: 3, Brackets: 1, Promotion: "best"}).Validate(); err == nil ||
 		!strings.Contains(err.Error(), `allowed values are "percentile" and "top"`) {
 		t.Errorf("Validate of promotion best: %v", err)
+	}
+}
+
+// TestCheckObjectives: ASHA takes several objectives and constraints,
+// refusing its own metric or mode with several objectives as a
+// *hone.ParamError naming the parameter.
+func TestCheckObjectives(t *testing.T) {
+	two := hone.Objectives{{Metric: "acc", Mode: hone.Max}, {Metric: "latency_ms", Mode: hone.Min}}
+	below := 100.0
+	cs := hone.Constraints{{Metric: "mem_mb", Below: &below}}
+	for _, c := range []struct {
+		metric string
+		mode   hone.Mode
+		objs   hone.Objectives
+		param  string
+	}{
+		{"", "", two, ""},
+		{"loss", "", two[:1], ""},
+		{"acc", "", two, "metric"},
+		{"", hone.Max, two, "mode"},
+	} {
+		cfg := DefaultConfig()
+		cfg.Metric, cfg.Mode = c.metric, c.mode
+		s, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.CheckObjectives(c.objs, cs)
+		var pe *hone.ParamError
+		switch {
+		case c.param == "" && err != nil:
+			t.Errorf("metric %q mode %q, %d objectives: %v", c.metric, c.mode, len(c.objs), err)
+		case c.param != "" && (!errors.As(err, &pe) || pe.Plugin != "asha" || pe.Param != c.param):
+			t.Errorf("metric %q mode %q: %v, want a *hone.ParamError for %s", c.metric, c.mode, err, c.param)
+		}
+	}
+}
+
+// TestStopsAhead pins the promotion rules with several objectives by hand
+// (η = 3): top stops at max(1, ⌊n/3⌋) ahead; percentile at more than
+// (n − 2)/3, never the first trial. They differ at n = 5 (k = 1 against
+// more than 1) and n = 32 (10 against more than 10).
+func TestStopsAhead(t *testing.T) {
+	for _, c := range []struct {
+		n, ahead  int
+		top, pctl bool
+	}{
+		{1, 0, false, false},
+		{2, 0, false, false}, {2, 1, true, true},
+		{4, 0, false, false}, {4, 1, true, true},
+		{5, 1, true, false}, {5, 2, true, true},
+		{6, 1, false, false}, {6, 2, true, true},
+		{32, 10, true, false}, {32, 11, true, true}, {32, 9, false, false},
+	} {
+		if got := PromoteTop.stopsAhead(c.ahead, c.n, 3); got != c.top {
+			t.Errorf("top, n %d, %d ahead: stops %v, want %v", c.n, c.ahead, got, c.top)
+		}
+		if got := PromotePercentile.stopsAhead(c.ahead, c.n, 3); got != c.pctl {
+			t.Errorf("percentile, n %d, %d ahead: stops %v, want %v", c.n, c.ahead, got, c.pctl)
+		}
 	}
 }

@@ -32,10 +32,21 @@ type savedScore struct {
 	Score snapshot.Number `json:"score"`
 }
 
-// savedRung is one rung's recorded scores, by trial id.
+// savedPoint is a trial's result recorded at a rung with several
+// objectives: its losses and its constraints' violation.
+type savedPoint struct {
+	Trial     string            `json:"trial"`
+	Losses    []snapshot.Number `json:"losses"`
+	Violation snapshot.Number   `json:"violation"`
+}
+
+// savedRung is one rung's recorded scores, by trial id, and its points
+// with several objectives, in the order they were recorded (crowding
+// distances order equal values by it).
 type savedRung struct {
 	Milestone snapshot.Number `json:"milestone"`
 	Recorded  []savedScore    `json:"recorded"`
+	Points    []savedPoint    `json:"points,omitempty"`
 }
 
 type savedState struct {
@@ -56,8 +67,9 @@ func (s *Scheduler) savedConfig() savedConfig {
 		snapshot.Number(c.ReductionFactor), c.Brackets, c.StopLastTrials, string(p), c.BudgetInfo}
 }
 
-// MarshalState implements hone.Stateful: the scores recorded at every
-// rung and each followed trial's bracket. The fidelity advisor, if any,
+// MarshalState implements hone.Stateful: the scores (or, with several
+// objectives, the losses and violations) recorded at every rung and each
+// followed trial's bracket. The fidelity advisor, if any,
 // is the searcher's, which has its own state.
 func (s *Scheduler) MarshalState() ([]byte, error) {
 	st := savedState{Trials: map[string]int{}, Warned: s.warned}
@@ -74,6 +86,13 @@ func (s *Scheduler) MarshalState() ([]byte, error) {
 			r := savedRung{Milestone: snapshot.Number(g.milestone), Recorded: make([]savedScore, len(ids))}
 			for j, id := range ids {
 				r.Recorded[j] = savedScore{id, snapshot.Number(g.recorded[id])}
+			}
+			for _, p := range g.points {
+				sp := savedPoint{Trial: p.id, Losses: make([]snapshot.Number, len(p.losses)), Violation: snapshot.Number(p.violation)}
+				for k, l := range p.losses {
+					sp.Losses[k] = snapshot.Number(l)
+				}
+				r.Points = append(r.Points, sp)
 			}
 			rungs = append(rungs, r)
 		}
@@ -112,6 +131,20 @@ func (s *Scheduler) UnmarshalState(data []byte) error {
 				}
 			}
 			sort.Float64s(g.sorted)
+			g.points, g.index = nil, nil
+			for _, sp := range r.Points {
+				if g.has(sp.Trial) {
+					return fmt.Errorf("asha state: bracket %d: trial %s recorded twice at milestone %v", i, sp.Trial, g.milestone)
+				}
+				p := point{losses: make([]float64, len(sp.Losses)), violation: float64(sp.Violation)}
+				for k, l := range sp.Losses {
+					p.losses[k] = float64(l)
+				}
+				if len(g.points) > 0 && len(p.losses) != len(g.points[0].losses) {
+					return fmt.Errorf("asha state: bracket %d: trial %s has %d losses at milestone %v, others %d", i, sp.Trial, len(p.losses), g.milestone, len(g.points[0].losses))
+				}
+				g.add(sp.Trial, value{point: p, multi: true})
+			}
 		}
 	}
 	s.trialOf = make(map[string]*bracket, len(st.Trials))

@@ -12,6 +12,17 @@
 // first milestone is 0 is: while low budgets mislead, the band's budget
 // goes to the brackets that start at trusted budgets (docs/SEMANTICS.md
 // §5). Brackets already open keep their schedule.
+//
+// hone: with several objectives, or any constraint (Control.Objectives and
+// Constraints), HyperBand keeps at each halving the first ceil(n/η) of its
+// live trials in the order of MO-ASHA (Schmucker et al. 2021; see package
+// asha): non-dominated rank under Deb's constrained domination
+// (pareto.SortConstrained, with hone.Constraints.Violation of each
+// trial's latest result), then NSGA-II's crowding distance within the
+// rank, larger first, then the bracket's order of arrival, as with one
+// objective (pareto.Order). HyperBand for BOHB optimises one objective:
+// its CheckObjectives refuses several, and any constraint, with an error
+// wrapping hone.ErrOneObjective. See docs/SEMANTICS.md §4.
 package hyperband
 
 import (
@@ -19,9 +30,11 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/internal/pyfloat"
+	"github.com/hone-tune/hone/pareto"
 	"github.com/hone-tune/hone/search/fidelity"
 )
 
@@ -31,7 +44,9 @@ const BudgetKey = "hyperband_info"
 
 // Config holds HyperBand's parameters. Start from DefaultConfig.
 type Config struct {
-	// Metric and Mode default to the experiment's.
+	// Metric and Mode default to the experiment's. With several objectives
+	// both must be empty: HyperBand then ranks trials by all the
+	// experiment's objectives.
 	Metric string
 	Mode   hone.Mode
 	// TimeAttr measures training progress (default training_iteration).
@@ -147,6 +162,11 @@ type member struct {
 	id    string
 	time  float64
 	score float64 // higher is better; NaN when unknown
+	// losses (one per objective, hone.Objectives.Losses) and violation
+	// (the constraints') are those of the latest result with several
+	// objectives or a constraint; nil losses when unknown.
+	losses    []float64
+	violation float64
 }
 
 // New returns synchronous HyperBand. Zero numeric fields take the defaults
@@ -317,6 +337,41 @@ func (s *Scheduler) objective(c hone.Control) hone.Objective {
 	return hone.Objective{Metric: s.cfg.Metric, Mode: s.cfg.Mode}.Or(c.Objectives().Primary())
 }
 
+// CheckObjectives implements hone.MultiObjective: HyperBand ranks trials
+// by every objective and honours the constraints (see the package's
+// doc); its own metric and mode must then be empty (a *hone.ParamError).
+// HyperBand for BOHB refuses several objectives and any constraint with
+// an error wrapping hone.ErrOneObjective: its searcher learns one.
+func (s *Scheduler) CheckObjectives(objs hone.Objectives, cs hone.Constraints) error {
+	if s.bohb {
+		return fmt.Errorf("hyperband_for_bohb: %d objectives (%s) and %d constraints: %w", len(objs), strings.Join(objs.Metrics(), ", "), len(cs), hone.ErrOneObjective)
+	}
+	if len(objs) < 2 {
+		return nil
+	}
+	if s.cfg.Metric != "" {
+		return invalid("metric", "metric = %q: with several objectives HyperBand ranks trials by all of them (%s); leave metric empty", s.cfg.Metric, strings.Join(objs.Metrics(), ", "))
+	}
+	if s.cfg.Mode != "" {
+		return invalid("mode", "mode = %q: with several objectives each takes its own mode; leave mode empty", s.cfg.Mode)
+	}
+	return nil
+}
+
+// multi returns the objectives and constraints HyperBand ranks trials by,
+// and whether there are several objectives or a constraint; with one
+// objective and constraints, the scheduler's own objective.
+func (s *Scheduler) multi(c hone.Control) (hone.Objectives, hone.Constraints, bool) {
+	objs, cs := c.Objectives(), c.Constraints()
+	if s.bohb || len(objs) < 2 && len(cs) == 0 {
+		return nil, nil, false
+	}
+	if len(objs) < 2 {
+		objs = hone.Objectives{s.objective(c)}
+	}
+	return objs, cs, true
+}
+
 // OnResult updates t's time and score; below the milestone it continues;
 // at the milestone it pauses, or processes the bracket when t is the last
 // live trial to get there, whatever the others' status (HyperBand for
@@ -331,19 +386,35 @@ func (s *Scheduler) OnResult(c hone.Control, t *hone.Trial, r *hone.Result) hone
 	delete(b.ready, t.ID) // it runs again
 	delete(s.pausing, t.ID)
 	obj := s.objective(c)
+	objs, cs, multi := s.multi(c)
 	tv, ok1 := r.Value(s.cfg.TimeAttr)
 	mv, ok2 := obj.Value(r)
+	missing := obj.Metric
+	if multi {
+		for _, o := range objs {
+			if _, ok2 = o.Value(r); !ok2 {
+				missing = o.Metric
+				break
+			}
+		}
+	}
 	if !ok1 || !ok2 {
 		if !s.warned {
 			s.warned = true
-			c.Logf("hyperband: a result of trial %s has no %q or no %q; such results continue", t.ID, s.cfg.TimeAttr, obj.Metric)
+			c.Logf("hyperband: a result of trial %s has no %q or no %q; such results continue", t.ID, s.cfg.TimeAttr, missing)
 		}
 		return hone.Continue
 	}
 	if d := tv - m.time; d > 0 {
 		b.progress += d
 	}
-	m.time, m.score = tv, obj.Score(mv)
+	m.time = tv
+	if multi {
+		m.losses, _ = objs.Losses(m.losses, r) // NaN is +Inf, the worst
+		m.violation = cs.Violation(r)
+	} else {
+		m.score = obj.Score(mv)
+	}
 	if b.continueTrial(m, s.cfg.StopLastTrials) {
 		return hone.Continue
 	}
@@ -451,11 +522,50 @@ func (s *Scheduler) halve(b *bracket) (good, bad []*member) {
 	b.r = s.nextR(b.r)
 	b.cumulR = b.r
 	sorted := append([]*member(nil), b.live...)
-	sort.SliceStable(sorted, func(i, j int) bool { return better(sorted[i].score, sorted[j].score) })
+	if b.multi() {
+		sorted = orderMulti(b.live)
+	} else {
+		sort.SliceStable(sorted, func(i, j int) bool { return better(sorted[i].score, sorted[j].score) })
+	}
 	if b.n >= len(sorted) {
 		return sorted, nil
 	}
 	return sorted[:b.n], sorted[b.n:]
+}
+
+// multi reports whether b's trials were ranked by several objectives or
+// constraints: whether a live trial has losses.
+func (b *bracket) multi() bool {
+	for _, m := range b.live {
+		if m.losses != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// orderMulti returns live best first by pareto.Order of their losses and
+// violations, ties in arrival order. A trial without losses ranks as
+// +Inf in every objective, infeasible beyond any violation.
+func orderMulti(live []*member) []*member {
+	dims := 0
+	for _, m := range live {
+		dims = max(dims, len(m.losses))
+	}
+	points := make([][]float64, len(live))
+	viol := make([]float64, len(live))
+	for i, m := range live {
+		points[i], viol[i] = m.losses, m.violation
+		if len(m.losses) != dims {
+			points[i] = slices.Repeat([]float64{math.Inf(1)}, dims)
+			viol[i] = math.Inf(1)
+		}
+	}
+	out := make([]*member, len(live))
+	for k, i := range pareto.Order(points, viol) {
+		out[k] = live[i]
+	}
+	return out
 }
 
 // better orders scores best first; NaN ranks lowest.

@@ -1,6 +1,7 @@
 package hyperband
 
 import (
+	"errors"
 	"flag"
 	"slices"
 	"strconv"
@@ -189,6 +190,52 @@ func TestRungs(t *testing.T) {
 		}
 		if attr, got := s.Rungs(); attr != hone.FieldTrainingIteration || !slices.Equal(got, tc.want) {
 			t.Errorf("max_t %v η %v: rungs %s %v, want %v", tc.maxT, tc.eta, attr, got, tc.want)
+		}
+	}
+}
+
+// TestCheckObjectives: HyperBand takes several objectives and constraints
+// (its own metric or mode then refused as a *hone.ParamError); HyperBand
+// for BOHB takes neither, with an error wrapping hone.ErrOneObjective.
+func TestCheckObjectives(t *testing.T) {
+	two := hone.Objectives{{Metric: "acc", Mode: hone.Max}, {Metric: "latency_ms", Mode: hone.Min}}
+	below := 100.0
+	cs := hone.Constraints{{Metric: "mem_mb", Below: &below}}
+	for _, c := range []struct {
+		bohb   bool
+		metric string
+		mode   hone.Mode
+		objs   hone.Objectives
+		param  string // "" accepted, "-" ErrOneObjective
+	}{
+		{false, "", "", two, ""},
+		{false, "loss", "", two[:1], ""},
+		{false, "acc", "", two, "metric"},
+		{false, "", hone.Min, two, "mode"},
+		{true, "", "", two, "-"},
+		{true, "", "", two[:1], "-"},
+	} {
+		cfg := DefaultConfig()
+		cfg.Metric, cfg.Mode = c.metric, c.mode
+		s, err := newScheduler(cfg, c.bohb, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.CheckObjectives(c.objs, cs)
+		var pe *hone.ParamError
+		switch c.param {
+		case "":
+			if err != nil {
+				t.Errorf("%+v: %v", c, err)
+			}
+		case "-":
+			if !errors.Is(err, hone.ErrOneObjective) {
+				t.Errorf("%+v: %v, want ErrOneObjective", c, err)
+			}
+		default:
+			if !errors.As(err, &pe) || pe.Plugin != "hyperband" || pe.Param != c.param {
+				t.Errorf("%+v: %v, want a *hone.ParamError for %s", c, err, c.param)
+			}
 		}
 	}
 }

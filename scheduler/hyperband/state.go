@@ -21,11 +21,14 @@ type savedConfig struct {
 	BOHB            bool            `json:"bohb"`
 }
 
-// savedMember is a live trial of a bracket.
+// savedMember is a live trial of a bracket; Losses and Violation only
+// with several objectives or a constraint.
 type savedMember struct {
-	ID    string          `json:"id"`
-	Time  snapshot.Number `json:"time"`
-	Score snapshot.Number `json:"score"`
+	ID        string            `json:"id"`
+	Time      snapshot.Number   `json:"time"`
+	Score     snapshot.Number   `json:"score"`
+	Losses    []snapshot.Number `json:"losses,omitempty"`
+	Violation snapshot.Number   `json:"violation,omitempty"`
 }
 
 // savedBracket is a bracket's progress; its plan follows from S and the
@@ -98,7 +101,10 @@ func (s *Scheduler) MarshalState() ([]byte, error) {
 				Halves: b.halves, Ready: sortedSet(b.ready), Progress: snapshot.Number(b.progress),
 				Members: slices.Clone(b.members), Live: make([]savedMember, len(b.live))}
 			for k, m := range b.live {
-				sb.Live[k] = savedMember{m.id, snapshot.Number(m.time), snapshot.Number(m.score)}
+				sb.Live[k] = savedMember{ID: m.id, Time: snapshot.Number(m.time), Score: snapshot.Number(m.score), Violation: snapshot.Number(m.violation)}
+				for _, l := range m.losses {
+					sb.Live[k].Losses = append(sb.Live[k].Losses, snapshot.Number(l))
+				}
 			}
 			out[j] = sb
 		}
@@ -137,7 +143,10 @@ func (s *Scheduler) UnmarshalState(data []byte) error {
 				b.ready[id] = true
 			}
 			for _, m := range sb.Live {
-				mb := &member{id: m.ID, time: float64(m.Time), score: float64(m.Score)}
+				mb := &member{id: m.ID, time: float64(m.Time), score: float64(m.Score), violation: float64(m.Violation)}
+				for _, l := range m.Losses {
+					mb.losses = append(mb.losses, float64(l))
+				}
 				b.live = append(b.live, mb)
 				b.byID[m.ID] = mb
 				of[m.ID] = b
