@@ -9,7 +9,7 @@ import (
 	"github.com/hone-tune/hone/controller"
 )
 
-// parseLine decodes a journal line of the shape appendInput and
+// parseLine decodes a journal line of the shape appendEvent and
 // appendRecord write, without reflection: replaying the journal is most of
 // a resume. It reports false for anything else — escapes in strings,
 // nested metric or configuration values, custom resources, unknown keys,
@@ -20,11 +20,11 @@ func parseLine(b []byte) (Line, bool) {
 	p := &parser{b: b}
 	switch {
 	case p.lit(`{"in":{`):
-		in, ok := p.input()
+		in, ok := p.event()
 		if !ok || !p.lit("}") || p.i != len(b) {
 			return Line{}, false
 		}
-		return Line{In: in}, true
+		return Line{Event: in}, true
 	case p.lit(`{"rec":{`):
 		r, ok := p.record()
 		if !ok || !p.lit("}") || p.i != len(b) {
@@ -222,17 +222,17 @@ func (p *parser) object() (map[string]any, bool) {
 	return m, ok
 }
 
-func (p *parser) input() (*controller.Input, bool) {
-	in := &controller.Input{}
+func (p *parser) event() (*hone.Event, bool) {
+	in := &hone.Event{}
 	ok := p.fields(func(k string) bool {
 		var ok bool
 		switch k {
 		case "k":
 			var s string
 			s, ok = p.str()
-			in.Kind = controller.InputKind(s)
+			in.Kind = hone.EventKind(s)
 		case "t":
-			in.Trial, ok = p.str()
+			in.TrialID, ok = p.str()
 		case "ns":
 			in.Time, ok = p.int64()
 		case "m":
@@ -243,7 +243,7 @@ func (p *parser) input() (*controller.Input, bool) {
 			if !p.lit("{") {
 				return false
 			}
-			in.Checkpoint = &controller.CheckpointRef{}
+			in.Checkpoint = &hone.CheckpointRef{}
 			ok = p.fields(func(k string) bool {
 				var ok bool
 				switch k {

@@ -1,8 +1,9 @@
 // Package journal reads and writes an experiment's append-only journal:
-// a header line, then one JSON line per controller input ("in") or state
-// record ("rec"). Inputs are what resume replays; records are what readers
-// of an experiment directory use. A crash can leave at most a torn last
-// line, which readers ignore.
+// a header line, then one JSON line per event the controller steps on
+// ("in", a hone.Event's journaled fields) or state record ("rec"). Events
+// are what resume replays; records are what readers of an experiment
+// directory use. A crash can leave at most a torn last line, which
+// readers ignore.
 package journal
 
 import (
@@ -18,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/internal/fsutil"
 )
@@ -37,13 +39,13 @@ type Header struct {
 	// Settings are the settings the first session ran with; nil in
 	// journals written before hone recorded them (a replay then uses the
 	// resuming spec's).
-	Settings *controller.Settings `json:"settings,omitempty"`
+	Settings *hone.Settings `json:"settings,omitempty"`
 }
 
 // Line is one journal line after the header: exactly one field is set.
 type Line struct {
-	In  *controller.Input  `json:"in,omitempty"`
-	Rec *controller.Record `json:"rec,omitempty"`
+	Event *hone.Event        `json:"in,omitempty"`
+	Rec   *controller.Record `json:"rec,omitempty"`
 }
 
 // Writer appends to a journal. It buffers lines; Flush hands them to the
@@ -62,8 +64,8 @@ type Writer struct {
 	timer *time.Timer // armed while lines are buffered
 	armed bool
 	err   error    // a failed background flush, returned by the next call
-	line  []byte   // scratch for appendInput
-	keys  []string // scratch for appendInput
+	line  []byte   // scratch for appendEvent
+	keys  []string // scratch for appendEvent
 	off   int64    // the journal's length, buffered lines included
 }
 
@@ -182,11 +184,11 @@ func (w *Writer) writeLocked(line []byte) error {
 	return nil
 }
 
-// AppendInput buffers an input line. Non-finite metric values are encoded
+// AppendEvent buffers an event line (its journaled fields). Non-finite metric values are encoded
 // so that they survive JSON.
-func (w *Writer) AppendInput(in *controller.Input) error {
+func (w *Writer) AppendEvent(in *hone.Event) error {
 	w.mu.Lock()
-	line, keys, ok := appendInput(w.line[:0], in, w.keys)
+	line, keys, ok := appendEvent(w.line[:0], in, w.keys)
 	w.line, w.keys = line, keys
 	if ok {
 		defer w.mu.Unlock()
@@ -198,7 +200,7 @@ func (w *Writer) AppendInput(in *controller.Input) error {
 		cp.Metrics = encodeNonFinite(in.Metrics).(map[string]any)
 		in = &cp
 	}
-	return w.write(Line{In: in})
+	return w.write(Line{Event: in})
 }
 
 // AppendRecord buffers a record line.
@@ -467,11 +469,11 @@ func decodeLine(raw []byte) (Line, bool) {
 			l = Line{}
 		}
 	}
-	if (l.In == nil) == (l.Rec == nil) {
+	if (l.Event == nil) == (l.Rec == nil) {
 		return Line{}, false
 	}
-	if l.In != nil && l.In.Metrics != nil && !fast {
-		l.In.Metrics = decodeNonFinite(l.In.Metrics).(map[string]any)
+	if l.Event != nil && l.Event.Metrics != nil && !fast {
+		l.Event.Metrics = decodeNonFinite(l.Event.Metrics).(map[string]any)
 	}
 	if l.Rec != nil && l.Rec.Config != nil && !fast {
 		l.Rec.Config = decodeNonFinite(map[string]any(l.Rec.Config)).(map[string]any)
