@@ -1218,20 +1218,27 @@ func (r *runner) committed(ev hone.Event, idx int, dest string, err error) (hone
 	return ev, nil
 }
 
-// step journals one input, steps the controller and carries out its
-// actions; inputs produced while acting (a trial that failed to start)
+// step journals one event, steps the controller and carries out its
+// actions; events produced while acting (a trial that failed to start)
 // follow in order.
 func (r *runner) step(in hone.Event) error {
 	r.deferred = append(r.deferred, in)
 	return r.drain()
 }
 
-// drain steps the deferred inputs, in order, then flushes results and
+// drain steps the deferred events, in order, then flushes results and
 // syncs the journal when they are due.
 func (r *runner) drain() error {
 	for len(r.deferred) > 0 {
 		in := r.deferred[0]
-		r.deferred = r.deferred[1:]
+		r.deferred[0] = hone.Event{}
+		if len(r.deferred) == 1 {
+			// The queue's array is kept for the next event: most steps
+			// defer exactly one.
+			r.deferred = r.deferred[:0]
+		} else {
+			r.deferred = r.deferred[1:]
+		}
 		if err := r.jw.AppendEvent(&in); err != nil {
 			return err
 		}

@@ -184,8 +184,10 @@ func (w *Writer) writeLocked(line []byte) error {
 	return nil
 }
 
-// AppendEvent buffers an event line (its journaled fields). Non-finite metric values are encoded
-// so that they survive JSON.
+// AppendEvent buffers an event line (its journaled fields). Non-finite
+// metric values are encoded so that they survive JSON. It does not keep
+// in: the caller's event stays where it is (on its stack, for a runner
+// that journals every event), whichever way the line is encoded.
 func (w *Writer) AppendEvent(in *hone.Event) error {
 	w.mu.Lock()
 	line, keys, ok := appendEvent(w.line[:0], in, w.keys)
@@ -195,12 +197,11 @@ func (w *Writer) AppendEvent(in *hone.Event) error {
 		return w.writeLocked(line)
 	}
 	w.mu.Unlock()
+	cp := *in
 	if hasNonFinite(in.Metrics) {
-		cp := *in
 		cp.Metrics = encodeNonFinite(in.Metrics).(map[string]any)
-		in = &cp
 	}
-	return w.write(Line{Event: in})
+	return w.write(Line{Event: &cp})
 }
 
 // AppendRecord buffers a record line.
