@@ -47,8 +47,8 @@
 //
 // With an executor that announces starts (Settings.StartsAnnounced: a
 // cluster's trials wait in its queue), a started trial is queued until its
-// hone.EventStarted input (or its first report), and both limits count from then:
-// a queued trial is under neither. The setting is journaled with each
+// hone.EventStarted (or its first report), and both limits count from
+// then: a queued trial is under neither. The setting is journaled with each
 // session's settings, so a replay counts as the run did.
 package controller
 

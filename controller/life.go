@@ -105,9 +105,9 @@ const (
 	evContinue
 	// evStop: the controller sends DirectStop.
 	evStop
-	// evGone: the process is gone (hone.EventExited, hone.EventStartFailed), or never
-	// began (a start undone by hone.EventCheckpointMissing), or did not survive a
-	// resume.
+	// evGone: the process is gone (hone.EventExited,
+	// hone.EventStartFailed), or never began (a start undone by
+	// hone.EventCheckpointMissing), or did not survive a resume.
 	evGone
 
 	numLifeEvents // the number of events, for tables and tests

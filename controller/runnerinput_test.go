@@ -91,9 +91,9 @@ func TestCheckpointMissingInput(t *testing.T) {
 	}
 }
 
-// TestTrialFailedInput pins hone.EventTrialFailed: a running trial fails with the
-// error (retried under max_failures); for a trial that is not running it
-// is only logged.
+// TestTrialFailedInput pins hone.EventTrialFailed: a running trial fails
+// with the error (retried under max_failures); for a trial that is not
+// running it is only logged.
 func TestTrialFailedInput(t *testing.T) {
 	exp := &hone.Experiment{Searcher: &listSearcher{n: 1}, Metric: "loss"}
 	c, err := New(exp, hone.Resources{CPU: 1})

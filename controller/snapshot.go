@@ -68,13 +68,14 @@ import (
 // actions are unread. Between Steps nothing is half done: no scheduler
 // call is under way, and every decision is either carried out or queued
 // in its trial's state. A save may be in flight there (a trial was sent
-// DirectCheckpoint and its hone.EventSaved has not come): the snapshot records it as the
-// trial's run being in state saving with a save in flight, and Restore (or
-// RestoreBinary) gives the trial a new, unresolved hone.SaveFuture that
-// the next hone.EventSaved (or the trial's exit, or a resume) resolves as it would
-// have resolved the old one. Nothing but the controller holds a SaveFuture
-// (schedulers hear of saves through hone.SaveListener and keep their waits
-// as data in their own snapshots), so a new future is as good as the old.
+// DirectCheckpoint and its hone.EventSaved has not come): the snapshot
+// records it as the trial's run being in state saving with a save in
+// flight, and Restore (or RestoreBinary) gives the trial a new, unresolved
+// hone.SaveFuture that the next hone.EventSaved (or the trial's exit, or a
+// resume) resolves as it would have resolved the old one. Nothing but the
+// controller holds a SaveFuture (schedulers hear of saves through
+// hone.SaveListener and keep their waits as data in their own snapshots),
+// so a new future is as good as the old.
 //
 // The session's error (Err) is saved as its text: a restored controller's
 // Err has that text, not its type. A resume clears it anyway.

@@ -1367,7 +1367,7 @@ func (r *runner) takeErrors() error {
 
 // callbackErrors acts on callback errors (hone.FallibleCallback): a full
 // disk, or an error that is no trial's, is returned and stops the
-// experiment; a trial's error fails that trial (an hone.EventTrialFailed input,
+// experiment; a trial's error fails that trial (a hone.EventTrialFailed input,
 // deferred). Either way no result is recorded safe for the rest of the
 // session.
 func (r *runner) callbackErrors(errs []error) error {

@@ -10,9 +10,10 @@ import (
 	"github.com/hone-tune/hone/controller"
 )
 
-// appendEvent appends the event in as a journal line, the JSON encoding/json would
-// give up to key order within the metrics and number formatting, without
-// reflection: results are the journal's hot path. It reports false, having
+// appendEvent appends the event in as a journal line (its journaled
+// fields), the JSON encoding/json would give up to key order within the
+// metrics and number formatting, without reflection: results are the
+// journal's hot path. It reports false, having
 // appended nothing, for what it does not encode (resume flags, metric
 // values other than numbers, strings, booleans and null); the caller then
 // uses encoding/json. keys is scratch space, returned for reuse.

@@ -52,7 +52,8 @@ type Options struct {
 	// configuration, with noise; NaN now and then.
 	Metric string
 	// Crashes makes trials fail now and then (a process error; with
-	// Controller, also an hone.EventTrialFailed), and Interrupts makes the experiment stop and resume now and then.
+	// Controller, also a hone.EventTrialFailed), and Interrupts makes the
+	// experiment stop and resume now and then.
 	Crashes, Interrupts bool
 	// Controller snapshots the whole controller instead of its plugins:
 	// at the snapshot, the second twin is replaced by a controller that
