@@ -120,7 +120,7 @@ func TestAppendRecordMatchesJSON(t *testing.T) {
 			t.Fatalf("appendRecord refused %+v", r)
 		}
 		// parseLine may refuse (escaped strings); where it reads, it agrees.
-		if got, ok := parseLine(bytes.TrimSuffix(fast, []byte("\n"))); ok && !reflect.DeepEqual(got.Rec, decodedRecord(t, fast)) {
+		if got, ok := parseLine(bytes.TrimSuffix(fast, []byte("\n")), nil); ok && !reflect.DeepEqual(got.Rec, decodedRecord(t, fast)) {
 			t.Fatalf("parseLine(%q) = %+v", fast, got.Rec)
 		}
 		slow, err := json.Marshal(Line{Rec: &r})
@@ -220,7 +220,7 @@ func TestParseLine(t *testing.T) {
 		if !ok {
 			t.Fatalf("encoding/json cannot read %q", raw)
 		}
-		if got, ok := parseLine(raw); ok {
+		if got, ok := parseLine(raw, nil); ok {
 			fastPaths++
 			if !sameLine(got, want) {
 				t.Fatalf("parseLine(%q) = %+v, want %+v", raw, got, want)
@@ -235,7 +235,7 @@ func TestParseLine(t *testing.T) {
 			i := rapid.IntRange(0, len(mut)-1).Draw(t, "at")
 			mut[i] = rapid.SampledFrom([]byte(`{}[]":,.-+e0159tfn\ a$`)).Draw(t, "byte")
 		}
-		got, fast := parseLine(mut)
+		got, fast := parseLine(mut, nil)
 		want, ok = referenceRead(mut)
 		if fast && (!ok || !sameLine(got, want)) {
 			t.Fatalf("mutated %q: parseLine %+v, encoding/json %+v (ok %v)", mut, got, want, ok)
@@ -257,7 +257,7 @@ func TestParseLineFastPath(t *testing.T) {
 		Tag: "3_act=relu,lr=0.01,width=64", Dir: "train_5f2a9c01_3", Resources: &hone.Resources{CPU: 1, Memory: 1 << 30}})
 	st, _, _ := appendEvent(nil, &hone.Event{Kind: hone.EventStarted, TrialID: "5f2a9c01", Time: 18, Hostname: "n2 (slurm job 41)"}, nil)
 	for _, line := range [][]byte{a, r, tr, st} {
-		if _, ok := parseLine(bytes.TrimSuffix(line, []byte("\n"))); !ok {
+		if _, ok := parseLine(bytes.TrimSuffix(line, []byte("\n")), nil); !ok {
 			t.Errorf("parseLine refused %q", line)
 		}
 	}

@@ -399,6 +399,7 @@ func readFrom(path string, from, to int64) (*Contents, error) {
 		c.From = from
 		shift = from - int64(h)
 	}
+	var slab eventSlab
 	for lineNo := 1; off < len(data); lineNo++ {
 		nl := bytes.IndexByte(data[off:], '\n')
 		if nl < 0 {
@@ -421,7 +422,7 @@ func readFrom(path string, from, to int64) (*Contents, error) {
 			}
 			continue
 		}
-		l, ok := decodeLine(raw)
+		l, ok := decodeLine(raw, &slab)
 		if !ok {
 			if last {
 				c.Torn = true
@@ -462,8 +463,8 @@ func (c *Contents) LineNumber(i int) int {
 
 // decodeLine decodes one journal line after the header; it reports false
 // for a line that is not exactly one input or one record.
-func decodeLine(raw []byte) (Line, bool) {
-	l, fast := parseLine(raw)
+func decodeLine(raw []byte, slab *eventSlab) (Line, bool) {
+	l, fast := parseLine(raw, slab)
 	if !fast {
 		l = Line{}
 		if err := json.Unmarshal(raw, &l); err != nil {
