@@ -12,32 +12,24 @@ import (
 )
 
 // Directive is what the runner tells a trial that is waiting after a result
-// or a save.
-type Directive int
+// or a save. Its values are the actions of the wire protocol's directive
+// message (package wire), so that a trial in another process is told
+// exactly the directive's text.
+type Directive string
 
 // The directives an Executor carries out.
 const (
 	// DirectContinue resumes training.
-	DirectContinue Directive = iota
-	// DirectSave asks the trial to checkpoint now; the executor answers
-	// with an EventSaved and the trial waits for another directive.
-	DirectSave
+	DirectContinue Directive = "continue"
+	// DirectCheckpoint asks the trial to checkpoint now; the executor
+	// answers with an EventSaved and the trial waits for another directive.
+	DirectCheckpoint Directive = "checkpoint"
 	// DirectStop stops the trial gracefully; the executor answers with an
 	// EventExited.
-	DirectStop
+	DirectStop Directive = "stop"
 )
 
-func (d Directive) String() string {
-	switch d {
-	case DirectContinue:
-		return "continue"
-	case DirectSave:
-		return "save"
-	case DirectStop:
-		return "stop"
-	}
-	return "directive(?)"
-}
+func (d Directive) String() string { return string(d) }
 
 // StartSpec is everything an executor needs to start (or restart) a trial.
 type StartSpec struct {
@@ -68,67 +60,166 @@ type StartSpec struct {
 	GPUs []int
 }
 
-// EventKind tells what an Event reports.
-type EventKind int
+// EventKind names what an Event reports. Its values are journaled.
+type EventKind string
 
-// The kinds of executor events.
+// The kinds of events. An executor reports EventResult, EventSaved,
+// EventExited and EventStarted; the runner adds the others. Every event the
+// controller steps on is journaled before the controller sees it, so
+// replaying the journal rebuilds the same state.
 const (
+	// EventBegin: the experiment starts.
+	EventBegin EventKind = "begin"
 	// EventResult: the trial reported metrics (and maybe a checkpoint) and
 	// now waits for a Directive.
-	EventResult EventKind = iota + 1
-	// EventSaved: the trial answered DirectSave. CheckpointDir is the staged
-	// checkpoint, or "" if the trial cannot save on demand; Err is a failed
-	// save. The trial waits for a Directive.
-	EventSaved
-	// EventExited: the trial's process or goroutine ended. Err is nil for a
-	// normal end or a requested stop.
-	EventExited
-	// EventStarted: the trial began to run (a cluster job left the queue,
-	// or the trial said hello), Hostname saying where if known. Only an
-	// executor that announces starts (StartAnnouncer) emits it, at most
-	// once per Start, before the trial's first result; nothing answers it.
-	// It does not come after the trial was told to stop.
-	EventStarted
+	EventResult EventKind = "result"
+	// EventSaved: the trial answered DirectCheckpoint. CheckpointDir (or
+	// CheckpointStored) is the staged checkpoint, or "" if the trial cannot
+	// save on demand; Cause is a failed save. The trial waits for a
+	// Directive.
+	EventSaved EventKind = "saved"
+	// EventExited: the trial's process or goroutine ended. Cause is nil for
+	// a normal end or a requested stop.
+	EventExited EventKind = "exited"
+	// EventStartFailed: the executor could not start a trial.
+	EventStartFailed EventKind = "startfail"
+	// EventTick: time passed with no event.
+	EventTick EventKind = "tick"
+	// EventInterrupt: stop gracefully, keeping state for resume.
+	EventInterrupt EventKind = "interrupt"
+	// EventResume: the experiment resumes after a stop or crash, with the
+	// options Resume (nil: the defaults).
+	EventResume EventKind = "resume"
+	// EventTrialFailed: the runner fails the trial for Err, which is not
+	// the trial's own doing (its files could not be written). Only a
+	// running trial fails; for any other the error is logged.
+	EventTrialFailed EventKind = "trialfail"
+	// EventCheckpointMissing: the checkpoint Checkpoint.Path, from which
+	// the trial was just started, does not exist (deleted by hand). The
+	// trial is started again from its newest other registered checkpoint,
+	// or from scratch, and the experiment log says so.
+	EventCheckpointMissing EventKind = "ckmissing"
+	// EventStarted: a started trial began to run (a cluster job left the
+	// queue, or the trial said hello), Hostname saying where if known.
+	// Only an executor that announces starts (StartAnnouncer) emits it, at
+	// most once per Start, before the trial's first result; nothing
+	// answers it. It does not come after the trial was told to stop. With
+	// such an executor (Settings.StartsAnnounced) a trial's per-trial
+	// limits count from here; the controller ignores it for a trial that
+	// is not running, was told to stop, or already started in its current
+	// run.
+	EventStarted EventKind = "started"
 )
 
-func (k EventKind) String() string {
-	switch k {
-	case EventResult:
-		return "result"
-	case EventSaved:
-		return "saved"
-	case EventExited:
-		return "exited"
-	case EventStarted:
-		return "started"
-	}
-	return "event(?)"
-}
+func (k EventKind) String() string { return string(k) }
 
-// Event is something that happened to a running trial.
+// Event is one thing that happened to a trial or to the experiment: what
+// an executor reports, what the runner journals, and what the controller
+// steps on, all the same value. An executor sets Kind, TrialID, Time,
+// Metrics, Done, Cause, PID and Hostname, and stages a checkpoint in
+// CheckpointDir or CheckpointStored; the runner commits that checkpoint
+// into the store and sets Checkpoint, and sets Err from Cause, before the
+// event is journaled. Only the fields with a JSON name are journaled.
 type Event struct {
-	Kind    EventKind
-	TrialID string
-	// Time is when it happened on the executor's clock (virtual for sim).
-	Time time.Time
+	Kind    EventKind `json:"k"`
+	TrialID string    `json:"t,omitempty"`
+	// Time is when it happened, in unix nanoseconds, on the executor's
+	// clock (virtual for sim); At returns it as a time.Time.
+	Time int64 `json:"ns"`
 	// Metrics is the user's report (EventResult). Ownership passes to the
 	// receiver.
-	Metrics map[string]any
+	Metrics map[string]any `json:"m,omitempty"`
 	// Done is set when the trial said this is its last result.
-	Done bool
+	Done bool `json:"d,omitempty"`
+	// Checkpoint is the checkpoint the runner committed for the event (its
+	// staged CheckpointDir or CheckpointStored), or nil.
+	Checkpoint *CheckpointRef `json:"c,omitempty"`
+	// Err is the failure's text (Cause's), as journaled; "" for none.
+	Err string `json:"e,omitempty"`
+	// PID and Hostname say where the trial ran (0 and "" if unknown).
+	PID      int    `json:"pid,omitempty"`
+	Hostname string `json:"host,omitempty"`
+	// Resume holds the options of an EventResume (nil: the defaults).
+	Resume *ResumeFlags `json:"r,omitempty"`
+	// Cause is the failure as an error, as the executor (or the runner)
+	// met it, for EventSaved and EventExited: the runner sets Err from it,
+	// and it keeps the failure's type for callbacks and for the error that
+	// ends an experiment under fail_fast. It is not journaled: a replayed
+	// event has only Err, and decisions depend on Err alone.
+	Cause error `json:"-"`
 	// CheckpointDir is a staged checkpoint directory (absolute, local) that
-	// the runner commits into storage, or "".
-	CheckpointDir string
+	// the runner commits into the store, setting Checkpoint, before the
+	// event is journaled; "" for none. It is not journaled.
+	CheckpointDir string `json:"-"`
 	// CheckpointStored is, instead, a checkpoint the trial's side already
 	// committed to the experiment's store, at a path under its trial's
 	// UploadDirName (see RemoteCommitter): the runner makes it the
-	// trial's next checkpoint with the store's Link and deletes it.
-	CheckpointStored string
-	// Err is the failure, for EventSaved and EventExited.
-	Err error
-	// PID and Hostname say where the trial ran (0 and "" if unknown).
-	PID      int
-	Hostname string
+	// trial's next checkpoint with the store's Link, deletes it, and sets
+	// Checkpoint. It is not journaled.
+	CheckpointStored string `json:"-"`
+}
+
+// At returns the event's time.
+func (ev *Event) At() time.Time { return time.Unix(0, ev.Time) }
+
+// CheckpointRef names a checkpoint the runner committed for an event: its
+// index among the trial's checkpoints and its path in the store.
+type CheckpointRef struct {
+	Index int    `json:"i"`
+	Path  string `json:"p"`
+}
+
+// ResumeFlags are the options of a resume (docs/SEMANTICS.md §3), carried
+// by its EventResume.
+type ResumeFlags struct {
+	// Unfinished resumes PENDING, RUNNING and PAUSED trials; when false they
+	// are terminated. Default true in the runner.
+	Unfinished bool `json:"unfinished"`
+	// Errored retries ERROR trials from their latest checkpoint.
+	Errored bool `json:"errored,omitempty"`
+	// RestartErrored restarts ERROR trials from scratch under a new id.
+	RestartErrored bool `json:"restart_errored,omitempty"`
+	// Settings, when set, are the settings the resumed session runs with
+	// (see Settings); nil keeps the ones in use.
+	Settings *Settings `json:"settings,omitempty"`
+}
+
+// Settings are the parts of an experiment that a resume may change (a
+// resume with another spec: more CPUs per trial, a different concurrency
+// cap, more retries) although the controller's decisions depend on them.
+// A journal replay must see each session with the settings it ran with, or
+// the rebuilt state would not match the journal: the runner journals the
+// first session's settings in the journal's header and each resume's in
+// its EventResume (ResumeFlags.Settings), and the controller applies them
+// at those points. Everything else a decision depends on (metric, mode,
+// seed, search space, searcher, scheduler, stoppers, checkpoint scoring)
+// is fixed for the experiment's life.
+type Settings struct {
+	// Pool is the resource pool trials share.
+	Pool Resources `json:"pool"`
+	// Resources is what each new trial needs, or nil when the experiment
+	// sizes trials with ResourcesFn (which is not data, so a Go caller
+	// must resume with the same function).
+	Resources *Resources `json:"resources,omitempty"`
+	// MaxConcurrentTrials, MaxPendingTrials, Failure, TrialTimeout and
+	// ReportTimeout are the Experiment fields of the same names.
+	MaxConcurrentTrials int           `json:"max_concurrent_trials,omitempty"`
+	MaxPendingTrials    int           `json:"max_pending_trials,omitempty"`
+	Failure             FailureConfig `json:"failure"`
+	TrialTimeout        time.Duration `json:"trial_timeout,omitempty"`
+	ReportTimeout       time.Duration `json:"report_timeout,omitempty"`
+	// StartsAnnounced says the session's executor announces when a
+	// started trial begins to run (StartAnnouncer): a trial's per-trial
+	// limits then count from its EventStarted, not from its start, so
+	// that time in a cluster's queue is not held against it. It is the
+	// executor's, so a resume with another executor changes it.
+	StartsAnnounced bool `json:"starts_announced,omitempty"`
+	// SpareIDs says that the id of a suggestion the searcher declined
+	// (ErrNotNow) is kept for the next one rather than drawn again, so
+	// that trial ids do not depend on how often the searcher was asked.
+	// Every session of hone sets it; a journal whose sessions ran without
+	// it (absent: false) replays with the ids it drew then.
+	SpareIDs bool `json:"spare_ids,omitempty"`
 }
 
 // ErrTrialStopped is what a trial sees when it is told to stop: function
@@ -136,7 +227,7 @@ type Event struct {
 // trial that returns it as having stopped normally.
 var ErrTrialStopped = errors.New("trial stopped")
 
-// ErrStopExperiment is wrapped by the Err of an EventExited whose cause is
+// ErrStopExperiment is wrapped by the Cause of an EventExited whose cause is
 // not the trial but where it ran, so that retrying it elsewhere cannot
 // help (a cluster's nodes that do not see the experiment's storage). The
 // runner does not fail such a trial: it stops the experiment, as for a

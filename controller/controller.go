@@ -19,7 +19,7 @@
 // so that a resume restarts them from that checkpoint. PENDING and PAUSED
 // trials keep their status. This holds for every experiment-wide stop:
 //
-//   - an interrupt (InInterrupt: Ctrl-C, SIGTERM);
+//   - an interrupt (hone.EventInterrupt: Ctrl-C, SIGTERM);
 //   - fail_fast, when a trial has failed for good: Err names it; a resume
 //     forgets it, continues the stopped trials and leaves the failed one
 //     ERROR unless asked to retry or restart errored trials;
@@ -47,8 +47,8 @@
 //
 // With an executor that announces starts (Settings.StartsAnnounced: a
 // cluster's trials wait in its queue), a started trial is queued until its
-// InStarted input (or its first report), and both limits count from then:
-// a queued trial is under neither. The setting is journaled with each
+// hone.EventStarted (or its first report), and both limits count from
+// then: a queued trial is under neither. The setting is journaled with each
 // session's settings, so a replay counts as the run did.
 package controller
 
@@ -212,7 +212,7 @@ func (c *Controller) manager(s *tstate) *Manager {
 }
 
 // New returns a controller for exp with a resource pool. Call Step with an
-// InBegin input to start it.
+// hone.EventBegin input to start it.
 func New(exp *hone.Experiment, pool hone.Resources) (*Controller, error) {
 	if err := exp.Validate(); err != nil {
 		return nil, err
@@ -337,7 +337,7 @@ func (c *Controller) Stuck() (bool, string) {
 	return true, why + ")"
 }
 
-// Interrupted reports whether the experiment was stopped by InInterrupt.
+// Interrupted reports whether the experiment was stopped by hone.EventInterrupt.
 func (c *Controller) Interrupted() bool { return c.interrupted }
 
 // NextCheckpointPath returns the index and relative path where the next
@@ -362,50 +362,50 @@ func (c *Controller) Registered(p string) bool {
 }
 
 // Step consumes one input and emits actions (see Ready).
-func (c *Controller) Step(in Input) {
+func (c *Controller) Step(in hone.Event) {
 	c.lastSeen = c.now
 	c.now = in.At()
-	if in.Kind != InBegin && in.Kind != InResume {
+	if in.Kind != hone.EventBegin && in.Kind != hone.EventResume {
 		// A resume's time is on a new clock, and no process of the
 		// previous session survives it: only later inputs judge limits.
 		skip := ""
-		if in.Kind == InExited || in.Kind == InStartFailed {
-			skip = in.Trial // its process is gone: the exit speaks for itself
+		if in.Kind == hone.EventExited || in.Kind == hone.EventStartFailed {
+			skip = in.TrialID // its process is gone: the exit speaks for itself
 		}
 		c.expire(skip)
 	}
-	c.cause, c.causeTrial = in.Cause, in.Trial
+	c.cause, c.causeTrial = in.Cause, in.TrialID
 	switch in.Kind {
-	case InBegin:
+	case hone.EventBegin:
 		if !c.began {
 			c.began = true
 			c.sessionStart = c.now
 		}
-	case InResult:
+	case hone.EventResult:
 		if t := c.liveTrial(in); t != nil && c.inTurn(t, in) {
 			c.onResult(t, in)
 		}
-	case InSaved:
+	case hone.EventSaved:
 		if t := c.liveTrial(in); t != nil && c.inTurn(t, in) {
 			c.onSaved(t, in)
 		}
-	case InExited, InStartFailed:
+	case hone.EventExited, hone.EventStartFailed:
 		if t := c.liveTrial(in); t != nil {
 			c.onExited(t, in)
 		}
-	case InStarted:
+	case hone.EventStarted:
 		c.onStarted(in)
-	case InTrialFailed:
+	case hone.EventTrialFailed:
 		c.onTrialFailed(in)
-	case InCheckpointMissing:
+	case hone.EventCheckpointMissing:
 		if t := c.liveTrial(in); t != nil && in.Checkpoint != nil {
 			c.onCheckpointMissing(t, in.Checkpoint.Path)
 		}
-	case InTick:
-	case InInterrupt:
+	case hone.EventTick:
+	case hone.EventInterrupt:
 		c.interrupt()
-	case InResume:
-		flags := ResumeFlags{Unfinished: true}
+	case hone.EventResume:
+		flags := hone.ResumeFlags{Unfinished: true}
 		if in.Resume != nil {
 			flags = *in.Resume
 		}
@@ -422,10 +422,10 @@ func (c *Controller) Step(in Input) {
 	}
 }
 
-func (c *Controller) liveTrial(in Input) *hone.Trial {
-	s := c.st[in.Trial]
+func (c *Controller) liveTrial(in hone.Event) *hone.Trial {
+	s := c.st[in.TrialID]
 	if s == nil || !s.life.alive() {
-		c.logf("ignoring %s input for trial %q with no live process", in.Kind, in.Trial)
+		c.logf("ignoring %s input for trial %q with no live process", in.Kind, in.TrialID)
 		return nil
 	}
 	return s.t
@@ -436,15 +436,15 @@ func (c *Controller) liveTrial(in Input) *hone.Trial {
 // report (the executor contract says none comes, but acting on one would
 // answer a process that is exiting); otherwise the contract has a trial
 // report only while it computes (a queued run runs from its first report)
-// and save only in answer to DirectSave. Refusing the rest here keeps the
+// and save only in answer to DirectCheckpoint. Refusing the rest here keeps the
 // run's transitions (runLife.next) legal whatever the inputs.
-func (c *Controller) inTurn(t *hone.Trial, in Input) bool {
+func (c *Controller) inTurn(t *hone.Trial, in hone.Event) bool {
 	l, e := c.st[t.ID].life, evSaved
 	if l == lifeStopping {
 		c.logf("ignoring %s input for trial %s: it was told to stop", in.Kind, t.ID)
 		return false
 	}
-	if in.Kind == InResult {
+	if in.Kind == hone.EventResult {
 		e = evResult
 		if l == lifeQueued {
 			l = lifeComputing
@@ -459,7 +459,7 @@ func (c *Controller) inTurn(t *hone.Trial, in Input) bool {
 
 // ---- results, saves and exits ----
 
-func (c *Controller) onResult(t *hone.Trial, in Input) {
+func (c *Controller) onResult(t *hone.Trial, in hone.Event) {
 	s := c.st[t.ID]
 	c.reported(t)
 	s.to(evResult)
@@ -542,7 +542,7 @@ func (c *Controller) shouldStop(t *hone.Trial, r *hone.Result) bool {
 	return false
 }
 
-func (c *Controller) onSaved(t *hone.Trial, in Input) {
+func (c *Controller) onSaved(t *hone.Trial, in hone.Event) {
 	s := c.st[t.ID]
 	c.reported(t)
 	s.to(evSaved)
@@ -569,7 +569,7 @@ func (c *Controller) onSaved(t *hone.Trial, in Input) {
 	c.advance(t)
 }
 
-func (c *Controller) onExited(t *hone.Trial, in Input) {
+func (c *Controller) onExited(t *hone.Trial, in hone.Event) {
 	s := c.st[t.ID]
 	defer c.settle(t)
 	wasStopping := s.life == lifeStopping
@@ -615,10 +615,10 @@ func (c *Controller) onExited(t *hone.Trial, in Input) {
 
 // onTrialFailed logs an error outside a trial (its files could not be
 // written) and fails the trial if it is running.
-func (c *Controller) onTrialFailed(in Input) {
-	t := c.Trial(in.Trial)
+func (c *Controller) onTrialFailed(in hone.Event) {
+	t := c.Trial(in.TrialID)
 	if t == nil {
-		c.logf("ignoring %s input for unknown trial %q: %s", in.Kind, in.Trial, in.Err)
+		c.logf("ignoring %s input for unknown trial %q: %s", in.Kind, in.TrialID, in.Err)
 		return
 	}
 	c.logf("trial %s: %s", t.ID, in.Err)
@@ -719,10 +719,10 @@ func (c *Controller) advance(t *hone.Trial) {
 	}
 }
 
-// sendSave sends DirectSave for t.Saving to t's waiting process.
+// sendSave sends DirectCheckpoint for t.Saving to t's waiting process.
 func (c *Controller) sendSave(t *hone.Trial) {
 	c.st[t.ID].to(evSaveSent)
-	c.direct(t, hone.DirectSave)
+	c.direct(t, hone.DirectCheckpoint)
 }
 
 // checkpointedNow reports whether t's latest checkpoint is from its current
@@ -1216,7 +1216,7 @@ func (c *Controller) start(t *hone.Trial) {
 	c.live++
 	s.to(evStart)
 	if c.announced {
-		c.unwatch(t) // queued until its InStarted
+		c.unwatch(t) // queued until its hone.EventStarted
 	} else {
 		c.running(t)
 	}
@@ -1339,7 +1339,7 @@ func (c *Controller) saveAndStop() {
 // resume turns the state rebuilt by replay into a runnable one: no process
 // survived, so in-flight saves resolve to the latest checkpoint and RUNNING
 // trials go back to PENDING.
-func (c *Controller) resume(f ResumeFlags) {
+func (c *Controller) resume(f hone.ResumeFlags) {
 	switch {
 	case c.began && c.budgetUsed:
 		// The budget ran out and the user resumes: a new budget of the

@@ -8,7 +8,7 @@ import (
 	"github.com/hone-tune/hone"
 )
 
-func step(t testing.TB, c *Controller, in Input) []Action {
+func step(t testing.TB, c *Controller, in hone.Event) []Action {
 	t.Helper()
 	c.Step(in)
 	return c.Ready()
@@ -24,17 +24,17 @@ func TestAutoFields(t *testing.T) {
 	}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(s float64) int64 { return t0.Add(time.Duration(s * float64(time.Second))).UnixNano() }
-	step(t, c, Input{Kind: InBegin, Time: at(0)})
+	step(t, c, hone.Event{Kind: hone.EventBegin, Time: at(0)})
 	tr := c.Trials()[0]
-	step(t, c, Input{Kind: InResult, Trial: tr.ID, Time: at(2), Metrics: map[string]any{"loss": 1.0}, PID: 7, Hostname: "h"})
+	step(t, c, hone.Event{Kind: hone.EventResult, TrialID: tr.ID, Time: at(2), Metrics: map[string]any{"loss": 1.0}, PID: 7, Hostname: "h"})
 	r := tr.LastResult
 	if r.TrainingIteration != 1 || r.TimeThisIter != 2 || r.TimeTotal != 2 || r.IterationsSinceRestore != 1 ||
 		r.TimeSinceRestore != 2 || !r.Timestamp.Equal(t0.Add(2*time.Second)) || r.PID != 7 || r.Hostname != "h" || r.Done {
 		t.Fatalf("first result: %+v", r)
 	}
 	idx, p, _ := c.NextCheckpointPath(tr.ID)
-	step(t, c, Input{Kind: InResult, Trial: tr.ID, Time: at(5), Metrics: map[string]any{"loss": 0.5},
-		Checkpoint: &CheckpointRef{Index: idx, Path: p}})
+	step(t, c, hone.Event{Kind: hone.EventResult, TrialID: tr.ID, Time: at(5), Metrics: map[string]any{"loss": 0.5},
+		Checkpoint: &hone.CheckpointRef{Index: idx, Path: p}})
 	r = tr.LastResult
 	if r.TrainingIteration != 2 || r.TimeThisIter != 3 || r.TimeTotal != 5 || r.Checkpoint == nil || r.Checkpoint.Iteration != 2 || r.Checkpoint.TimeTotal != 5 {
 		t.Fatalf("second result: %+v (checkpoint %+v)", r, r.Checkpoint)
@@ -44,8 +44,8 @@ func TestAutoFields(t *testing.T) {
 	}
 	// A third result, then a crash: the retry restores iteration 2 and
 	// time_total 5 from the checkpoint.
-	step(t, c, Input{Kind: InResult, Trial: tr.ID, Time: at(6), Metrics: map[string]any{"loss": 0.4}})
-	acts := step(t, c, Input{Kind: InExited, Trial: tr.ID, Time: at(7), Err: "boom"})
+	step(t, c, hone.Event{Kind: hone.EventResult, TrialID: tr.ID, Time: at(6), Metrics: map[string]any{"loss": 0.4}})
+	acts := step(t, c, hone.Event{Kind: hone.EventExited, TrialID: tr.ID, Time: at(7), Err: "boom"})
 	var started *Action
 	for i := range acts {
 		if acts[i].Kind == ActStart {
@@ -55,7 +55,7 @@ func TestAutoFields(t *testing.T) {
 	if started == nil || started.Iteration != 2 || started.Checkpoint == nil || started.Checkpoint.Path != p {
 		t.Fatalf("retry start: %+v", started)
 	}
-	step(t, c, Input{Kind: InResult, Trial: tr.ID, Time: at(10), Metrics: map[string]any{"loss": 0.3, "done": true}})
+	step(t, c, hone.Event{Kind: hone.EventResult, TrialID: tr.ID, Time: at(10), Metrics: map[string]any{"loss": 0.3, "done": true}})
 	r = tr.LastResult
 	if r.TrainingIteration != 3 || r.TimeThisIter != 3 || r.TimeTotal != 8 || r.IterationsSinceRestore != 1 || r.TimeSinceRestore != 3 || !r.Done {
 		t.Fatalf("result after restore: %+v", r)
@@ -144,12 +144,12 @@ func TestGPUTrialsShareThePool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	step(t, c, Input{Kind: InBegin, Time: 1})
+	step(t, c, hone.Event{Kind: hone.EventBegin, Time: 1})
 	if c.Alive() != 1 {
 		t.Fatalf("%d trials alive on one GPU, want 1", c.Alive())
 	}
 	first := c.Trials()[0]
-	step(t, c, Input{Kind: InExited, Trial: first.ID, Time: 2})
+	step(t, c, hone.Event{Kind: hone.EventExited, TrialID: first.ID, Time: 2})
 	if c.Alive() != 1 || c.Trials()[1].Status != hone.StatusRunning {
 		t.Fatalf("second trial did not start after the first freed the GPU")
 	}
@@ -172,7 +172,7 @@ func TestGPUsHandedOut(t *testing.T) {
 			}
 		}
 	}
-	record(step(t, c, Input{Kind: InBegin, Time: 1}))
+	record(step(t, c, hone.Event{Kind: hone.EventBegin, Time: 1}))
 	tr := c.Trials()
 	if len(gpus) != 3 {
 		t.Fatalf("%d trials started on 3 GPUs, want 3", len(gpus))
@@ -182,7 +182,7 @@ func TestGPUsHandedOut(t *testing.T) {
 			t.Errorf("trial %d got GPUs %v, want [%d]", i, g, i)
 		}
 	}
-	record(step(t, c, Input{Kind: InExited, Trial: tr[1].ID, Time: 2}))
+	record(step(t, c, hone.Event{Kind: hone.EventExited, TrialID: tr[1].ID, Time: 2}))
 	if g := gpus[c.Trials()[3].ID]; len(g) != 1 || g[0] != 1 {
 		t.Errorf("the fourth trial got GPUs %v, want [1], freed by the second", g)
 	}
@@ -192,7 +192,7 @@ func TestGPUsHandedOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	gpus = map[string][]int{}
-	record(step(t, c, Input{Kind: InBegin, Time: 1}))
+	record(step(t, c, hone.Event{Kind: hone.EventBegin, Time: 1}))
 	if len(gpus) != 2 {
 		t.Fatalf("%d trials of half a GPU started on one GPU, want 2", len(gpus))
 	}
@@ -288,7 +288,7 @@ func TestPendingBound(t *testing.T) {
 			}
 			// After begin the slots are full and the bound of trials
 			// waits PENDING.
-			step(t, c, Input{Kind: InBegin, Time: 1})
+			step(t, c, hone.Event{Kind: hone.EventBegin, Time: 1})
 			pending := 0
 			for _, tr := range c.Trials() {
 				if tr.Status == hone.StatusPending {

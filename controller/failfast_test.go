@@ -29,10 +29,10 @@ func TestFailFastErrorTyped(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			step(t, c, Input{Kind: InBegin, Time: t0.UnixNano()})
+			step(t, c, hone.Event{Kind: hone.EventBegin, Time: t0.UnixNano()})
 			tr := c.Trials()[0]
 			msg := "open data.csv: file does not exist"
-			acts := step(t, c, Input{Kind: InExited, Trial: tr.ID, Time: t0.Add(time.Second).UnixNano(), Err: msg, Cause: tc.cause})
+			acts := step(t, c, hone.Event{Kind: hone.EventExited, TrialID: tr.ID, Time: t0.Add(time.Second).UnixNano(), Err: msg, Cause: tc.cause})
 			var ff *hone.FailFastError
 			if !errors.As(c.Err(), &ff) || ff.Trial.TrialID != tr.ID || ff.Trial.Msg != msg || ff.Trial.Err != tc.cause {
 				t.Fatalf("Err = %v (%T), want a *hone.FailFastError for %s with cause %v", c.Err(), c.Err(), tr.ID, tc.cause)

@@ -48,7 +48,7 @@ func TestSchedulerFailsTrial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	step(t, c, Input{Kind: InBegin, Time: 1})
+	step(t, c, hone.Event{Kind: hone.EventBegin, Time: 1})
 	if len(c.Trials()) != 2 {
 		t.Fatalf("%d trials, want 2", len(c.Trials()))
 	}
@@ -56,8 +56,8 @@ func TestSchedulerFailsTrial(t *testing.T) {
 	if a.Status != hone.StatusRunning || b.Status != hone.StatusPending {
 		t.Fatalf("statuses %s %s", a.Status, b.Status)
 	}
-	step(t, c, Input{Kind: InResult, Trial: a.ID, Time: 2, Metrics: map[string]any{"loss": 1.0}})
-	step(t, c, Input{Kind: InResult, Trial: a.ID, Time: 3, Metrics: map[string]any{"loss": 1.0, "bad": true}})
+	step(t, c, hone.Event{Kind: hone.EventResult, TrialID: a.ID, Time: 2, Metrics: map[string]any{"loss": 1.0}})
+	step(t, c, hone.Event{Kind: hone.EventResult, TrialID: a.ID, Time: 3, Metrics: map[string]any{"loss": 1.0, "bad": true}})
 	if a.Status != hone.StatusPending || a.Failures != 1 || a.Error != "bad result" {
 		t.Fatalf("after the first failure: %s failures %d error %q", a.Status, a.Failures, a.Error)
 	}
@@ -67,11 +67,11 @@ func TestSchedulerFailsTrial(t *testing.T) {
 	// FIFO restarts a, the oldest waiting trial; b still waits. a's next
 	// result fails b, which is PENDING: at once, and as it has a retry
 	// left it is PENDING again.
-	step(t, c, Input{Kind: InExited, Trial: a.ID, Time: 4})
+	step(t, c, hone.Event{Kind: hone.EventExited, TrialID: a.ID, Time: 4})
 	if a.Status != hone.StatusRunning || b.Status != hone.StatusPending {
 		t.Fatalf("after the retry: %s %s", a.Status, b.Status)
 	}
-	step(t, c, Input{Kind: InResult, Trial: a.ID, Time: 5, Metrics: map[string]any{"loss": 1.0, "fail_other": b.ID}})
+	step(t, c, hone.Event{Kind: hone.EventResult, TrialID: a.ID, Time: 5, Metrics: map[string]any{"loss": 1.0, "fail_other": b.ID}})
 	if b.Status != hone.StatusPending || b.Failures != 1 || b.Error != "failed by the scheduler" {
 		t.Fatalf("b: %s failures %d error %q", b.Status, b.Failures, b.Error)
 	}
@@ -79,7 +79,7 @@ func TestSchedulerFailsTrial(t *testing.T) {
 		t.Fatalf("a: %s, %d results told", a.Status, sr.results[a.ID])
 	}
 	// Failing a again, from its own result, with no retry left: ERROR.
-	step(t, c, Input{Kind: InResult, Trial: a.ID, Time: 6, Metrics: map[string]any{"bad": true}})
+	step(t, c, hone.Event{Kind: hone.EventResult, TrialID: a.ID, Time: 6, Metrics: map[string]any{"bad": true}})
 	if a.Status != hone.StatusError || a.Failures != 2 || a.Error != "bad result" {
 		t.Fatalf("a: %s failures %d error %q", a.Status, a.Failures, a.Error)
 	}

@@ -1,107 +1,8 @@
 package controller
 
 import (
-	"time"
-
 	"github.com/hone-tune/hone"
 )
-
-// InputKind names what an Input reports.
-type InputKind string
-
-// The inputs the controller steps on. Every input is journaled before the
-// controller sees it, so replaying the journal rebuilds the same state.
-const (
-	InBegin       InputKind = "begin"     // the experiment starts
-	InResult      InputKind = "result"    // a trial reported (EventResult)
-	InSaved       InputKind = "saved"     // a trial answered a save (EventSaved)
-	InExited      InputKind = "exited"    // a trial's process ended (EventExited)
-	InStartFailed InputKind = "startfail" // the executor could not start a trial
-	InTick        InputKind = "tick"      // time passed with no event
-	InInterrupt   InputKind = "interrupt" // stop gracefully, keeping state for resume
-	InResume      InputKind = "resume"    // the experiment resumes after a stop or crash
-	// InTrialFailed: the runner fails the trial for Err, which is not the
-	// trial's own doing (its files could not be written). Only a running
-	// trial fails; for any other the error is logged.
-	InTrialFailed InputKind = "trialfail"
-	// InCheckpointMissing: the checkpoint Checkpoint.Path, from which the
-	// trial was just started, does not exist (deleted by hand). The trial
-	// is started again from its newest other registered checkpoint, or
-	// from scratch, and the experiment log says so.
-	InCheckpointMissing InputKind = "ckmissing"
-	// InStarted: a started trial began to run (EventStarted), with an
-	// executor that announces starts (Settings.StartsAnnounced): its
-	// per-trial limits count from here. Ignored for a trial that is not
-	// running, was told to stop, or already started in its current run.
-	InStarted InputKind = "started"
-)
-
-// CheckpointRef names a checkpoint the runner committed for an input.
-type CheckpointRef struct {
-	Index int    `json:"i"`
-	Path  string `json:"p"`
-}
-
-// ResumeFlags are the options of a resume (docs/SEMANTICS.md §3).
-type ResumeFlags struct {
-	// Unfinished resumes PENDING, RUNNING and PAUSED trials; when false they
-	// are terminated. Default true in the runner.
-	Unfinished bool `json:"unfinished"`
-	// Errored retries ERROR trials from their latest checkpoint.
-	Errored bool `json:"errored,omitempty"`
-	// RestartErrored restarts ERROR trials from scratch under a new id.
-	RestartErrored bool `json:"restart_errored,omitempty"`
-	// Settings, when set, are the settings the resumed session runs with
-	// (see Settings); nil keeps the ones in use.
-	Settings *Settings `json:"settings,omitempty"`
-}
-
-// Input is one thing that happened, fed to Controller.Step.
-type Input struct {
-	Kind       InputKind      `json:"k"`
-	Trial      string         `json:"t,omitempty"`
-	Time       int64          `json:"ns"` // unix nanoseconds
-	Metrics    map[string]any `json:"m,omitempty"`
-	Done       bool           `json:"d,omitempty"`
-	Checkpoint *CheckpointRef `json:"c,omitempty"`
-	Err        string         `json:"e,omitempty"`
-	PID        int            `json:"pid,omitempty"`
-	Hostname   string         `json:"host,omitempty"`
-	Resume     *ResumeFlags   `json:"r,omitempty"`
-	// Cause is Err as an error, as the executor (or the runner) met it,
-	// so that a trial's failure keeps its type for callbacks and for the
-	// error that ends an experiment under fail_fast. It is not journaled:
-	// a replayed input has only Err, and decisions depend on Err alone.
-	Cause error `json:"-"`
-}
-
-// At returns the input's time.
-func (in *Input) At() time.Time { return time.Unix(0, in.Time) }
-
-// FromEvent converts an executor event into an input. The runner commits
-// the event's staged checkpoint first and passes its reference (or nil).
-func FromEvent(ev hone.Event, cp *CheckpointRef) Input {
-	in := Input{Trial: ev.TrialID, Time: ev.Time.UnixNano(), Metrics: ev.Metrics,
-		Done: ev.Done, Checkpoint: cp, PID: ev.PID, Hostname: ev.Hostname}
-	switch ev.Kind {
-	case hone.EventResult:
-		in.Kind = InResult
-	case hone.EventSaved:
-		in.Kind = InSaved
-	case hone.EventExited:
-		in.Kind = InExited
-	case hone.EventStarted:
-		in.Kind = InStarted
-	}
-	if ev.Err != nil {
-		in.Cause = ev.Err
-		in.Err = ev.Err.Error()
-		if in.Err == "" {
-			in.Err = "error"
-		}
-	}
-	return in
-}
 
 // ActionKind names what an Action asks the runner to do.
 type ActionKind int
@@ -163,7 +64,7 @@ type Action struct {
 	// Path and Src are files for ActAppend and ActCopy.
 	Path, Src string
 	// Cause is the error behind Err for NoteError, when the input that
-	// failed the trial carried one (Input.Cause); else nil.
+	// failed the trial carried one (Event.Cause); else nil.
 	Cause error
 }
 

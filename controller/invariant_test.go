@@ -214,7 +214,7 @@ func terminatedOnlyByItsCauses(rt *rapid.T) {
 		first := announce
 		c.SetStartsAnnounced(announce)
 		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		var log []controller.Input
+		var log []hone.Event
 		procs := map[string]phase{}
 		told := map[string]bool{} // DirectStop sent since the last start
 		answered := map[string]bool{}
@@ -231,7 +231,7 @@ func terminatedOnlyByItsCauses(rt *rapid.T) {
 			lastReport[id] = at
 		}
 
-		step := func(in controller.Input) {
+		step := func(in hone.Event) {
 			before := map[string]hone.Status{}
 			for _, tr := range c.Trials() {
 				before[tr.ID] = tr.Status
@@ -240,8 +240,8 @@ func terminatedOnlyByItsCauses(rt *rapid.T) {
 			at := in.At()
 			// The limits are judged before the input is acted on: the
 			// trial it reports on runs, or reported, from after that.
-			reports := (in.Kind == controller.InStarted && waiting[in.Trial] && !told[in.Trial]) ||
-				in.Kind == controller.InResult || in.Kind == controller.InSaved
+			reports := (in.Kind == hone.EventStarted && waiting[in.TrialID] && !told[in.TrialID]) ||
+				in.Kind == hone.EventResult || in.Kind == hone.EventSaved
 			c.Step(in)
 			for _, a := range c.Ready() {
 				switch a.Kind {
@@ -266,18 +266,18 @@ func terminatedOnlyByItsCauses(rt *rapid.T) {
 					id := a.Trial.ID
 					switch {
 					case waiting[id]:
-						rt.Fatalf("input %s %s: trial %s failed by a limit while queued: %s", in.Kind, in.Trial, id, a.Err)
+						rt.Fatalf("input %s %s: trial %s failed by a limit while queued: %s", in.Kind, in.TrialID, id, a.Err)
 					case tl && at.Sub(ranAt[id]) <= proto.TrialTimeout:
-						rt.Fatalf("input %s %s: trial %s failed by trial_timeout %v after running %v: %s", in.Kind, in.Trial, id, proto.TrialTimeout, at.Sub(ranAt[id]), a.Err)
+						rt.Fatalf("input %s %s: trial %s failed by trial_timeout %v after running %v: %s", in.Kind, in.TrialID, id, proto.TrialTimeout, at.Sub(ranAt[id]), a.Err)
 					case rl && at.Sub(lastReport[id]) <= proto.ReportTimeout:
-						rt.Fatalf("input %s %s: trial %s failed by report_timeout %v %v after its last report: %s", in.Kind, in.Trial, id, proto.ReportTimeout, at.Sub(lastReport[id]), a.Err)
+						rt.Fatalf("input %s %s: trial %s failed by report_timeout %v %v after its last report: %s", in.Kind, in.TrialID, id, proto.ReportTimeout, at.Sub(lastReport[id]), a.Err)
 					}
 				case controller.ActDirect:
 					answered[a.Trial.ID] = true
 					switch a.Directive {
 					case hone.DirectContinue:
 						procs[a.Trial.ID] = computing
-					case hone.DirectSave:
+					case hone.DirectCheckpoint:
 						procs[a.Trial.ID] = saving
 					case hone.DirectStop:
 						procs[a.Trial.ID] = stopping
@@ -285,31 +285,31 @@ func terminatedOnlyByItsCauses(rt *rapid.T) {
 					}
 				case controller.ActRecord:
 					r := a.Record
-					if r.Op == "status" && r.Status == hone.StatusError && in.Err == "" && in.Kind != controller.InStartFailed &&
+					if r.Op == "status" && r.Status == hone.StatusError && in.Err == "" && in.Kind != hone.EventStartFailed &&
 						proto.TrialTimeout == 0 && proto.ReportTimeout == 0 {
-						rt.Fatalf("input %s %s: trial %s became ERROR with no failure", in.Kind, in.Trial, r.Trial)
+						rt.Fatalf("input %s %s: trial %s became ERROR with no failure", in.Kind, in.TrialID, r.Trial)
 					}
 					if r.Op != "status" || r.Status != hone.StatusTerminated {
 						continue
 					}
 					ok := len(cs.by[r.Trial]) > 0 ||
-						in.Kind == controller.InExited && in.Trial == r.Trial && in.Err == "" && !told[r.Trial] ||
-						in.Kind == controller.InResume && !in.Resume.Unfinished
+						in.Kind == hone.EventExited && in.TrialID == r.Trial && in.Err == "" && !told[r.Trial] ||
+						in.Kind == hone.EventResume && !in.Resume.Unfinished
 					if !ok {
 						rt.Fatalf("input %s %s: trial %s became TERMINATED (was %s) with no stopper, scheduler, done result or own exit behind it (stop reason %q)",
-							in.Kind, in.Trial, r.Trial, before[r.Trial], c.StopReason())
+							in.Kind, in.TrialID, r.Trial, before[r.Trial], c.StopReason())
 					}
 				}
 			}
 			if reports {
-				ran(in.Trial, at)
+				ran(in.TrialID, at)
 			}
-			if (in.Kind == controller.InResult || in.Kind == controller.InSaved) && c.HasProcess(in.Trial) && !answered[in.Trial] {
-				if p := procs[in.Trial]; p != stopping {
-					rt.Fatalf("trial %s reported and was not answered", in.Trial)
+			if (in.Kind == hone.EventResult || in.Kind == hone.EventSaved) && c.HasProcess(in.TrialID) && !answered[in.TrialID] {
+				if p := procs[in.TrialID]; p != stopping {
+					rt.Fatalf("trial %s reported and was not answered", in.TrialID)
 				}
 			}
-			if in.Kind == controller.InResume {
+			if in.Kind == hone.EventResume {
 				if err := c.Err(); err != nil && strings.Contains(err.Error(), "fail_fast") {
 					rt.Fatalf("a resume kept the previous session's error: %v", err)
 				}
@@ -349,7 +349,7 @@ func terminatedOnlyByItsCauses(rt *rapid.T) {
 			clear(ranAt)
 			clear(lastReport)
 			clear(waiting)
-			flags := controller.ResumeFlags{Unfinished: rapid.IntRange(0, 9).Draw(rt, "unfinished") > 0,
+			flags := hone.ResumeFlags{Unfinished: rapid.IntRange(0, 9).Draw(rt, "unfinished") > 0,
 				Errored: rapid.IntRange(0, 3).Draw(rt, "errored") == 0}
 			if !flags.Errored {
 				flags.RestartErrored = rapid.IntRange(0, 3).Draw(rt, "restart") == 0
@@ -360,10 +360,10 @@ func terminatedOnlyByItsCauses(rt *rapid.T) {
 			settings.StartsAnnounced = announce
 			flags.Settings = &settings
 			now = now.Add(time.Hour)
-			step(controller.Input{Kind: controller.InResume, Time: now.UnixNano(), Resume: &flags})
+			step(hone.Event{Kind: hone.EventResume, Time: now.UnixNano(), Resume: &flags})
 		}
 
-		step(controller.Input{Kind: controller.InBegin, Time: now.UnixNano()})
+		step(hone.Event{Kind: hone.EventBegin, Time: now.UnixNano()})
 		resumes := 0
 		for n := 0; n < 300; n++ {
 			clear(answered)
@@ -375,7 +375,7 @@ func terminatedOnlyByItsCauses(rt *rapid.T) {
 					resumes++
 					resume()
 				} else {
-					step(controller.Input{Kind: controller.InTick, Time: at()})
+					step(hone.Event{Kind: hone.EventTick, Time: at()})
 				}
 				continue
 			}
@@ -388,11 +388,11 @@ func terminatedOnlyByItsCauses(rt *rapid.T) {
 			choice := rapid.IntRange(0, len(ids)+2).Draw(rt, "choice")
 			switch {
 			case choice == len(ids):
-				step(controller.Input{Kind: controller.InTick, Time: at()})
+				step(hone.Event{Kind: hone.EventTick, Time: at()})
 				continue
 			case choice == len(ids)+1:
 				if rapid.IntRange(0, 9).Draw(rt, "interrupt") == 0 {
-					step(controller.Input{Kind: controller.InInterrupt, Time: at()})
+					step(hone.Event{Kind: hone.EventInterrupt, Time: at()})
 				} else if rapid.IntRange(0, 9).Draw(rt, "crash") == 0 && resumes < 4 {
 					resumes++
 					resume()
@@ -402,24 +402,24 @@ func terminatedOnlyByItsCauses(rt *rapid.T) {
 				continue
 			}
 			id := ids[choice]
-			in := controller.Input{Trial: id, Time: at()}
+			in := hone.Event{TrialID: id, Time: at()}
 			ph := procs[id]
 			if ph == queued {
 				switch k := rapid.IntRange(0, 9).Draw(rt, "queued"); {
 				case k < 6:
-					in.Kind, in.Hostname = controller.InStarted, "n1 (slurm job 1)"
+					in.Kind, in.Hostname = hone.EventStarted, "n1 (slurm job 1)"
 				case k < 8:
 					ph = computing // it reports before it is announced
 					procs[id] = computing
 				default:
-					in.Kind, in.Err = controller.InExited, "job failed in the queue"
+					in.Kind, in.Err = hone.EventExited, "job failed in the queue"
 				}
 			}
 			switch ph {
 			case computing:
 				switch k := rapid.IntRange(0, 19).Draw(rt, "event"); {
 				case k < 15:
-					in.Kind = controller.InResult
+					in.Kind = hone.EventResult
 					in.Metrics = map[string]any{reported: float64(k)}
 					in.Done = k == 0
 					if in.Done {
@@ -427,46 +427,46 @@ func terminatedOnlyByItsCauses(rt *rapid.T) {
 					}
 					if rapid.Bool().Draw(rt, "ckpt") {
 						i, p, _ := c.NextCheckpointPath(id)
-						in.Checkpoint = &controller.CheckpointRef{Index: i, Path: p}
+						in.Checkpoint = &hone.CheckpointRef{Index: i, Path: p}
 					}
 				case k < 17:
-					in.Kind = controller.InExited // the trial ends by itself
+					in.Kind = hone.EventExited // the trial ends by itself
 				default:
-					in.Kind = controller.InExited
+					in.Kind = hone.EventExited
 					in.Err = "crashed"
 				}
 			case saving:
-				in.Kind = controller.InSaved
+				in.Kind = hone.EventSaved
 				switch k := rapid.IntRange(0, 9).Draw(rt, "save"); {
 				case k == 0:
 					in.Err = "disk full"
 				case k < 6:
 					i, p, _ := c.NextCheckpointPath(id)
-					in.Checkpoint = &controller.CheckpointRef{Index: i, Path: p}
+					in.Checkpoint = &hone.CheckpointRef{Index: i, Path: p}
 				}
 			case stopping:
-				in.Kind = controller.InExited
+				in.Kind = hone.EventExited
 				switch k := rapid.IntRange(0, 9).Draw(rt, "stop_event"); {
 				case k < 2:
 					in.Err = "killed"
 				case k < 4 && waiting[id]:
 					// Told to stop while queued, it may be announced
 					// before its exit: a late start, ignored.
-					in.Kind = controller.InStarted
+					in.Kind = hone.EventStarted
 				}
 			default:
-				if in.Kind == controller.InStarted && rapid.IntRange(0, 3).Draw(rt, "started_twice") == 0 {
+				if in.Kind == hone.EventStarted && rapid.IntRange(0, 3).Draw(rt, "started_twice") == 0 {
 					step(in) // announced twice: the second is ignored
 					in.Time = at()
 				}
 			}
-			if in.Kind == controller.InStarted {
+			if in.Kind == hone.EventStarted {
 				procs[id] = computing
 				if ph == stopping {
 					procs[id] = stopping
 				}
 			}
-			if in.Kind == controller.InExited {
+			if in.Kind == hone.EventExited {
 				delete(procs, id)
 				delete(waiting, id)
 			}

@@ -45,7 +45,7 @@ const (
 	// lifeSaved: the process answered a save and waits for a directive;
 	// the decision carried out next does not save again.
 	lifeSaved
-	// lifeSaving: DirectSave was sent; the process's answer is due.
+	// lifeSaving: DirectCheckpoint was sent; the process's answer is due.
 	lifeSaving
 	// lifeStopping: DirectStop was sent; the process's exit is due. Its
 	// results and saves are ignored.
@@ -80,7 +80,7 @@ func (l runLife) String() string {
 func (l runLife) alive() bool { return l != lifeIdle }
 
 // waiting reports whether the process is blocked after a result or a
-// save (including while it saves: it answers with InSaved and waits
+// save (including while it saves: it answers with hone.EventSaved and waits
 // again).
 func (l runLife) waiting() bool { return l == lifeBlocked || l == lifeSaved || l == lifeSaving }
 
@@ -92,22 +92,22 @@ const (
 	// evStart: the controller emits ActStart.
 	evStart lifeEvent = iota
 	// evRun: the run counts as running: at its start when the executor
-	// does not announce starts, else at its InStarted input or its first
+	// does not announce starts, else at its hone.EventStarted input or its first
 	// report, whichever comes first.
 	evRun
-	// evResult: an InResult input; the process waits for a directive.
+	// evResult: a hone.EventResult input; the process waits for a directive.
 	evResult
-	// evSaveSent: the controller sends DirectSave to a waiting process.
+	// evSaveSent: the controller sends DirectCheckpoint to a waiting process.
 	evSaveSent
-	// evSaved: an InSaved input, the answer to DirectSave.
+	// evSaved: a hone.EventSaved input, the answer to DirectCheckpoint.
 	evSaved
 	// evContinue: the controller sends DirectContinue.
 	evContinue
 	// evStop: the controller sends DirectStop.
 	evStop
-	// evGone: the process is gone (InExited, InStartFailed), or never
-	// began (a start undone by InCheckpointMissing), or did not survive a
-	// resume.
+	// evGone: the process is gone (hone.EventExited,
+	// hone.EventStartFailed), or never began (a start undone by
+	// hone.EventCheckpointMissing), or did not survive a resume.
 	evGone
 
 	numLifeEvents // the number of events, for tables and tests

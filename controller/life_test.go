@@ -132,7 +132,7 @@ func TestLifeOfARun(t *testing.T) {
 	if s.life != lifeComputing {
 		t.Fatalf("after its start the run is %s, want computing", s.life)
 	}
-	step(t, c, Input{Kind: InResult, Trial: tr.ID, Time: at(), Metrics: map[string]any{"loss": 1.0}})
+	step(t, c, hone.Event{Kind: hone.EventResult, TrialID: tr.ID, Time: at(), Metrics: map[string]any{"loss": 1.0}})
 	if s.life != lifeComputing {
 		t.Fatalf("after a CONTINUE the run is %s, want computing", s.life)
 	}
@@ -140,12 +140,12 @@ func TestLifeOfARun(t *testing.T) {
 	if s.life != lifeComputing || f.Done() {
 		t.Fatalf("a save scheduled while computing: run %s, resolved %v; want it sent at the next report", s.life, f.Done())
 	}
-	step(t, c, Input{Kind: InResult, Trial: tr.ID, Time: at(), Metrics: map[string]any{"loss": 0.9}})
+	step(t, c, hone.Event{Kind: hone.EventResult, TrialID: tr.ID, Time: at(), Metrics: map[string]any{"loss": 0.9}})
 	if s.life != lifeSaving {
 		t.Fatalf("after a report with a save due the run is %s, want saving", s.life)
 	}
 	// A report while it saves breaks the executor contract: refused.
-	acts := step(t, c, Input{Kind: InResult, Trial: tr.ID, Time: at(), Metrics: map[string]any{"loss": 0.8}})
+	acts := step(t, c, hone.Event{Kind: hone.EventResult, TrialID: tr.ID, Time: at(), Metrics: map[string]any{"loss": 0.8}})
 	if s.life != lifeSaving || !logged(acts, "not waiting to result") {
 		t.Fatalf("a report while saving: run %s, actions %+v; want it ignored", s.life, acts)
 	}
@@ -154,17 +154,17 @@ func TestLifeOfARun(t *testing.T) {
 		t.Fatalf("a pause while saving: run %s, queue %s; want saving, pause", s.life, s.next)
 	}
 	i, p, _ := c.NextCheckpointPath(tr.ID)
-	step(t, c, Input{Kind: InSaved, Trial: tr.ID, Time: at(), Checkpoint: &CheckpointRef{Index: i, Path: p}})
+	step(t, c, hone.Event{Kind: hone.EventSaved, TrialID: tr.ID, Time: at(), Checkpoint: &hone.CheckpointRef{Index: i, Path: p}})
 	if s.life != lifeStopping || tr.Status != hone.StatusPaused {
 		t.Fatalf("after the save of a pausing trial: run %s, status %s; want stopping, PAUSED", s.life, tr.Status)
 	}
-	acts = step(t, c, Input{Kind: InExited, Trial: tr.ID, Time: at()})
+	acts = step(t, c, hone.Event{Kind: hone.EventExited, TrialID: tr.ID, Time: at()})
 	// The slot is free and FIFO resumes the paused trial: a new run.
 	if len(acts) == 0 || s.life != lifeComputing || tr.Status != hone.StatusRunning {
 		t.Fatalf("after its exit: run %s, status %s; want the paused trial started again", s.life, tr.Status)
 	}
 	c.Control().StopTrial(tr)
-	step(t, c, Input{Kind: InExited, Trial: tr.ID, Time: at()})
+	step(t, c, hone.Event{Kind: hone.EventExited, TrialID: tr.ID, Time: at()})
 	if s.life != lifeIdle || tr.Status != hone.StatusTerminated || !c.Done() {
 		t.Fatalf("after a stop and its exit: run %s, status %s, done %v; want idle, TERMINATED, done", s.life, tr.Status, c.Done())
 	}
@@ -178,7 +178,7 @@ func newLifeController(t *testing.T, at func() int64) *Controller {
 	if err != nil {
 		t.Fatal(err)
 	}
-	step(t, c, Input{Kind: InBegin, Time: at()})
+	step(t, c, hone.Event{Kind: hone.EventBegin, Time: at()})
 	if len(c.Trials()) != 1 {
 		t.Fatalf("%d trials, want 1", len(c.Trials()))
 	}
@@ -210,7 +210,7 @@ func TestFinishedTrialKeepsLittle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	step(t, c, Input{Kind: InBegin, Time: at()})
+	step(t, c, hone.Event{Kind: hone.EventBegin, Time: at()})
 	a, b := c.Trials()[0], c.Trials()[1]
 	sa, sb := c.st[a.ID], c.st[b.ID]
 	if sa.run == nil || sa.mgr != nil {
@@ -219,9 +219,9 @@ func TestFinishedTrialKeepsLittle(t *testing.T) {
 
 	// a reports a checkpoint, then crashes for good: ERROR.
 	i, p, _ := c.NextCheckpointPath(a.ID)
-	step(t, c, Input{Kind: InResult, Trial: a.ID, Time: at(), Metrics: map[string]any{"loss": 1.0},
-		Checkpoint: &CheckpointRef{Index: i, Path: p}})
-	step(t, c, Input{Kind: InExited, Trial: a.ID, Time: at(), Err: "crashed"})
+	step(t, c, hone.Event{Kind: hone.EventResult, TrialID: a.ID, Time: at(), Metrics: map[string]any{"loss": 1.0},
+		Checkpoint: &hone.CheckpointRef{Index: i, Path: p}})
+	step(t, c, hone.Event{Kind: hone.EventExited, TrialID: a.ID, Time: at(), Err: "crashed"})
 	if a.Status != hone.StatusError || sa.life != lifeIdle || sa.run != nil {
 		t.Fatalf("a crashed for good: status %s, run %s, run state %v; want ERROR, idle, none", a.Status, sa.life, sa.run)
 	}
@@ -230,17 +230,17 @@ func TestFinishedTrialKeepsLittle(t *testing.T) {
 	}
 
 	// b stops itself: TERMINATED once its process has exited, not before.
-	step(t, c, Input{Kind: InResult, Trial: b.ID, Time: at(), Metrics: map[string]any{"loss": 2.0}, Done: true})
+	step(t, c, hone.Event{Kind: hone.EventResult, TrialID: b.ID, Time: at(), Metrics: map[string]any{"loss": 2.0}, Done: true})
 	if b.Status != hone.StatusTerminated || sb.life != lifeStopping || sb.run == nil {
 		t.Fatalf("b is done and stopping: status %s, run %s, run state %v; want TERMINATED, stopping, kept", b.Status, sb.life, sb.run)
 	}
-	step(t, c, Input{Kind: InExited, Trial: b.ID, Time: at()})
+	step(t, c, hone.Event{Kind: hone.EventExited, TrialID: b.ID, Time: at()})
 	if sb.life != lifeIdle || sb.run != nil || sb.mgr != nil {
 		t.Fatalf("b exited: run %s, run state %v, manager %v; want idle and nothing kept", sb.life, sb.run, sb.mgr)
 	}
 
 	// A resume that retries errored trials runs a again from its checkpoint.
-	acts := step(t, c, Input{Kind: InResume, Time: at(), Resume: &ResumeFlags{Unfinished: true, Errored: true}})
+	acts := step(t, c, hone.Event{Kind: hone.EventResume, Time: at(), Resume: &hone.ResumeFlags{Unfinished: true, Errored: true}})
 	var from *hone.Checkpoint
 	for _, x := range acts {
 		if x.Kind == ActStart && x.Trial == a {

@@ -8,7 +8,7 @@ import (
 	"github.com/hone-tune/hone"
 )
 
-// TestCheckpointMissingInput pins InCheckpointMissing: the trial started
+// TestCheckpointMissingInput pins hone.EventCheckpointMissing: the trial started
 // from a checkpoint that is gone starts again from its newest other one
 // (and its iteration), then from scratch; each missing checkpoint is
 // forgotten (a ckdel record) and logged with the trial and the paths; no
@@ -21,18 +21,18 @@ func TestCheckpointMissingInput(t *testing.T) {
 	}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(s int) int64 { return t0.Add(time.Duration(s) * time.Second).UnixNano() }
-	step(t, c, Input{Kind: InBegin, Time: at(0)})
+	step(t, c, hone.Event{Kind: hone.EventBegin, Time: at(0)})
 	tr := c.Trials()[0]
 	var paths []string
 	for i := 1; i <= 4; i++ {
-		in := Input{Kind: InResult, Trial: tr.ID, Time: at(i), Metrics: map[string]any{"loss": 1.0}}
+		in := hone.Event{Kind: hone.EventResult, TrialID: tr.ID, Time: at(i), Metrics: map[string]any{"loss": 1.0}}
 		if i%2 == 0 {
 			idx, p, _ := c.NextCheckpointPath(tr.ID)
-			in.Checkpoint = &CheckpointRef{Index: idx, Path: p}
+			in.Checkpoint = &hone.CheckpointRef{Index: idx, Path: p}
 			paths = append(paths, p)
 		}
 		step(t, c, in)
-		step(t, c, Input{Kind: InTick, Time: at(i)})
+		step(t, c, hone.Event{Kind: hone.EventTick, Time: at(i)})
 	}
 	startOf := func(acts []Action) *Action {
 		for i := range acts {
@@ -60,11 +60,11 @@ func TestCheckpointMissingInput(t *testing.T) {
 		}
 		return false
 	}
-	s := startOf(step(t, c, Input{Kind: InExited, Trial: tr.ID, Time: at(5), Err: "boom"}))
+	s := startOf(step(t, c, hone.Event{Kind: hone.EventExited, TrialID: tr.ID, Time: at(5), Err: "boom"}))
 	if s.Checkpoint == nil || s.Checkpoint.Path != paths[1] || s.Iteration != 4 {
 		t.Fatalf("retry start %+v, want from %s at iteration 4", s, paths[1])
 	}
-	acts := step(t, c, Input{Kind: InCheckpointMissing, Trial: tr.ID, Time: at(6), Checkpoint: &CheckpointRef{Path: paths[1]}})
+	acts := step(t, c, hone.Event{Kind: hone.EventCheckpointMissing, TrialID: tr.ID, Time: at(6), Checkpoint: &hone.CheckpointRef{Path: paths[1]}})
 	s = startOf(acts)
 	if s.Checkpoint == nil || s.Checkpoint.Path != paths[0] || s.Iteration != 2 {
 		t.Fatalf("start after %s went missing: %+v, want from %s at iteration 2", paths[1], s, paths[0])
@@ -75,7 +75,7 @@ func TestCheckpointMissingInput(t *testing.T) {
 	if !ckdel(acts, paths[1]) || c.Registered(paths[1]) {
 		t.Errorf("%s is still registered", paths[1])
 	}
-	acts = step(t, c, Input{Kind: InCheckpointMissing, Trial: tr.ID, Time: at(7), Checkpoint: &CheckpointRef{Path: paths[0]}})
+	acts = step(t, c, hone.Event{Kind: hone.EventCheckpointMissing, TrialID: tr.ID, Time: at(7), Checkpoint: &hone.CheckpointRef{Path: paths[0]}})
 	if s = startOf(acts); s.Checkpoint != nil || s.Iteration != 0 {
 		t.Fatalf("start with no checkpoint left: %+v, want from scratch", s)
 	}
@@ -85,15 +85,15 @@ func TestCheckpointMissingInput(t *testing.T) {
 	if tr.Failures != 1 || tr.Status != hone.StatusRunning || c.Alive() != 1 {
 		t.Fatalf("trial %s, %d failures, %d alive; want RUNNING, the one failure of the crash, 1 alive", tr.Status, tr.Failures, c.Alive())
 	}
-	step(t, c, Input{Kind: InResult, Trial: tr.ID, Time: at(8), Metrics: map[string]any{"loss": 0.5}})
+	step(t, c, hone.Event{Kind: hone.EventResult, TrialID: tr.ID, Time: at(8), Metrics: map[string]any{"loss": 0.5}})
 	if tr.LastResult.TrainingIteration != 1 {
 		t.Fatalf("first result from scratch has iteration %d, want 1", tr.LastResult.TrainingIteration)
 	}
 }
 
-// TestTrialFailedInput pins InTrialFailed: a running trial fails with the
-// error (retried under max_failures); for a trial that is not running it
-// is only logged.
+// TestTrialFailedInput pins hone.EventTrialFailed: a running trial fails
+// with the error (retried under max_failures); for a trial that is not
+// running it is only logged.
 func TestTrialFailedInput(t *testing.T) {
 	exp := &hone.Experiment{Searcher: &listSearcher{n: 1}, Metric: "loss"}
 	c, err := New(exp, hone.Resources{CPU: 1})
@@ -101,12 +101,12 @@ func TestTrialFailedInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	step(t, c, Input{Kind: InBegin, Time: t0.UnixNano()})
+	step(t, c, hone.Event{Kind: hone.EventBegin, Time: t0.UnixNano()})
 	tr := c.Trials()[0]
-	step(t, c, Input{Kind: InResult, Trial: tr.ID, Time: t0.UnixNano(), Metrics: map[string]any{"loss": 1.0}})
-	acts := step(t, c, Input{Kind: InTrialFailed, Trial: tr.ID, Time: t0.UnixNano(), Err: "write result.json: not a directory"})
+	step(t, c, hone.Event{Kind: hone.EventResult, TrialID: tr.ID, Time: t0.UnixNano(), Metrics: map[string]any{"loss": 1.0}})
+	acts := step(t, c, hone.Event{Kind: hone.EventTrialFailed, TrialID: tr.ID, Time: t0.UnixNano(), Err: "write result.json: not a directory"})
 	if tr.Status != hone.StatusError || tr.Error != "write result.json: not a directory" || tr.Failures != 1 {
-		t.Fatalf("trial %s %q after InTrialFailed, want ERROR with the error", tr.Status, tr.Error)
+		t.Fatalf("trial %s %q after hone.EventTrialFailed, want ERROR with the error", tr.Status, tr.Error)
 	}
 	stopped := false
 	for _, a := range acts {
@@ -115,7 +115,7 @@ func TestTrialFailedInput(t *testing.T) {
 	if !stopped {
 		t.Errorf("the failed trial's process was not told to stop: %+v", acts)
 	}
-	acts = step(t, c, Input{Kind: InTrialFailed, Trial: tr.ID, Time: t0.UnixNano(), Err: "write error.txt: not a directory"})
+	acts = step(t, c, hone.Event{Kind: hone.EventTrialFailed, TrialID: tr.ID, Time: t0.UnixNano(), Err: "write error.txt: not a directory"})
 	if tr.Failures != 1 || tr.Error != "write result.json: not a directory" {
 		t.Fatalf("a second error for a trial no longer running changed it: %d %q", tr.Failures, tr.Error)
 	}

@@ -31,15 +31,15 @@ func TestSaveListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	step(t, c, Input{Kind: InBegin, Time: at()})
+	step(t, c, hone.Event{Kind: hone.EventBegin, Time: at()})
 	tr := c.Trials()[0]
 	f := c.Control().ScheduleSave(tr)
-	step(t, c, Input{Kind: InResult, Trial: tr.ID, Time: at(), Metrics: map[string]any{"loss": 1.0}})
+	step(t, c, hone.Event{Kind: hone.EventResult, TrialID: tr.ID, Time: at(), Metrics: map[string]any{"loss": 1.0}})
 	if f.Done() || len(sc.saves) != 0 {
 		t.Fatalf("before the save's answer: done %v, %d saves heard", f.Done(), len(sc.saves))
 	}
 	i, p, _ := c.NextCheckpointPath(tr.ID)
-	step(t, c, Input{Kind: InSaved, Trial: tr.ID, Time: at(), Checkpoint: &CheckpointRef{Index: i, Path: p}})
+	step(t, c, hone.Event{Kind: hone.EventSaved, TrialID: tr.ID, Time: at(), Checkpoint: &hone.CheckpointRef{Index: i, Path: p}})
 	cp, err := f.Result()
 	if !f.Done() || err != nil || len(sc.saves) != 1 || sc.saves[0] != cp {
 		t.Fatalf("after the answer: done %v, err %v, saves heard %v; want the future's checkpoint once", f.Done(), err, sc.saves)
@@ -47,8 +47,8 @@ func TestSaveListener(t *testing.T) {
 	// Stopped, the trial has no live process: a save is answered at once
 	// with its latest checkpoint, and nothing more is heard.
 	c.Control().StopTrial(tr)
-	step(t, c, Input{Kind: InResult, Trial: tr.ID, Time: at(), Metrics: map[string]any{"loss": 0.9}})
-	step(t, c, Input{Kind: InExited, Trial: tr.ID, Time: at()})
+	step(t, c, hone.Event{Kind: hone.EventResult, TrialID: tr.ID, Time: at(), Metrics: map[string]any{"loss": 0.9}})
+	step(t, c, hone.Event{Kind: hone.EventExited, TrialID: tr.ID, Time: at()})
 	if c.st[tr.ID] != nil && c.st[tr.ID].life.alive() {
 		t.Fatalf("the stopped trial still has a process (status %s)", tr.Status)
 	}

@@ -2,52 +2,13 @@ package controller
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/hone-tune/hone"
 )
 
-// Settings are the parts of an experiment that a resume may change (a
-// resume with another spec: more CPUs per trial, a different concurrency
-// cap, more retries) although the controller's decisions depend on them.
-// A journal replay must see each session with the settings it ran with, or
-// the rebuilt state would not match the journal: the runner journals the
-// first session's settings in the journal's header and each resume's in
-// its InResume input (ResumeFlags.Settings), and the controller applies
-// them at those points. Everything else a decision depends on (metric,
-// mode, seed, search space, searcher, scheduler, stoppers, checkpoint
-// scoring) is fixed for the experiment's life.
-type Settings struct {
-	// Pool is the resource pool trials share.
-	Pool hone.Resources `json:"pool"`
-	// Resources is what each new trial needs, or nil when the experiment
-	// sizes trials with ResourcesFn (which is not data, so a Go caller
-	// must resume with the same function).
-	Resources *hone.Resources `json:"resources,omitempty"`
-	// MaxConcurrentTrials, MaxPendingTrials, Failure, TrialTimeout and
-	// ReportTimeout are the Experiment fields of the same names.
-	MaxConcurrentTrials int                `json:"max_concurrent_trials,omitempty"`
-	MaxPendingTrials    int                `json:"max_pending_trials,omitempty"`
-	Failure             hone.FailureConfig `json:"failure"`
-	TrialTimeout        time.Duration      `json:"trial_timeout,omitempty"`
-	ReportTimeout       time.Duration      `json:"report_timeout,omitempty"`
-	// StartsAnnounced says the session's executor announces when a
-	// started trial begins to run (hone.StartAnnouncer): a trial's
-	// per-trial limits then count from its InStarted input, not from its
-	// start, so that time in a cluster's queue is not held against it.
-	// It is the executor's, so a resume with another executor changes it.
-	StartsAnnounced bool `json:"starts_announced,omitempty"`
-	// SpareIDs says that the id of a suggestion the searcher declined
-	// (hone.ErrNotNow) is kept for the next one rather than drawn again,
-	// so that trial ids do not depend on how often the searcher was asked.
-	// Every session of hone sets it; a journal whose sessions ran without
-	// it (absent: false) replays with the ids it drew then.
-	SpareIDs bool `json:"spare_ids,omitempty"`
-}
-
 // Settings returns the settings the controller runs with now.
-func (c *Controller) Settings() Settings {
-	s := Settings{
+func (c *Controller) Settings() hone.Settings {
+	s := hone.Settings{
 		Pool:                c.pool,
 		MaxConcurrentTrials: c.exp.MaxConcurrentTrials,
 		MaxPendingTrials:    c.exp.MaxPendingTrials,
@@ -68,7 +29,7 @@ func (c *Controller) Settings() Settings {
 // calls it before replaying a journal, with the settings of the journal's
 // first session; a resume input applies its own. It changes no trial; see
 // resume for what a resume with new settings does to unfinished trials.
-func (c *Controller) ApplySettings(s Settings) error {
+func (c *Controller) ApplySettings(s hone.Settings) error {
 	if err := s.Pool.Validate(); err != nil {
 		return fmt.Errorf("settings: resource pool: %w", err)
 	}

@@ -68,13 +68,14 @@ import (
 // actions are unread. Between Steps nothing is half done: no scheduler
 // call is under way, and every decision is either carried out or queued
 // in its trial's state. A save may be in flight there (a trial was sent
-// DirectSave and its InSaved has not come): the snapshot records it as the
-// trial's run being in state saving with a save in flight, and Restore (or
-// RestoreBinary) gives the trial a new, unresolved hone.SaveFuture that
-// the next InSaved (or the trial's exit, or a resume) resolves as it would
-// have resolved the old one. Nothing but the controller holds a SaveFuture
-// (schedulers hear of saves through hone.SaveListener and keep their waits
-// as data in their own snapshots), so a new future is as good as the old.
+// DirectCheckpoint and its hone.EventSaved has not come): the snapshot
+// records it as the trial's run being in state saving with a save in
+// flight, and Restore (or RestoreBinary) gives the trial a new, unresolved
+// hone.SaveFuture that the next hone.EventSaved (or the trial's exit, or a
+// resume) resolves as it would have resolved the old one. Nothing but the
+// controller holds a SaveFuture (schedulers hear of saves through
+// hone.SaveListener and keep their waits as data in their own snapshots),
+// so a new future is as good as the old.
 //
 // The session's error (Err) is saved as its text: a restored controller's
 // Err has that text, not its type. A resume clears it anyway.
@@ -98,10 +99,10 @@ type objConfig struct {
 
 // ctlState is the controller's state as saved.
 type ctlState struct {
-	Settings Settings `json:"settings"`
-	IDRng    []byte   `json:"id_rng"`
-	SchedRng []byte   `json:"sched_rng"`
-	SpareID  string   `json:"spare_id,omitempty"`
+	Settings hone.Settings `json:"settings"`
+	IDRng    []byte        `json:"id_rng"`
+	SchedRng []byte        `json:"sched_rng"`
+	SpareID  string        `json:"spare_id,omitempty"`
 
 	Now          stamp         `json:"now"`
 	LastSeen     stamp         `json:"last_seen"`
@@ -277,7 +278,7 @@ type resources struct {
 }
 
 // stamp is a time as Unix nanoseconds, null for the zero time. It is
-// read back as Input.At makes times, so that a restored controller formats
+// read back as hone.Event.At makes times, so that a restored controller formats
 // and compares them as the one it was taken from.
 type stamp struct{ t time.Time }
 

@@ -29,7 +29,7 @@ func finished(b testing.TB, n int) (*Controller, func() *hone.Experiment) {
 		b.Fatal(err)
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
-	c.Step(Input{Kind: InBegin, Time: now})
+	c.Step(hone.Event{Kind: hone.EventBegin, Time: now})
 	c.Ready()
 	for !c.Done() {
 		for _, t := range c.Trials() {
@@ -37,9 +37,9 @@ func finished(b testing.TB, n int) (*Controller, func() *hone.Experiment) {
 				continue
 			}
 			now += int64(time.Millisecond)
-			c.Step(Input{Kind: InResult, Trial: t.ID, Time: now, Metrics: map[string]any{"loss": 0.5}, Done: true})
+			c.Step(hone.Event{Kind: hone.EventResult, TrialID: t.ID, Time: now, Metrics: map[string]any{"loss": 0.5}, Done: true})
 			c.Ready()
-			c.Step(Input{Kind: InExited, Trial: t.ID, Time: now})
+			c.Step(hone.Event{Kind: hone.EventExited, TrialID: t.ID, Time: now})
 			c.Ready()
 		}
 	}

@@ -123,13 +123,13 @@ func newCodecRun(t testing.TB, seed uint64) *codecRun {
 	}
 	r := &codecRun{t: t, c: c, rng: rand.New(rand.NewPCG(seed, 7)),
 		now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), procs: map[string]*codecProc{}}
-	r.step(Input{Kind: InBegin, Time: r.now.UnixNano()})
+	r.step(hone.Event{Kind: hone.EventBegin, Time: r.now.UnixNano()})
 	return r
 }
 
 // step feeds in to the controller and its twin, checks that they act the
 // same, and follows the actions.
-func (r *codecRun) step(in Input) {
+func (r *codecRun) step(in hone.Event) {
 	r.t.Helper()
 	r.steps++
 	r.c.Step(in)
@@ -137,7 +137,7 @@ func (r *codecRun) step(in Input) {
 	if r.b != nil {
 		r.b.Step(in)
 		if a, b := renderActions(acts), renderActions(r.b.Ready()); a != b {
-			r.t.Fatalf("step %d (%s %s): the restored controller acts otherwise:\n%s\nwant\n%s", r.steps, in.Kind, in.Trial, b, a)
+			r.t.Fatalf("step %d (%s %s): the restored controller acts otherwise:\n%s\nwant\n%s", r.steps, in.Kind, in.TrialID, b, a)
 		}
 	}
 	r.follow(acts)
@@ -159,7 +159,7 @@ func (r *codecRun) follow(acts []Action) {
 				if p.iter >= 12 {
 					p.phase = pEnding
 				}
-			case hone.DirectSave:
+			case hone.DirectCheckpoint:
 				p.phase = pSaving
 			case hone.DirectStop:
 				p.phase = pStopping
@@ -187,44 +187,44 @@ func (r *codecRun) event() bool {
 	case len(ids) == 0 && r.c.Stopping() && len(r.procs) == 0 && r.c.Alive() == 0 && unfinished && r.resumes < 3:
 		r.resumes++
 		r.now = r.now.Add(time.Hour)
-		r.step(Input{Kind: InResume, Time: r.now.UnixNano(), Resume: &ResumeFlags{Unfinished: true, Errored: r.rng.IntN(2) == 0}})
+		r.step(hone.Event{Kind: hone.EventResume, Time: r.now.UnixNano(), Resume: &hone.ResumeFlags{Unfinished: true, Errored: r.rng.IntN(2) == 0}})
 		return true
 	case len(ids) == 0 && r.c.Done():
 		return false
 	case len(ids) == 0 || r.rng.IntN(30) == 0:
-		r.step(Input{Kind: InTick, Time: r.at(12 * time.Second)})
+		r.step(hone.Event{Kind: hone.EventTick, Time: r.at(12 * time.Second)})
 		return true
 	case !r.c.Stopping() && r.rng.IntN(150) == 0:
-		r.step(Input{Kind: InInterrupt, Time: r.at(time.Second)})
+		r.step(hone.Event{Kind: hone.EventInterrupt, Time: r.at(time.Second)})
 		return true
 	}
 	id := ids[r.rng.IntN(len(ids))]
 	p := r.procs[id]
-	in := Input{Trial: id, Time: r.at(3 * time.Second)}
+	in := hone.Event{TrialID: id, Time: r.at(3 * time.Second)}
 	switch {
 	case r.rng.IntN(100) == 0:
-		in.Kind, in.Err = InTrialFailed, "disk full"
+		in.Kind, in.Err = hone.EventTrialFailed, "disk full"
 	case p.phase == pComputing && r.rng.IntN(50) == 0:
-		in.Kind, in.Err = InExited, "crashed"
+		in.Kind, in.Err = hone.EventExited, "crashed"
 		delete(r.procs, id)
 	case p.phase == pComputing:
 		p.iter++
-		in.Kind, in.Metrics, in.Done = InResult, codecMetrics(r.rng, p.iter), p.iter >= 12
+		in.Kind, in.Metrics, in.Done = hone.EventResult, codecMetrics(r.rng, p.iter), p.iter >= 12
 		in.PID, in.Hostname = 100+p.iter, []string{"", "node-a", "node-b"}[r.rng.IntN(3)]
 		if r.rng.IntN(2) == 0 {
 			i, path, _ := r.c.NextCheckpointPath(id)
-			in.Checkpoint = &CheckpointRef{Index: i, Path: path}
+			in.Checkpoint = &hone.CheckpointRef{Index: i, Path: path}
 		}
 		p.phase = pWaiting
 	case p.phase == pSaving:
-		in.Kind = InSaved
+		in.Kind = hone.EventSaved
 		if r.rng.IntN(8) > 0 {
 			i, path, _ := r.c.NextCheckpointPath(id)
-			in.Checkpoint = &CheckpointRef{Index: i, Path: path}
+			in.Checkpoint = &hone.CheckpointRef{Index: i, Path: path}
 		}
 		p.phase = pWaiting
 	default:
-		in.Kind = InExited
+		in.Kind = hone.EventExited
 		delete(r.procs, id)
 	}
 	r.step(in)
@@ -334,7 +334,7 @@ func TestBinaryRoundTrip(t *testing.T) {
 		if _, ok := tb.Config["layers"].(int); !ok {
 			t.Fatalf("config %#v", tb.Config)
 		}
-		next := Input{Kind: InSaved, Trial: ta.ID, Time: time.Date(2026, 1, 1, 0, 0, 3, 0, time.UTC).UnixNano()}
+		next := hone.Event{Kind: hone.EventSaved, TrialID: ta.ID, Time: time.Date(2026, 1, 1, 0, 0, 3, 0, time.UTC).UnixNano()}
 		if ra, rb := renderActions(step(t, a, next)), renderActions(step(t, b, next)); ra != rb {
 			t.Fatalf("after the save:\n%s\nwant\n%s", rb, ra)
 		}
@@ -560,7 +560,7 @@ func TestBinaryRefusals(t *testing.T) {
 		t.Fatalf("a searcher without state: %v", err)
 	}
 	u := snapRun(t, snapExp(t, 3))
-	u.Step(Input{Kind: InTick, Time: time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC).UnixNano()})
+	u.Step(hone.Event{Kind: hone.EventTick, Time: time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC).UnixNano()})
 	u.logf("unread")
 	if _, err := u.MarshalBinaryState(); err == nil || !strings.Contains(err.Error(), "unread") {
 		t.Fatalf("unread actions: %v", err)
@@ -618,7 +618,7 @@ func TestBinaryCoversState(t *testing.T) {
 		{checkpoint{}, "TrialID Index Path Iteration TimeTotal cp"},
 		{resultState{}, "TrialID Metrics TrainingIteration TimeThisIter TimeTotal TimeSinceRestore IterationsSinceRestore Timestamp Done PID Hostname Checkpoint values"},
 		{resources{}, "CPU GPU Memory Custom"},
-		{Settings{}, "Pool Resources MaxConcurrentTrials MaxPendingTrials Failure TrialTimeout ReportTimeout StartsAnnounced SpareIDs"},
+		{hone.Settings{}, "Pool Resources MaxConcurrentTrials MaxPendingTrials Failure TrialTimeout ReportTimeout StartsAnnounced SpareIDs"},
 		{hone.Resources{}, "CPU GPU Memory Custom"},
 		{hone.FailureConfig{}, "MaxFailures FailFast"},
 		{snapConfig{}, "Seed Objectives"},

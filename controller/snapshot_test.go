@@ -39,12 +39,12 @@ func snapRun(t testing.TB, exp *hone.Experiment) *Controller {
 		t.Fatal(err)
 	}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	step(t, c, Input{Kind: InBegin, Time: t0.UnixNano()})
+	step(t, c, hone.Event{Kind: hone.EventBegin, Time: t0.UnixNano()})
 	tr := c.Trials()[0]
 	i, p, _ := c.NextCheckpointPath(tr.ID)
-	step(t, c, Input{Kind: InResult, Trial: tr.ID, Time: t0.Add(time.Second).UnixNano(),
+	step(t, c, hone.Event{Kind: hone.EventResult, TrialID: tr.ID, Time: t0.Add(time.Second).UnixNano(),
 		Metrics:    map[string]any{"loss": 0.5, "odd": math.NaN(), "steps": 3, "tag": "x"},
-		Checkpoint: &CheckpointRef{Index: i, Path: p}})
+		Checkpoint: &hone.CheckpointRef{Index: i, Path: p}})
 	c.ctl().PauseTrial(tr, true) // a save in flight
 	c.Ready()
 	if tr.Saving == nil {
@@ -87,7 +87,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if _, ok := m["steps"].(int); !ok || !math.IsNaN(m["odd"].(float64)) || m["tag"] != "x" {
 		t.Fatalf("metrics %#v", m)
 	}
-	next := Input{Kind: InSaved, Trial: ta.ID, Time: time.Date(2026, 1, 1, 0, 0, 3, 0, time.UTC).UnixNano()}
+	next := hone.Event{Kind: hone.EventSaved, TrialID: ta.ID, Time: time.Date(2026, 1, 1, 0, 0, 3, 0, time.UTC).UnixNano()}
 	if ra, rb := actionsText(step(t, a, next)), actionsText(step(t, b, next)); ra != rb {
 		t.Fatalf("after the save:\n%s\nwant\n%s", rb, ra)
 	}
@@ -195,7 +195,7 @@ func TestSnapshotRefusals(t *testing.T) {
 		t.Fatalf("a stopper function: %v", err)
 	}
 	u := snapRun(t, snapExp(t, 3))
-	u.Step(Input{Kind: InTick, Time: time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC).UnixNano()})
+	u.Step(hone.Event{Kind: hone.EventTick, Time: time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC).UnixNano()})
 	u.logf("unread")
 	if _, err := u.MarshalState(); err == nil || !strings.Contains(err.Error(), "unread") {
 		t.Fatalf("unread actions: %v", err)

@@ -48,17 +48,17 @@ func idsWithTicks(t *testing.T, ticks int, spare bool) []string {
 		t.Fatal(err)
 	}
 	now := int64(1)
-	step(t, c, Input{Kind: InBegin, Time: now})
+	step(t, c, hone.Event{Kind: hone.EventBegin, Time: now})
 	for k := 0; k < 3; k++ {
 		id := c.Trials()[k].ID
 		for range ticks {
 			now++
-			step(t, c, Input{Kind: InTick, Time: now})
+			step(t, c, hone.Event{Kind: hone.EventTick, Time: now})
 		}
 		now++
-		step(t, c, Input{Kind: InResult, Trial: id, Time: now, Metrics: map[string]any{"loss": 1.0}, Done: true})
+		step(t, c, hone.Event{Kind: hone.EventResult, TrialID: id, Time: now, Metrics: map[string]any{"loss": 1.0}, Done: true})
 		now++
-		step(t, c, Input{Kind: InExited, Trial: id, Time: now})
+		step(t, c, hone.Event{Kind: hone.EventExited, TrialID: id, Time: now})
 		if k < 2 && len(c.Trials()) != k+2 {
 			t.Fatalf("%d trials after trial %d ended, want %d", len(c.Trials()), k, k+2)
 		}

@@ -23,7 +23,7 @@ func queuedController(t *testing.T, n int, trialTimeout, reportTimeout time.Dura
 	c.SetStartsAnnounced(true)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) int64 { return t0.Add(d).UnixNano() }
-	step(t, c, Input{Kind: InBegin, Time: at(0)})
+	step(t, c, hone.Event{Kind: hone.EventBegin, Time: at(0)})
 	if len(c.Trials()) != n || c.Alive() != n {
 		t.Fatalf("%d trials, %d alive; want %d started", len(c.Trials()), c.Alive(), n)
 	}
@@ -48,20 +48,20 @@ func TestQueuedTrialNotTimedOut(t *testing.T) {
 	c, at := queuedController(t, 1, 15*time.Second, 10*time.Second)
 	tr := c.Trials()[0]
 	for s := time.Duration(0); s <= time.Hour; s += 30 * time.Second {
-		if errs := failures(step(t, c, Input{Kind: InTick, Time: at(s)})); len(errs) > 0 {
+		if errs := failures(step(t, c, hone.Event{Kind: hone.EventTick, Time: at(s)})); len(errs) > 0 {
 			t.Fatalf("queued for %v: %v", s, errs)
 		}
 	}
 	started := time.Hour + time.Second
-	step(t, c, Input{Kind: InStarted, Trial: tr.ID, Time: at(started), Hostname: "n1 (slurm job 3)"})
-	if errs := failures(step(t, c, Input{Kind: InTick, Time: at(started + 10*time.Second)})); len(errs) > 0 {
+	step(t, c, hone.Event{Kind: hone.EventStarted, TrialID: tr.ID, Time: at(started), Hostname: "n1 (slurm job 3)"})
+	if errs := failures(step(t, c, hone.Event{Kind: hone.EventTick, Time: at(started + 10*time.Second)})); len(errs) > 0 {
 		t.Fatalf("10s after its start: %v", errs)
 	}
-	step(t, c, Input{Kind: InResult, Trial: tr.ID, Time: at(started + 10*time.Second), Metrics: map[string]any{"loss": 1.0}})
-	if errs := failures(step(t, c, Input{Kind: InTick, Time: at(started + 15*time.Second)})); len(errs) > 0 {
+	step(t, c, hone.Event{Kind: hone.EventResult, TrialID: tr.ID, Time: at(started + 10*time.Second), Metrics: map[string]any{"loss": 1.0}})
+	if errs := failures(step(t, c, hone.Event{Kind: hone.EventTick, Time: at(started + 15*time.Second)})); len(errs) > 0 {
 		t.Fatalf("15s after its start: %v", errs)
 	}
-	errs := failures(step(t, c, Input{Kind: InTick, Time: at(started + 16*time.Second)}))
+	errs := failures(step(t, c, hone.Event{Kind: hone.EventTick, Time: at(started + 16*time.Second)}))
 	if len(errs) != 1 || errs[0] != "trial exceeded trial_timeout of 15s (it ran for 16s)" {
 		t.Fatalf("16s after its start: %q, want trial_timeout counted from the started input", errs)
 	}
@@ -72,11 +72,11 @@ func TestQueuedTrialNotTimedOut(t *testing.T) {
 func TestReportLimitFromStarted(t *testing.T) {
 	c, at := queuedController(t, 1, 0, 10*time.Second)
 	tr := c.Trials()[0]
-	step(t, c, Input{Kind: InStarted, Trial: tr.ID, Time: at(time.Minute)})
-	if errs := failures(step(t, c, Input{Kind: InTick, Time: at(time.Minute + 10*time.Second)})); len(errs) > 0 {
+	step(t, c, hone.Event{Kind: hone.EventStarted, TrialID: tr.ID, Time: at(time.Minute)})
+	if errs := failures(step(t, c, hone.Event{Kind: hone.EventTick, Time: at(time.Minute + 10*time.Second)})); len(errs) > 0 {
 		t.Fatalf("10s after its start: %v", errs)
 	}
-	errs := failures(step(t, c, Input{Kind: InTick, Time: at(time.Minute + 11*time.Second)}))
+	errs := failures(step(t, c, hone.Event{Kind: hone.EventTick, Time: at(time.Minute + 11*time.Second)}))
 	if len(errs) != 1 || !strings.Contains(errs[0], "the last was 11s ago") {
 		t.Fatalf("11s after its start without a report: %q, want report_timeout", errs)
 	}
@@ -93,19 +93,19 @@ func TestStartedAfterStopIgnored(t *testing.T) {
 	if a.Status != hone.StatusTerminated || !c.HasProcess(a.ID) {
 		t.Fatalf("a is %s (process %v), want TERMINATED and stopping", a.Status, c.HasProcess(a.ID))
 	}
-	step(t, c, Input{Kind: InStarted, Trial: a.ID, Time: at(time.Second)})
+	step(t, c, hone.Event{Kind: hone.EventStarted, TrialID: a.ID, Time: at(time.Second)})
 	if c.st[a.ID].life != lifeStopping || watched(c, a.ID) {
 		t.Fatal("a trial told to stop was put under its limits by a late started input")
 	}
-	step(t, c, Input{Kind: InExited, Trial: a.ID, Time: at(2 * time.Second)})
-	step(t, c, Input{Kind: InStarted, Trial: a.ID, Time: at(3 * time.Second)})
+	step(t, c, hone.Event{Kind: hone.EventExited, TrialID: a.ID, Time: at(2 * time.Second)})
+	step(t, c, hone.Event{Kind: hone.EventStarted, TrialID: a.ID, Time: at(3 * time.Second)})
 	if c.st[a.ID].life != lifeIdle || watched(c, a.ID) || c.HasProcess(a.ID) {
 		t.Fatal("an exited trial was put under its limits by a late started input")
 	}
 
-	step(t, c, Input{Kind: InStarted, Trial: b.ID, Time: at(10 * time.Second)})
-	step(t, c, Input{Kind: InStarted, Trial: b.ID, Time: at(40 * time.Second)}) // again: ignored
-	errs := failures(step(t, c, Input{Kind: InTick, Time: at(71 * time.Second)}))
+	step(t, c, hone.Event{Kind: hone.EventStarted, TrialID: b.ID, Time: at(10 * time.Second)})
+	step(t, c, hone.Event{Kind: hone.EventStarted, TrialID: b.ID, Time: at(40 * time.Second)}) // again: ignored
+	errs := failures(step(t, c, hone.Event{Kind: hone.EventTick, Time: at(71 * time.Second)}))
 	if len(errs) != 1 || errs[0] != "trial exceeded trial_timeout of 1m0s (it ran for 1m1s)" {
 		t.Fatalf("61s after b's first started input: %q, want trial_timeout counted from the first", errs)
 	}
@@ -127,18 +127,13 @@ func TestStartsAnnouncedSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s Settings
+	var s hone.Settings
 	if err := json.Unmarshal(b, &s); err != nil || !s.StartsAnnounced {
 		t.Fatalf("settings %s read back as %+v (%v)", b, s, err)
 	}
 	s.StartsAnnounced = false
 	if err := c.ApplySettings(s); err != nil || c.Settings().StartsAnnounced {
 		t.Fatalf("ApplySettings without announced starts: %v, %+v", err, c.Settings())
-	}
-	at := time.Date(2026, 1, 1, 0, 0, 5, 0, time.UTC)
-	in := FromEvent(hone.Event{Kind: hone.EventStarted, TrialID: "t1", Time: at, Hostname: "n2 (slurm job 9)"}, nil)
-	if in.Kind != InStarted || in.Trial != "t1" || in.Time != at.UnixNano() || in.Hostname != "n2 (slurm job 9)" {
-		t.Fatalf("FromEvent(started) = %+v", in)
 	}
 }
 
@@ -148,9 +143,9 @@ func TestStartsAnnouncedSettings(t *testing.T) {
 func TestQueueTimeNotTrainingTime(t *testing.T) {
 	c, at := queuedController(t, 1, 0, 0)
 	tr := c.Trials()[0]
-	step(t, c, Input{Kind: InStarted, Trial: tr.ID, Time: at(time.Hour)})
+	step(t, c, hone.Event{Kind: hone.EventStarted, TrialID: tr.ID, Time: at(time.Hour)})
 	var r *hone.Result
-	for _, a := range step(t, c, Input{Kind: InResult, Trial: tr.ID, Time: at(time.Hour + 3*time.Second), Metrics: map[string]any{"loss": 1.0}}) {
+	for _, a := range step(t, c, hone.Event{Kind: hone.EventResult, TrialID: tr.ID, Time: at(time.Hour + 3*time.Second), Metrics: map[string]any{"loss": 1.0}}) {
 		if a.Kind == ActNotify && a.Note == NoteResult {
 			r = a.Result
 		}

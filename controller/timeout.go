@@ -86,12 +86,12 @@ func (c *Controller) running(t *hone.Trial) {
 	c.watch(t)
 }
 
-// onStarted handles InStarted: the trial's current run, queued since its
+// onStarted handles hone.EventStarted: the trial's current run, queued since its
 // start, runs from now on, for its limits and its result times. A trial that is not running, was told to stop
 // (its start may have raced the stop), exited, or already counts as
 // running is left alone: it is a late or repeated announcement.
-func (c *Controller) onStarted(in Input) {
-	t := c.Trial(in.Trial)
+func (c *Controller) onStarted(in hone.Event) {
+	t := c.Trial(in.TrialID)
 	if t == nil || t.Status != hone.StatusRunning {
 		return
 	}

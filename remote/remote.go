@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/internal/journal"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/store/blob"
@@ -291,8 +290,8 @@ func resumeWrites(lines []journal.Line) map[string]bool {
 				delete(dir, r.Trial)
 			}
 		}
-		if in := l.In; in != nil && in.Kind == controller.InResult && i >= from {
-			late[in.Trial] = true
+		if in := l.Event; in != nil && in.Kind == hone.EventResult && i >= from {
+			late[in.TrialID] = true
 		}
 	}
 	out := map[string]bool{}

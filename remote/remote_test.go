@@ -35,7 +35,7 @@ func TestResumeWrites(t *testing.T) {
 		return journal.Line{Rec: &controller.Record{Op: op, Trial: trial, Status: st, Dir: dir}}
 	}
 	result := func(trial string) journal.Line {
-		return journal.Line{In: &controller.Input{Kind: controller.InResult, Trial: trial}}
+		return journal.Line{Event: &hone.Event{Kind: hone.EventResult, TrialID: trial}}
 	}
 	lines := []journal.Line{
 		rec("trial", "a", "", "ta"), rec("trial", "b", "", "tb"), rec("trial", "c", "", "tc"), rec("trial", "d", "", "td"),

@@ -161,19 +161,19 @@ func (r *Replay) Update() (bool, error) {
 	}
 	for _, l := range lines {
 		r.lines++
-		if l.In != nil {
+		if l.Event != nil {
 			if len(r.made) > 0 {
 				r.diverged(fmt.Sprintf("it created trial %s, which the journal does not record", r.made[0].Trial))
 				return true, nil
 			}
-			r.ctl.Step(*l.In)
+			r.ctl.Step(*l.Event)
 			for _, a := range r.ctl.Ready() {
 				if a.Kind == controller.ActRecord && a.Record != nil && a.Record.Op == "trial" {
 					rec := *a.Record
 					r.made = append(r.made, &rec)
 				}
 			}
-			r.observe(l.In)
+			r.observe(l.Event)
 			r.dirty = true
 			continue
 		}
@@ -235,7 +235,7 @@ func (r *Replay) start(h journal.Header) error {
 
 // observe records the ASHA brackets of the trials the last input created
 // or added again (a retry, a resume that restarts failed trials).
-func (r *Replay) observe(in *controller.Input) {
+func (r *Replay) observe(in *hone.Event) {
 	a, ok := r.sched.(*asha.Scheduler)
 	if !ok {
 		return
@@ -258,12 +258,12 @@ func (r *Replay) observe(in *controller.Input) {
 		look(t.ID)
 	}
 	r.seen = len(trials)
-	if in.Kind == controller.InResume {
+	if in.Kind == hone.EventResume {
 		for _, t := range trials {
 			look(t.ID)
 		}
-	} else if in.Trial != "" {
-		look(in.Trial)
+	} else if in.TrialID != "" {
+		look(in.TrialID)
 	}
 }
 

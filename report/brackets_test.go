@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/internal/spectest"
 	"github.com/hone-tune/hone/report"
@@ -391,7 +390,7 @@ max_concurrent_trials: 4
 		}
 		plan.Options.Executor, plan.Options.Log = sim.New(sim.Curve{MaxIterations: 27}.New), io.Discard
 		if resume {
-			_, err = runner.Resume(ctx, plan.Experiment, plan.Options, controller.ResumeFlags{Unfinished: true})
+			_, err = runner.Resume(ctx, plan.Experiment, plan.Options, hone.ResumeFlags{Unfinished: true})
 		} else {
 			_, err = runner.Run(ctx, plan.Experiment, plan.Options)
 		}

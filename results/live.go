@@ -89,8 +89,8 @@ func (l *Live) Update() (Changes, error) {
 		switch {
 		case ln.Rec != nil:
 			touched[ln.Rec.Trial] = true
-		case ln.In != nil && ln.In.Trial != "":
-			touched[ln.In.Trial] = true
+		case ln.Event != nil && ln.Event.TrialID != "":
+			touched[ln.Event.TrialID] = true
 		}
 	}
 	ch.Journal = len(lines)

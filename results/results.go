@@ -21,7 +21,6 @@ import (
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/callback"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/internal/journal"
 )
 
@@ -95,16 +94,16 @@ func Open(dir string) (*Experiment, error) {
 // apply updates the experiment with one journal line: records change
 // trials; a result input counts towards its trial's Reported.
 func (e *Experiment) apply(l journal.Line) {
-	if in := l.In; in != nil {
-		if in.Kind == controller.InResult {
-			if t := e.byID[in.Trial]; t != nil {
+	if in := l.Event; in != nil {
+		if in.Kind == hone.EventResult {
+			if t := e.byID[in.TrialID]; t != nil {
 				t.Reported++
 				if in.Time > e.LastResult {
 					e.LastResult = in.Time
 				}
 			}
 		}
-		if in.Kind == controller.InBegin && e.Began == 0 {
+		if in.Kind == hone.EventBegin && e.Began == 0 {
 			e.Began = in.Time
 		}
 		return

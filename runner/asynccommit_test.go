@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/inproc"
 	"github.com/hone-tune/hone/internal/journal"
 	"github.com/hone-tune/hone/runner"
@@ -296,13 +295,13 @@ func TestLaterEventsWaitForCommit(t *testing.T) {
 	}
 	var kinds []string
 	for _, l := range j.Lines {
-		if l.In == nil || l.In.Trial != stalled.ID {
+		if l.Event == nil || l.Event.TrialID != stalled.ID {
 			continue
 		}
-		switch k := l.In.Kind; k {
-		case controller.InResult, controller.InSaved, controller.InExited:
+		switch k := l.Event.Kind; k {
+		case hone.EventResult, hone.EventSaved, hone.EventExited:
 			s := string(k)
-			if l.In.Checkpoint != nil {
+			if l.Event.Checkpoint != nil {
 				s += "+checkpoint"
 			}
 			kinds = append(kinds, s)

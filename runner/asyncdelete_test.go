@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/inproc"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/internal/journal"
@@ -392,7 +391,7 @@ func TestStuckCommitCancelledAtEnd(t *testing.T) {
 	exp2 := newExp()
 	it := &iterations{seen: map[string][]int{}}
 	exp2.Callbacks = []hone.Callback{it}
-	out, err = runner.Resume(context.Background(), exp2, runner.Options{Dir: dir, Store: ls, Log: io.Discard, Executor: exec()}, controller.ResumeFlags{Unfinished: true})
+	out, err = runner.Resume(context.Background(), exp2, runner.Options{Dir: dir, Store: ls, Log: io.Discard, Executor: exec()}, hone.ResumeFlags{Unfinished: true})
 	if err != nil {
 		t.Fatalf("Resume: %v", err)
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/inproc"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/store/blob"
@@ -57,7 +56,7 @@ func TestResumeCleansLeftovers(t *testing.T) {
 		return quadratic(c, s)
 	}
 	out, err = runner.Resume(context.Background(), experiment(t, dir, 1), runner.Options{Dir: dir, Log: io.Discard, Executor: inproc.NewFunc(resumed)},
-		controller.ResumeFlags{Unfinished: true})
+		hone.ResumeFlags{Unfinished: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +138,7 @@ func TestResumeCleansLeftoversObjectStore(t *testing.T) {
 	}
 	st = open()
 	out, err = runner.Resume(context.Background(), experiment(t, dir, 1), runner.Options{Dir: dir, Log: io.Discard, Store: st, Executor: inproc.NewFunc(resumed)},
-		controller.ResumeFlags{Unfinished: true})
+		hone.ResumeFlags{Unfinished: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/internal/scratch"
 	"github.com/hone-tune/hone/results"
@@ -67,7 +66,7 @@ func (a *announcing) Start(spec hone.StartSpec) error {
 	if err := a.Executor.Start(spec); err != nil {
 		return err
 	}
-	a.started = append(a.started, hone.Event{Kind: hone.EventStarted, TrialID: spec.TrialID, Time: a.Clock().Now(), Hostname: "n1"})
+	a.started = append(a.started, hone.Event{Kind: hone.EventStarted, TrialID: spec.TrialID, Time: a.Clock().Now().UnixNano(), Hostname: "n1"})
 	return nil
 }
 
@@ -212,7 +211,7 @@ func TestCrashAtAnyEventThenResume(t *testing.T) {
 			t.Fatalf("open crashed experiment: %v", err)
 		}
 		rec := &recording{Executor: sc.executorAnnouncing(sc.announceResume)}
-		got, err := runner.Resume(context.Background(), sc.experiment(t), sc.options(b, rec), controller.ResumeFlags{Unfinished: true})
+		got, err := runner.Resume(context.Background(), sc.experiment(t), sc.options(b, rec), hone.ResumeFlags{Unfinished: true})
 		if err != nil {
 			t.Fatalf("resume: %v", err)
 		}

@@ -94,7 +94,7 @@ func cutOptions(dir string, log io.Writer, opts ...func(*runner.Options)) runner
 // resumeCut resumes the experiment in dir with the per-trial files.
 func resumeCut(dir string, log io.Writer, opts ...func(*runner.Options)) (*runner.Outcome, error) {
 	files := callback.NewTrialFiles(dir, callback.NoSync())
-	out, err := runner.Resume(context.Background(), cutExperiment(files), cutOptions(dir, log, opts...), controller.ResumeFlags{Unfinished: true})
+	out, err := runner.Resume(context.Background(), cutExperiment(files), cutOptions(dir, log, opts...), hone.ResumeFlags{Unfinished: true})
 	return out, errors.Join(err, files.Close())
 }
 
@@ -113,10 +113,10 @@ func journalRows(t tb, dir string) map[string][]string {
 	}
 	rows := map[string][]string{}
 	for _, l := range j.Lines {
-		if l.In == nil {
+		if l.Event == nil {
 			continue
 		}
-		ctl.Step(*l.In)
+		ctl.Step(*l.Event)
 		for _, a := range ctl.Ready() {
 			if a.Kind == controller.ActNotify && a.Note == controller.NoteResult {
 				step, _ := hone.Number(a.Result.Metrics["step"])

@@ -89,10 +89,10 @@ func checkFullRows(t *testing.T, dir string, out *runner.Outcome) {
 	}
 	want := map[string][]string{}
 	for _, l := range j.Lines {
-		if l.In == nil {
+		if l.Event == nil {
 			continue
 		}
-		ctl.Step(*l.In)
+		ctl.Step(*l.Event)
 		for _, a := range ctl.Ready() {
 			if a.Kind == controller.ActNotify && a.Note == controller.NoteResult {
 				step, _ := hone.Number(a.Result.Metrics["step"])
@@ -231,7 +231,7 @@ func TestDiskFullStopsAndResumesWithEveryRow(t *testing.T) {
 				t.Fatal(err)
 			}
 			files = callback.NewTrialFiles(dir)
-			out, err := runner.Resume(context.Background(), fullExperiment(files), fullOptions(t, dir, io.Discard), controller.ResumeFlags{Unfinished: true})
+			out, err := runner.Resume(context.Background(), fullExperiment(files), fullOptions(t, dir, io.Discard), hone.ResumeFlags{Unfinished: true})
 			if err != nil {
 				t.Fatalf("resume once there is space: %v", err)
 			}
@@ -281,7 +281,7 @@ func TestFlushFailureStopsAndResumes(t *testing.T) {
 	// files is dropped unflushed: its buffered rows die with the process.
 
 	resumed := callback.NewTrialFiles(dir, callback.NoSync())
-	out, err := runner.Resume(context.Background(), fullExperiment(resumed), fullOptions(t, dir, io.Discard), controller.ResumeFlags{Unfinished: true})
+	out, err := runner.Resume(context.Background(), fullExperiment(resumed), fullOptions(t, dir, io.Discard), hone.ResumeFlags{Unfinished: true})
 	if err != nil {
 		t.Fatalf("resume: %v", err)
 	}
@@ -379,7 +379,7 @@ func testTrialStopsTheExperiment(t *testing.T, fault error, ok func(error) bool,
 		t.Fatal(err)
 	}
 	files = callback.NewTrialFiles(dir, callback.NoSync())
-	out, err := runner.Resume(context.Background(), exp(files), opts(io.Discard), controller.ResumeFlags{Unfinished: true})
+	out, err := runner.Resume(context.Background(), exp(files), opts(io.Discard), hone.ResumeFlags{Unfinished: true})
 	if err != nil {
 		t.Fatalf("resume: %v", err)
 	}

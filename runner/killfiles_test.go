@@ -175,7 +175,7 @@ func TestKillKeepsResultRows(t *testing.T) {
 		}
 
 		files := callback.NewTrialFiles(dir, callback.NoSync())
-		if _, err := runner.Resume(context.Background(), kc.experiment(files), kc.options(dir, kc.executor()), controller.ResumeFlags{Unfinished: true}); err != nil {
+		if _, err := runner.Resume(context.Background(), kc.experiment(files), kc.options(dir, kc.executor()), hone.ResumeFlags{Unfinished: true}); err != nil {
 			t.Fatalf("case %+v: resume: %v", kc, err)
 		}
 		if err := files.Close(); err != nil {
@@ -208,10 +208,10 @@ func journaledIterations(t *testing.T, kc killCase, dir string) (map[string][]st
 	}
 	iters, dirs := map[string][]string{}, map[string]string{}
 	for _, l := range j.Lines {
-		if l.In == nil {
+		if l.Event == nil {
 			continue
 		}
-		ctl.Step(*l.In)
+		ctl.Step(*l.Event)
 		for _, a := range ctl.Ready() {
 			if a.Kind == controller.ActNotify && a.Note == controller.NoteResult {
 				iters[a.Trial.ID] = append(iters[a.Trial.ID], strconv.Itoa(a.Result.TrainingIteration))

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/internal/journal"
 	"github.com/hone-tune/hone/runner"
@@ -67,7 +66,7 @@ func TestLegacyJournalIDs(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, journal.FileName), src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := runner.Resume(context.Background(), legacyExperiment(t), legacyOptions(t, dir), controller.ResumeFlags{})
+	out, err := runner.Resume(context.Background(), legacyExperiment(t), legacyOptions(t, dir), hone.ResumeFlags{})
 	if err != nil {
 		t.Fatalf("resume of a journal without spare_ids: %v", err)
 	}

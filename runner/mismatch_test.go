@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/search/random"
@@ -40,13 +39,13 @@ func TestResumeDifferentExperiment(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, exp := range map[string]*hone.Experiment{"space": mk(0.9, 6), "samples": mk(0.5, 9)} {
-		_, err := runner.Resume(context.Background(), exp, opts(), controller.ResumeFlags{Unfinished: true})
+		_, err := runner.Resume(context.Background(), exp, opts(), hone.ResumeFlags{Unfinished: true})
 		t.Logf("%s changed: %v", name, err)
 		if err == nil || !strings.Contains(err.Error(), "holds a different experiment") || !strings.Contains(err.Error(), "trial") {
 			t.Errorf("%s changed: resume gave %v", name, err)
 		}
 	}
-	out, err := runner.Resume(context.Background(), mk(0.5, 6), opts(), controller.ResumeFlags{Unfinished: true})
+	out, err := runner.Resume(context.Background(), mk(0.5, 6), opts(), hone.ResumeFlags{Unfinished: true})
 	if err != nil || len(out.Trials) != 6 {
 		t.Fatalf("resuming the original experiment: %v", err)
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/callback"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/inproc"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/search/random"
@@ -106,7 +105,7 @@ func TestMissingCheckpointFallsBack(t *testing.T) {
 			var log bytes.Buffer
 			files = callback.NewTrialFiles(dir, callback.NoSync())
 			out, err = runner.Resume(context.Background(), onceExperiment(files), onceOptions(t, dir, &log),
-				controller.ResumeFlags{Unfinished: true, Errored: true})
+				hone.ResumeFlags{Unfinished: true, Errored: true})
 			if err != nil {
 				t.Fatalf("resume: %v\n%s", err, log.String())
 			}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/callback"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/inproc"
 	"github.com/hone-tune/hone/results"
 	"github.com/hone-tune/hone/runner"
@@ -55,7 +54,7 @@ func TestMissingCheckpointRemnantRemoved(t *testing.T) {
 	var log bytes.Buffer
 	files = callback.NewTrialFiles(dir, callback.NoSync())
 	opts := options(&log)
-	out, err = runner.Resume(context.Background(), onceExperiment(files), opts, controller.ResumeFlags{Unfinished: true, Errored: true})
+	out, err = runner.Resume(context.Background(), onceExperiment(files), opts, hone.ResumeFlags{Unfinished: true, Errored: true})
 	if err != nil {
 		t.Fatalf("resume: %v\n%s", err, log.String())
 	}

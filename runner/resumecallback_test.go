@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/inproc"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/trial"
@@ -93,7 +92,7 @@ func TestResumeCallback(t *testing.T) {
 		return quadratic(c, s)
 	}
 	if _, err := runner.Resume(context.Background(), exp, runner.Options{Dir: dir, Executor: inproc.NewFunc(fn2), Log: io.Discard},
-		controller.ResumeFlags{Unfinished: true}); err != nil {
+		hone.ResumeFlags{Unfinished: true}); err != nil {
 		t.Fatal(err)
 	}
 	if rec.calls != 1 || started == 0 {

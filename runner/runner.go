@@ -133,7 +133,7 @@ func Run(ctx context.Context, exp *hone.Experiment, opts Options) (*Outcome, err
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
-	return r.loop(ctx, controller.Input{Kind: controller.InBegin})
+	return r.loop(ctx, hone.Event{Kind: hone.EventBegin})
 }
 
 // Resume continues the experiment in opts.Dir. exp must be built the way
@@ -145,7 +145,7 @@ func Run(ctx context.Context, exp *hone.Experiment, opts Options) (*Outcome, err
 // before anything is appended, records of the last input that the journal
 // lost are written again, and the buffered callbacks (the per-trial files)
 // are made to hold exactly the journal's results.
-func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags controller.ResumeFlags) (*Outcome, error) {
+func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags hone.ResumeFlags) (*Outcome, error) {
 	r, err := newRunner(exp, opts)
 	if err != nil {
 		return nil, err
@@ -201,10 +201,10 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 	var missing []*controller.Record // the last input's records that a cut took
 	last := lastInput(j.Lines)
 	for i, l := range j.Lines {
-		if l.In == nil {
+		if l.Event == nil {
 			continue
 		}
-		r.ctl.Step(*l.In)
+		r.ctl.Step(*l.Event)
 		acts := r.ctl.Ready()
 		if err := sameTrials(j.Lines[i+1:], acts, func() int { return j.LineNumber(i) }); err != nil {
 			return nil, fmt.Errorf("resume: %s holds a different experiment: %w; resume it with the spec it was started with, or start a new experiment directory", opts.Dir, err)
@@ -263,19 +263,19 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags contr
 	// tail, count towards the next snapshot (see resumeWeight).
 	resumes := int64(1)
 	for _, l := range j.Lines {
-		if l.In != nil && l.In.Kind == controller.InResume {
+		if l.Event != nil && l.Event.Kind == hone.EventResume {
 			resumes++
 		}
 	}
 	r.snapDebt = resumes * resumeWeight * int64(len(r.ctl.Trials()))
-	return r.loop(ctx, controller.Input{Kind: controller.InResume, Resume: &flags})
+	return r.loop(ctx, hone.Event{Kind: hone.EventResume, Resume: &flags})
 }
 
 // replaySettings gives ctl, before a replay of the journal from its
 // start, the settings of the journal's first session: those of its header,
 // or for a journal from before hone recorded them, this session's
 // (settings) as they were then.
-func replaySettings(ctl *controller.Controller, h journal.Header, settings controller.Settings) error {
+func replaySettings(ctl *controller.Controller, h journal.Header, settings hone.Settings) error {
 	if h.Settings != nil {
 		if err := ctl.ApplySettings(*h.Settings); err != nil {
 			return fmt.Errorf("the journal's header: %w", err)
@@ -381,7 +381,7 @@ func (r *runner) recoveryErrors(errs []error) error {
 // lastInput returns the index of the last input line, or -1.
 func lastInput(lines []journal.Line) int {
 	for i := len(lines) - 1; i >= 0; i-- {
-		if lines[i].In != nil {
+		if lines[i].Event != nil {
 			return i
 		}
 	}
@@ -428,7 +428,7 @@ func sameTrials(following []journal.Line, acts []controller.Action, lineNo func(
 	var journaled []*controller.Record
 	end := true // no input follows: the tail of the journal
 	for _, l := range following {
-		if l.In != nil {
+		if l.Event != nil {
 			end = false
 			break
 		}
@@ -490,7 +490,7 @@ type runner struct {
 	log   io.Writer
 	jw    *journal.Writer
 
-	deferred []controller.Input
+	deferred []hone.Event
 	lastSync time.Time // wall time of the last journal fsync
 	lastMark time.Time // wall time of the last synced flush of results
 
@@ -743,7 +743,7 @@ func (r *runner) logf(format string, args ...any) {
 }
 
 // loop steps the first input, then events until the controller is done.
-func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome, err error) {
+func (r *runner) loop(ctx context.Context, first hone.Event) (out *Outcome, err error) {
 	defer func() {
 		r.waitPool()
 		cerr := r.exec.Close()
@@ -781,7 +781,7 @@ func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome
 	defer tick.stop()
 	for !r.ctl.Done() {
 		if ctx.Err() != nil && !r.ctl.Interrupted() {
-			if err := r.step(controller.Input{Kind: controller.InInterrupt, Time: r.clock.Now().UnixNano()}); err != nil {
+			if err := r.step(hone.Event{Kind: hone.EventInterrupt, Time: r.clock.Now().UnixNano()}); err != nil {
 				return nil, err
 			}
 			r.interruptExecutor()
@@ -865,7 +865,7 @@ func (r *runner) loop(ctx context.Context, first controller.Input) (out *Outcome
 			if !tickDue {
 				break // the wait ended to flush results, not for a tick
 			}
-			if err := r.step(controller.Input{Kind: controller.InTick, Time: r.clock.Now().UnixNano()}); err != nil {
+			if err := r.step(hone.Event{Kind: hone.EventTick, Time: r.clock.Now().UnixNano()}); err != nil {
 				return nil, err
 			}
 		case err != nil:
@@ -898,8 +898,8 @@ func (r *runner) deliver(ev hone.Event) error {
 	if err := trialDiskFull(ev); err != nil {
 		return err
 	}
-	if ev.Kind == hone.EventExited && errors.Is(ev.Err, hone.ErrStopExperiment) {
-		return fmt.Errorf("trial %s: %w", ev.TrialID, ev.Err)
+	if ev.Kind == hone.EventExited && errors.Is(ev.Cause, hone.ErrStopExperiment) {
+		return fmt.Errorf("trial %s: %w", ev.TrialID, ev.Cause)
 	}
 	if !r.async || !hasCheckpoint(ev) {
 		in, err := r.input(ev)
@@ -1124,11 +1124,12 @@ func (t *tickDeadline) stop() {
 	t.tickAt = time.Time{}
 }
 
-// input converts an executor event, committing its staged checkpoint first.
-// A commit that fails because the disk is full stops the experiment (the
-// event is not journaled: resume continues from the checkpoint before);
-// any other commit failure fails the trial.
-func (r *runner) input(ev hone.Event) (controller.Input, error) {
+// input makes an executor event ready to journal: it commits the event's
+// staged checkpoint first (see committed). A commit that fails because the
+// disk is full stops the experiment (the event is not journaled: resume
+// continues from the checkpoint before); any other commit failure fails
+// the trial.
+func (r *runner) input(ev hone.Event) (hone.Event, error) {
 	var idx int
 	var dest string
 	var err error
@@ -1187,43 +1188,58 @@ func (r *runner) discardStaged(staged string, err error) {
 	}
 }
 
-// committed converts an executor event whose staged checkpoint (if any)
-// was committed to dest with the outcome err (see input).
-func (r *runner) committed(ev hone.Event, idx int, dest string, err error) (controller.Input, error) {
-	var ref *controller.CheckpointRef
+// committed makes an executor event whose staged checkpoint (if any) was
+// committed to dest with the outcome err (see input) ready to journal: it
+// sets the event's Checkpoint to what was committed, no longer staged,
+// and its Err to the text of its Cause ("error" if that is empty) or else
+// of a failed commit.
+func (r *runner) committed(ev hone.Event, idx int, dest string, err error) (hone.Event, error) {
 	var commitErr error
 	if hasCheckpoint(ev) {
 		if isDiskFull(err) {
-			return controller.Input{}, fmt.Errorf("trial %s: commit checkpoint: %w", ev.TrialID, err)
+			return hone.Event{}, fmt.Errorf("trial %s: commit checkpoint: %w", ev.TrialID, err)
 		}
 		if err != nil {
 			commitErr = fmt.Errorf("commit checkpoint: %w", err)
 		} else {
-			ref = &controller.CheckpointRef{Index: idx, Path: dest}
+			ev.Checkpoint = &hone.CheckpointRef{Index: idx, Path: dest}
 		}
 	}
-	in := controller.FromEvent(ev, ref)
-	if commitErr != nil && in.Err == "" {
-		in.Err, in.Cause = commitErr.Error(), commitErr
+	ev.CheckpointDir, ev.CheckpointStored = "", ""
+	if ev.Cause != nil {
+		ev.Err = ev.Cause.Error()
+		if ev.Err == "" {
+			ev.Err = "error"
+		}
 	}
-	return in, nil
+	if commitErr != nil && ev.Err == "" {
+		ev.Err, ev.Cause = commitErr.Error(), commitErr
+	}
+	return ev, nil
 }
 
-// step journals one input, steps the controller and carries out its
-// actions; inputs produced while acting (a trial that failed to start)
+// step journals one event, steps the controller and carries out its
+// actions; events produced while acting (a trial that failed to start)
 // follow in order.
-func (r *runner) step(in controller.Input) error {
+func (r *runner) step(in hone.Event) error {
 	r.deferred = append(r.deferred, in)
 	return r.drain()
 }
 
-// drain steps the deferred inputs, in order, then flushes results and
+// drain steps the deferred events, in order, then flushes results and
 // syncs the journal when they are due.
 func (r *runner) drain() error {
 	for len(r.deferred) > 0 {
 		in := r.deferred[0]
-		r.deferred = r.deferred[1:]
-		if err := r.jw.AppendInput(&in); err != nil {
+		r.deferred[0] = hone.Event{}
+		if len(r.deferred) == 1 {
+			// The queue's array is kept for the next event: most steps
+			// defer exactly one.
+			r.deferred = r.deferred[:0]
+		} else {
+			r.deferred = r.deferred[1:]
+		}
+		if err := r.jw.AppendEvent(&in); err != nil {
 			return err
 		}
 		r.ctl.Step(in)
@@ -1303,11 +1319,11 @@ func (r *runner) apply(acts []controller.Action) error {
 		switch a.Kind {
 		case controller.ActStart:
 			if err := r.start(a); errors.Is(err, errCheckpointMissing) {
-				r.deferred = append(r.deferred, controller.Input{Kind: controller.InCheckpointMissing,
-					Trial: a.Trial.ID, Time: r.clock.Now().UnixNano(), Checkpoint: &controller.CheckpointRef{Index: a.Checkpoint.Index, Path: a.Checkpoint.Path}})
+				r.deferred = append(r.deferred, hone.Event{Kind: hone.EventCheckpointMissing,
+					TrialID: a.Trial.ID, Time: r.clock.Now().UnixNano(), Checkpoint: &hone.CheckpointRef{Index: a.Checkpoint.Index, Path: a.Checkpoint.Path}})
 			} else if err != nil {
-				r.deferred = append(r.deferred, controller.Input{Kind: controller.InStartFailed,
-					Trial: a.Trial.ID, Time: r.clock.Now().UnixNano(), Err: err.Error()})
+				r.deferred = append(r.deferred, hone.Event{Kind: hone.EventStartFailed,
+					TrialID: a.Trial.ID, Time: r.clock.Now().UnixNano(), Err: err.Error()})
 			}
 		case controller.ActDirect:
 			if err := r.exec.Direct(a.Trial.ID, a.Directive); err != nil {
@@ -1351,7 +1367,7 @@ func (r *runner) takeErrors() error {
 
 // callbackErrors acts on callback errors (hone.FallibleCallback): a full
 // disk, or an error that is no trial's, is returned and stops the
-// experiment; a trial's error fails that trial (an InTrialFailed input,
+// experiment; a trial's error fails that trial (a hone.EventTrialFailed input,
 // deferred). Either way no result is recorded safe for the rest of the
 // session.
 func (r *runner) callbackErrors(errs []error) error {
@@ -1363,8 +1379,8 @@ func (r *runner) callbackErrors(errs []error) error {
 		case isDiskFull(err):
 			fatal = append(fatal, err)
 		case errors.As(err, &te):
-			r.deferred = append(r.deferred, controller.Input{Kind: controller.InTrialFailed,
-				Trial: te.TrialID, Time: r.clock.Now().UnixNano(), Err: te.Err.Error()})
+			r.deferred = append(r.deferred, hone.Event{Kind: hone.EventTrialFailed,
+				TrialID: te.TrialID, Time: r.clock.Now().UnixNano(), Err: te.Err.Error()})
 		default:
 			fatal = append(fatal, err)
 		}
@@ -1401,12 +1417,12 @@ func isDiskFull(err error) bool {
 // runner's own writes meet a full disk, and resumes from the trial's
 // latest checkpoint once there is space.
 func trialDiskFull(ev hone.Event) error {
-	if ev.Err == nil {
+	if ev.Cause == nil {
 		return nil
 	}
-	msg := ev.Err.Error()
+	msg := ev.Cause.Error()
 	low := strings.ToLower(msg)
-	if isDiskFull(ev.Err) || strings.Contains(low, "no space left on device") || strings.Contains(low, "disk quota exceeded") {
+	if isDiskFull(ev.Cause) || strings.Contains(low, "no space left on device") || strings.Contains(low, "disk quota exceeded") {
 		return fmt.Errorf("trial %s failed on a full disk: %w (%s)", ev.TrialID, syscall.ENOSPC, msg)
 	}
 	return nil
@@ -1543,8 +1559,8 @@ func resultsToRecover(lines []journal.Line) (from int, trials map[string]int) {
 	}
 	trials = map[string]int{}
 	for _, l := range lines[from:] {
-		if l.In != nil && l.In.Kind == controller.InResult {
-			trials[l.In.Trial] = 0
+		if l.Event != nil && l.Event.Kind == hone.EventResult {
+			trials[l.Event.TrialID] = 0
 		}
 	}
 	return from, trials

@@ -13,7 +13,6 @@ import (
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/callback"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/inproc"
 	"github.com/hone-tune/hone/results"
 	"github.com/hone-tune/hone/runner"
@@ -208,7 +207,7 @@ func TestInterruptAndResume(t *testing.T) {
 	}
 	mu.Unlock()
 	out, err = runner.Resume(context.Background(), experiment(t, dir, 6), runner.Options{Dir: dir, Executor: inproc.NewFunc(fn), Log: io.Discard},
-		controller.ResumeFlags{Unfinished: true})
+		hone.ResumeFlags{Unfinished: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/search/random"
@@ -90,7 +89,7 @@ func TestResumeWithOtherSettings(t *testing.T) {
 	}
 
 	second := &concurrency{}
-	out, err = runner.Resume(context.Background(), exp(second, 0.5, 3, 2), opts(), controller.ResumeFlags{Unfinished: true})
+	out, err = runner.Resume(context.Background(), exp(second, 0.5, 3, 2), opts(), hone.ResumeFlags{Unfinished: true})
 	if err != nil {
 		t.Fatalf("resume with other resources, concurrency and retries: %v", err)
 	}
@@ -112,7 +111,7 @@ func TestResumeWithOtherSettings(t *testing.T) {
 	// A third session, with the first session's spec again, replays both
 	// earlier sessions with their own settings and finds nothing to do.
 	third := &concurrency{}
-	out, err = runner.Resume(context.Background(), exp(third, 1, 0, 0), opts(), controller.ResumeFlags{Unfinished: true})
+	out, err = runner.Resume(context.Background(), exp(third, 1, 0, 0), opts(), hone.ResumeFlags{Unfinished: true})
 	if err != nil {
 		t.Fatalf("resume of the finished experiment: %v", err)
 	}

@@ -204,7 +204,7 @@ func decodeSnapBody(b []byte) (map[string]int, []byte, error) {
 // serve are logged with the reason. Before restoring one, it replays the
 // journal's head (checkHead): an experiment built differently is refused
 // as a whole replay refuses it. settings are this session's.
-func (r *runner) fromSnapshot(settings controller.Settings) (*journal.Contents, map[string]int, error) {
+func (r *runner) fromSnapshot(settings hone.Settings) (*journal.Contents, map[string]int, error) {
 	if r.opts.NoSnapshots {
 		return nil, nil, nil
 	}
@@ -280,7 +280,7 @@ const (
 // experiment built differently (another search space, say) would go on
 // from the snapshot instead of being refused as a whole replay refuses it.
 // It uses the experiment's plugins: the caller puts them back after.
-func (r *runner) checkHead(end int64, settings controller.Settings) error {
+func (r *runner) checkHead(end int64, settings hone.Settings) error {
 	h, err := journal.ReadHead(r.jpath(), min(end, headBytes))
 	if err != nil {
 		return err
@@ -294,10 +294,10 @@ func (r *runner) checkHead(end int64, settings controller.Settings) error {
 	}
 	checked := 0
 	for i, l := range h.Lines {
-		if l.In == nil {
+		if l.Event == nil {
 			continue
 		}
-		ctl.Step(*l.In)
+		ctl.Step(*l.Event)
 		acts := ctl.Ready()
 		if err := sameTrials(h.Lines[i+1:], acts, func() int { return h.LineNumber(i) }); err != nil {
 			return fmt.Errorf("%s holds a different experiment: %w; resume it with the spec it was started with, or start a new experiment directory", r.opts.Dir, err)

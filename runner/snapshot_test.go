@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/internal/fsutil"
 	"github.com/hone-tune/hone/internal/journal"
@@ -124,8 +123,8 @@ func TestSnapshotResumeSameAsReplay(t *testing.T) {
 					rt.Fatal(err)
 				}
 				var logA bytes.Buffer
-				outA, errA := runner.Resume(context.Background(), snapExperiment(t, name, nil), snapOptions(a, snapExecutor(-1), &logA, 0), controller.ResumeFlags{Unfinished: true})
-				outB, errB := runner.Resume(context.Background(), snapExperiment(t, name, nil), snapOptions(b, snapExecutor(-1), io.Discard, -1), controller.ResumeFlags{Unfinished: true})
+				outA, errA := runner.Resume(context.Background(), snapExperiment(t, name, nil), snapOptions(a, snapExecutor(-1), &logA, 0), hone.ResumeFlags{Unfinished: true})
+				outB, errB := runner.Resume(context.Background(), snapExperiment(t, name, nil), snapOptions(b, snapExecutor(-1), io.Discard, -1), hone.ResumeFlags{Unfinished: true})
 				if errA != nil || errB != nil {
 					rt.Fatalf("resume from a snapshot: %v; by replay: %v\n%s", errA, errB, logA.String())
 				}
@@ -167,7 +166,7 @@ func TestSnapshotFallbacks(t *testing.T) {
 	}
 	resume := func(dir string, edit func(string) string) (string, error) {
 		var log bytes.Buffer
-		_, err := runner.Resume(context.Background(), snapExperiment(t, "asha", edit), snapOptions(dir, snapExecutor(-1), &log, 0), controller.ResumeFlags{Unfinished: true})
+		_, err := runner.Resume(context.Background(), snapExperiment(t, "asha", edit), snapOptions(dir, snapExecutor(-1), &log, 0), hone.ResumeFlags{Unfinished: true})
 		return log.String(), err
 	}
 	copyOf := func(name string) string {
@@ -287,7 +286,7 @@ func TestSnapshotsByDefault(t *testing.T) {
 		}
 		exp.Searcher = sr
 		var log bytes.Buffer
-		out, err := runner.Resume(context.Background(), exp, snapOptions(dir, sim.New(sim.Curve{Seed: 5, MaxIterations: 5}.New), &log, 0), controller.ResumeFlags{Unfinished: true})
+		out, err := runner.Resume(context.Background(), exp, snapOptions(dir, sim.New(sim.Curve{Seed: 5, MaxIterations: 5}.New), &log, 0), hone.ResumeFlags{Unfinished: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/inproc"
 	"github.com/hone-tune/hone/internal/journal"
 	"github.com/hone-tune/hone/runner"
@@ -52,7 +51,7 @@ func (q *queueing) Direct(id string, d hone.Directive) error {
 		return fmt.Errorf("direct %v to trial %s: it is queued", d, id)
 	}
 	delete(q.queued, id)
-	q.events = append(q.events, hone.Event{Kind: hone.EventExited, TrialID: id, Time: time.Now()})
+	q.events = append(q.events, hone.Event{Kind: hone.EventExited, TrialID: id, Time: time.Now().UnixNano()})
 	return nil
 }
 
@@ -72,9 +71,9 @@ func (q *queueing) Next(ctx context.Context) (hone.Event, error) {
 		if first != "" && !time.Now().Before(at) {
 			spec := q.queued[first].spec
 			delete(q.queued, first)
-			ev := hone.Event{Kind: hone.EventStarted, TrialID: first, Time: time.Now(), Hostname: "queue"}
+			ev := hone.Event{Kind: hone.EventStarted, TrialID: first, Time: time.Now().UnixNano(), Hostname: "queue"}
 			if err := q.Executor.Start(spec); err != nil {
-				ev.Kind, ev.Err = hone.EventExited, err
+				ev.Kind, ev.Cause = hone.EventExited, err
 			}
 			q.events = append(q.events, ev)
 			continue
@@ -134,10 +133,10 @@ func TestQueuedTrialsNotTimedOut(t *testing.T) {
 		switch {
 		case l.Rec != nil && l.Rec.Op == "status" && l.Rec.Status == hone.StatusRunning:
 			starts++
-		case l.In != nil && l.In.Kind == controller.InStarted:
+		case l.Event != nil && l.Event.Kind == hone.EventStarted:
 			started++
-			if l.In.Hostname != "queue" {
-				t.Errorf("started input %+v does not say where", l.In)
+			if l.Event.Hostname != "queue" {
+				t.Errorf("started input %+v does not say where", l.Event)
 			}
 		}
 	}
@@ -149,7 +148,7 @@ func TestQueuedTrialsNotTimedOut(t *testing.T) {
 	exp = experiment(t, dir, 3)
 	exp.TrialTimeout, exp.ReportTimeout = time.Second, time.Second
 	out, err = runner.Resume(context.Background(), exp, runner.Options{Dir: dir, Log: io.Discard, Executor: inproc.NewFunc(quadratic)},
-		controller.ResumeFlags{Unfinished: true})
+		hone.ResumeFlags{Unfinished: true})
 	if err != nil {
 		t.Fatalf("resume: %v", err)
 	}

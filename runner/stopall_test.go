@@ -165,7 +165,7 @@ func TestFailFastLeavesOthersResumable(t *testing.T) {
 	close(gate2.ch)
 	gate2.once.Do(func() {})
 	out, err = runner.Resume(context.Background(), failFastExperiment(t, dir, gate2), runner.Options{
-		Dir: dir, Executor: inproc.NewFunc(gatedTrain(false, gate2.ch)), Log: io.Discard}, controller.ResumeFlags{Unfinished: true})
+		Dir: dir, Executor: inproc.NewFunc(gatedTrain(false, gate2.ch)), Log: io.Discard}, hone.ResumeFlags{Unfinished: true})
 	if err != nil {
 		t.Fatalf("resume: %v (nothing failed in it)", err)
 	}
@@ -187,7 +187,7 @@ func TestFailFastLeavesOthersResumable(t *testing.T) {
 	// Retrying errored trials continues the failed one from its checkpoint.
 	out, err = runner.Resume(context.Background(), failFastExperiment(t, dir, gate2), runner.Options{
 		Dir: dir, Executor: inproc.NewFunc(gatedTrain(false, gate2.ch)), Log: io.Discard},
-		controller.ResumeFlags{Unfinished: true, Errored: true})
+		hone.ResumeFlags{Unfinished: true, Errored: true})
 	if err != nil {
 		t.Fatalf("resume with errored trials: %v", err)
 	}
@@ -238,7 +238,7 @@ func TestTimeBudgetLeavesTrialsResumable(t *testing.T) {
 		}
 	}
 	out, err = runner.Resume(context.Background(), exp(), runner.Options{Dir: dir, Executor: ex(), Log: io.Discard},
-		controller.ResumeFlags{Unfinished: true})
+		hone.ResumeFlags{Unfinished: true})
 	if err != nil {
 		t.Fatal(err)
 	}

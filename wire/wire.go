@@ -1,5 +1,7 @@
 package wire
 
+import "github.com/hone-tune/hone"
+
 // Version is the protocol version this package speaks.
 const Version = 1
 
@@ -19,11 +21,12 @@ const (
 	TypeError     = "error"
 )
 
-// Directive actions.
+// Directive actions: the directive message's action is the text of the
+// hone.Directive the trial is told.
 const (
-	ActionContinue   = "continue"
-	ActionCheckpoint = "checkpoint"
-	ActionStop       = "stop"
+	ActionContinue   = string(hone.DirectContinue)
+	ActionCheckpoint = string(hone.DirectCheckpoint)
+	ActionStop       = string(hone.DirectStop)
 )
 
 // Environment variable names.

@@ -192,8 +192,8 @@ func driveAlone(ctx context.Context, ex hone.Executor, n, conc int, config hone.
 				return 0, err
 			}
 		case hone.EventExited:
-			if ev.Err != nil {
-				return 0, fmt.Errorf("trial %s: %w", ev.TrialID, ev.Err)
+			if ev.Cause != nil {
+				return 0, fmt.Errorf("trial %s: %w", ev.TrialID, ev.Cause)
 			}
 			if started < n {
 				if err := start(); err != nil {

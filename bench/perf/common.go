@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/internal/journal"
 	"github.com/hone-tune/hone/runner"
@@ -38,7 +37,7 @@ func (c *resultCounter) OnTrialResult(*hone.Trial, *hone.Result) { c.n++ }
 // the result inputs of its journal (read after the run, outside the
 // timing).
 func countResults(dir string) (int64, error) {
-	n, err := countInputs(dir, controller.InResult)
+	n, err := countInputs(dir, hone.EventResult)
 	if err != nil {
 		return 0, fmt.Errorf("count results: %w", err)
 	}
@@ -47,14 +46,14 @@ func countResults(dir string) (int64, error) {
 
 // countInputs counts the journaled inputs of kind k in the experiment in
 // dir.
-func countInputs(dir string, k controller.InputKind) (int64, error) {
+func countInputs(dir string, k hone.EventKind) (int64, error) {
 	c, err := journal.Read(filepath.Join(dir, journal.FileName))
 	if err != nil {
 		return 0, err
 	}
 	var n int64
 	for _, l := range c.Lines {
-		if l.In != nil && l.In.Kind == k {
+		if l.Event != nil && l.Event.Kind == k {
 			n++
 		}
 	}

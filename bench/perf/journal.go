@@ -79,7 +79,7 @@ type replayPlan struct {
 // file), then a Sync if a second has passed since the last; and it fills
 // plan. The writer's own group commit hands unflushed lines to the
 // operating system within journal.FlushDelay.
-func (b *bench) replay(inputs []controller.Input, contained bool, w *journal.Writer, plan *replayPlan) (time.Duration, error) {
+func (b *bench) replay(inputs []hone.Event, contained bool, w *journal.Writer, plan *replayPlan) (time.Duration, error) {
 	exp, err := simExperiment("journal", b.cfg.Trials, b.cfg.Concurrency, nil, nil)
 	if err != nil {
 		return 0, err
@@ -93,7 +93,7 @@ func (b *bench) replay(inputs []controller.Input, contained bool, w *journal.Wri
 	for i := range inputs {
 		in := inputs[i]
 		if w != nil {
-			if err := w.AppendInput(&in); err != nil {
+			if err := w.AppendEvent(&in); err != nil {
 				return 0, err
 			}
 		}
@@ -152,10 +152,10 @@ func (b *bench) journalAppend(dir, jpath string) error {
 	if err != nil {
 		return err
 	}
-	var inputs []controller.Input
+	var inputs []hone.Event
 	for _, l := range c.Lines {
-		if l.In != nil {
-			inputs = append(inputs, *l.In)
+		if l.Event != nil {
+			inputs = append(inputs, *l.Event)
 		}
 	}
 	if len(inputs) == 0 {
@@ -393,7 +393,7 @@ func (b *bench) resumeJournal(ctx context.Context, expDir string, n int, log io.
 	err = b.prof.profiled("journal-resume", profile, func() error {
 		start := time.Now()
 		var err error
-		out, err = runner.Resume(ctx, exp, opts, controller.ResumeFlags{Unfinished: true})
+		out, err = runner.Resume(ctx, exp, opts, hone.ResumeFlags{Unfinished: true})
 		d = time.Since(start)
 		return err
 	})
@@ -436,8 +436,8 @@ func replayParts(jpath string, n, conc int) (decode, replay float64, err error) 
 		return 0, 0, err
 	}
 	for _, l := range c.Lines {
-		if l.In != nil {
-			ctl.Step(*l.In)
+		if l.Event != nil {
+			ctl.Step(*l.Event)
 			ctl.Ready()
 		}
 	}

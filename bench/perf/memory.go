@@ -113,7 +113,7 @@ func (b *bench) controllerHeap(n, batch int, profile bool) (live, finished float
 		return 0, 0, err
 	}
 	now := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	step := func(in controller.Input) []controller.Action {
+	step := func(in hone.Event) []controller.Action {
 		now = now.Add(time.Millisecond)
 		in.Time = now.UnixNano()
 		ctl.Step(in)
@@ -128,20 +128,20 @@ func (b *bench) controllerHeap(n, batch int, profile bool) (live, finished float
 		}
 	}
 	gate.permits = batch
-	collect(step(controller.Input{Kind: controller.InBegin}))
+	collect(step(hone.Event{Kind: hone.EventBegin}))
 	for len(started) < n {
 		before := len(started)
 		gate.permits = batch
-		collect(step(controller.Input{Kind: controller.InTick}))
+		collect(step(hone.Event{Kind: hone.EventTick}))
 		if len(started) == before {
 			return 0, 0, fmt.Errorf("no trial started after %d", before)
 		}
 	}
 	gate.permits = 1 // lets the searcher say it is done
-	step(controller.Input{Kind: controller.InTick})
+	step(hone.Event{Kind: hone.EventTick})
 	for i := 0; i < len(started); i++ {
 		id := started[i]
-		collect(step(controller.Input{Kind: controller.InResult, Trial: id, Metrics: map[string]any{"loss": 1 / float64(i+1)}}))
+		collect(step(hone.Event{Kind: hone.EventResult, TrialID: id, Metrics: map[string]any{"loss": 1 / float64(i+1)}}))
 	}
 	if len(started) != n {
 		return 0, 0, fmt.Errorf("%d trials started, want %d", len(started), n)
@@ -156,7 +156,7 @@ func (b *bench) controllerHeap(n, batch int, profile bool) (live, finished float
 		}
 	}
 	for i, id := range started {
-		acts := step(controller.Input{Kind: controller.InResult, Trial: id, Done: true, Metrics: map[string]any{"loss": 0.5 / float64(i+1)}})
+		acts := step(hone.Event{Kind: hone.EventResult, TrialID: id, Done: true, Metrics: map[string]any{"loss": 0.5 / float64(i+1)}})
 		stopped := false
 		for _, a := range acts {
 			stopped = stopped || (a.Kind == controller.ActDirect && a.Directive == hone.DirectStop)
@@ -164,7 +164,7 @@ func (b *bench) controllerHeap(n, batch int, profile bool) (live, finished float
 		if !stopped {
 			return 0, 0, fmt.Errorf("trial %s: no stop after its last result", id)
 		}
-		step(controller.Input{Kind: controller.InExited, Trial: id})
+		step(hone.Event{Kind: hone.EventExited, TrialID: id})
 	}
 	if !ctl.Done() {
 		return 0, 0, fmt.Errorf("controller not done after every trial finished")

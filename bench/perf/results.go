@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/inproc"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/scheduler/asha"
@@ -240,7 +239,7 @@ func (b *bench) resultsExperiment(ctx context.Context, ex, sc string, n, per int
 	if r.results, err = countResults(dir); err != nil {
 		return resultsRun{}, err
 	}
-	if r.saves, err = countInputs(dir, controller.InSaved); err != nil {
+	if r.saves, err = countInputs(dir, hone.EventSaved); err != nil {
 		return resultsRun{}, fmt.Errorf("count saves: %w", err)
 	}
 	if cnt != nil && cnt.n != r.results {

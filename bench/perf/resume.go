@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/hone-tune/hone"
 	"io"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/hone-tune/hone/callback"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/internal/journal"
 	"github.com/hone-tune/hone/remote"
@@ -161,7 +161,7 @@ func (b *bench) resumeOnce(ctx context.Context, n, conc int, expDir string, e *r
 			return 0, err
 		}
 	}
-	out, err := runner.Resume(ctx, exp, opts, controller.ResumeFlags{Unfinished: true})
+	out, err := runner.Resume(ctx, exp, opts, hone.ResumeFlags{Unfinished: true})
 	if e != nil {
 		if ferr := e.Finish(ctx); err == nil {
 			err = ferr

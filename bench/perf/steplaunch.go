@@ -416,8 +416,8 @@ func (l *honeLauncher) block(ctx context.Context, n, k int) (time.Duration, erro
 				return 0, err
 			}
 		case hone.EventExited:
-			if ev.Err != nil {
-				return 0, fmt.Errorf("trial %s: %w", ev.TrialID, ev.Err)
+			if ev.Cause != nil {
+				return 0, fmt.Errorf("trial %s: %w", ev.TrialID, ev.Cause)
 			}
 			exited++
 			if started < n {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/internal/journal"
 	"github.com/hone-tune/hone/results"
 )
@@ -303,8 +302,8 @@ func journaledResults(t *testing.T, dir string) map[string]int {
 	}
 	n := map[string]int{}
 	for _, l := range j.Lines {
-		if l.In != nil && l.In.Kind == controller.InResult {
-			n[l.In.Trial]++
+		if l.Event != nil && l.Event.Kind == hone.EventResult {
+			n[l.Event.TrialID]++
 		}
 	}
 	return n

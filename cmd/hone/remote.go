@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hone-tune/hone"
 	"io/fs"
 	"net/url"
 	"os"
@@ -12,7 +13,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/internal/journal"
 	"github.com/hone-tune/hone/remote"
 	"github.com/hone-tune/hone/spec"
@@ -180,7 +180,7 @@ func (a *app) resumeWithSpec(ctx context.Context, t *target, s *spec.Spec, specP
 	}
 	t.settle = finish
 	fmt.Fprintf(a.stderr, "hone: resuming the experiment in %s\n", t.shown)
-	return finish(a.runExperiment(ctx, s, t, &controller.ResumeFlags{Unfinished: true}))
+	return finish(a.runExperiment(ctx, s, t, &hone.ResumeFlags{Unfinished: true}))
 }
 
 // runRemote is hone run for an experiment at the object-store URL u.

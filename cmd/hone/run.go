@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/slurm"
 	"github.com/hone-tune/hone/internal/fsutil"
 	"github.com/hone-tune/hone/runner"
@@ -251,7 +250,7 @@ the lines cut in experiment_state.jsonl.corrupt-N beside the journal.
 				t.settle = finish
 			}
 			fmt.Fprintf(a.stderr, "hone: resuming the experiment in %s\n", t.shown)
-			return finish(a.runExperiment(ctx, s, t, &controller.ResumeFlags{
+			return finish(a.runExperiment(ctx, s, t, &hone.ResumeFlags{
 				Unfinished:     !flags.noUnfinished,
 				Errored:        flags.errored,
 				RestartErrored: flags.restart,
@@ -376,7 +375,7 @@ func loadStoredSpecFrom(dir, base string) (*spec.Spec, error) {
 
 // runExperiment runs (flags == nil) or resumes the experiment of s in dir and
 // maps the outcome to an exit code. opts adjust the runner's options.
-func (a *app) runExperiment(ctx context.Context, s *spec.Spec, t *target, flags *controller.ResumeFlags, opts ...func(*runner.Options)) error {
+func (a *app) runExperiment(ctx context.Context, s *spec.Spec, t *target, flags *hone.ResumeFlags, opts ...func(*runner.Options)) error {
 	dir := shellArg(t.shown) // in messages, and in commands to copy
 	if a.dashLn != nil {
 		stopDash, err := a.startDashboard(ctx, a.dashLn, t.dir, t.shown)

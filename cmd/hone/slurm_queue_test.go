@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/hone-tune/hone"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/slurm"
 	"github.com/hone-tune/hone/internal/journal"
 	"github.com/hone-tune/hone/internal/slurmtest"
@@ -106,11 +106,11 @@ func TestSlurmQueuedNotTimedOut(t *testing.T) {
 	starts, started := 0, 0
 	for _, l := range j.Lines {
 		switch {
-		case l.In != nil && l.In.Kind == controller.InBegin:
-			begun = l.In.Time
-		case l.In != nil && l.In.Kind == controller.InStarted:
+		case l.Event != nil && l.Event.Kind == hone.EventBegin:
+			begun = l.Event.Time
+		case l.Event != nil && l.Event.Kind == hone.EventStarted:
 			started++
-			t.Logf("trial %s started on %s, %v after the experiment began", l.In.Trial, l.In.Hostname, time.Duration(l.In.Time-begun))
+			t.Logf("trial %s started on %s, %v after the experiment began", l.Event.TrialID, l.Event.Hostname, time.Duration(l.Event.Time-begun))
 		case l.Rec != nil && l.Rec.Op == "status" && l.Rec.Status == "RUNNING":
 			starts++
 		}

@@ -43,9 +43,9 @@ type Harness struct {
 	// every executor it gets (Close may thus be called twice if New also
 	// registers a cleanup).
 	New func(t *testing.T, s Script) hone.Executor
-	// SaveOnDemand says the trainables can save when told: DirectSave
+	// SaveOnDemand says the trainables can save when told: DirectCheckpoint
 	// yields a staged checkpoint directory (class style). When false,
-	// DirectSave must yield an EventSaved with CheckpointDir "" and no
+	// DirectCheckpoint must yield an EventSaved with CheckpointDir "" and no
 	// error (function style).
 	SaveOnDemand bool
 	// VirtualTime says Next never blocks (the sim executor): checks that
@@ -174,25 +174,25 @@ func (x *tester) check(ev hone.Event) {
 	if !x.live[ev.TrialID] {
 		x.t.Fatalf("%v event for trial %q, which is not running", ev.Kind, ev.TrialID)
 	}
-	if ev.Time.IsZero() {
+	if ev.Time == 0 {
 		x.t.Errorf("%v event of %s has no time", ev.Kind, ev.TrialID)
 	}
-	if ev.Time.Before(x.last) {
-		x.t.Errorf("%v event of %s at %v, before the previous event at %v", ev.Kind, ev.TrialID, ev.Time, x.last)
+	if ev.At().Before(x.last) {
+		x.t.Errorf("%v event of %s at %v, before the previous event at %v", ev.Kind, ev.TrialID, ev.At(), x.last)
 	}
-	x.last = ev.Time
+	x.last = ev.At()
 	switch ev.Kind {
 	case hone.EventResult:
-		if ev.Err != nil {
-			x.t.Errorf("result of %s has Err %v", ev.TrialID, ev.Err)
+		if ev.Cause != nil {
+			x.t.Errorf("result of %s has Cause %v", ev.TrialID, ev.Cause)
 		}
 		x.count(ev)
 		if ev.CheckpointDir != "" {
 			x.checkStaged(ev.TrialID, ev.CheckpointDir)
 		}
 	case hone.EventSaved:
-		if ev.Err != nil {
-			x.t.Errorf("save of %s failed: %v", ev.TrialID, ev.Err)
+		if ev.Cause != nil {
+			x.t.Errorf("save of %s failed: %v", ev.TrialID, ev.Cause)
 		}
 		if x.h.SaveOnDemand {
 			x.checkStaged(ev.TrialID, ev.CheckpointDir)
@@ -217,7 +217,7 @@ func (x *tester) check(ev hone.Event) {
 		}
 		x.started[ev.TrialID] = true
 	default:
-		x.t.Fatalf("event of unknown kind %d for %s", ev.Kind, ev.TrialID)
+		x.t.Fatalf("event of unknown kind %q for %s", ev.Kind, ev.TrialID)
 	}
 	if ev.Kind == hone.EventResult || ev.Kind == hone.EventSaved {
 		if x.announces && !x.started[ev.TrialID] {
@@ -267,7 +267,7 @@ func (x *tester) result(id string, n int) hone.Event {
 	x.t.Helper()
 	ev := x.next()
 	if ev.Kind != hone.EventResult || ev.TrialID != id {
-		x.t.Fatalf("got %v event of %s (err %v), want result %d of %s", ev.Kind, ev.TrialID, ev.Err, n, id)
+		x.t.Fatalf("got %v event of %s (err %v), want result %d of %s", ev.Kind, ev.TrialID, ev.Cause, n, id)
 	}
 	if got := x.count(ev); got != n {
 		x.t.Fatalf("trial %s: got result %d, want %d", id, got, n)
@@ -298,8 +298,8 @@ func (x *tester) exited(id string) hone.Event {
 // exitedOK expects trial id's normal exit.
 func (x *tester) exitedOK(id string) {
 	x.t.Helper()
-	if ev := x.exited(id); ev.Err != nil {
-		x.t.Fatalf("trial %s exited with error, want a normal end: %v", id, ev.Err)
+	if ev := x.exited(id); ev.Cause != nil {
+		x.t.Fatalf("trial %s exited with error, want a normal end: %v", id, ev.Cause)
 	}
 }
 
@@ -379,8 +379,8 @@ func testRunToCompletion(t *testing.T, h Harness) {
 		case hone.EventSaved:
 			t.Fatalf("unasked-for saved event of %s", ev.TrialID)
 		case hone.EventExited:
-			if ev.Err != nil {
-				t.Errorf("trial %s exited with error: %v", ev.TrialID, ev.Err)
+			if ev.Cause != nil {
+				t.Errorf("trial %s exited with error: %v", ev.TrialID, ev.Cause)
 			}
 		}
 	}
@@ -433,16 +433,16 @@ func testCheckpointResults(t *testing.T, h Harness) {
 	x.idle()
 }
 
-// testSaveOnDemand: DirectSave is answered by EventSaved (with a fresh
+// testSaveOnDemand: DirectCheckpoint is answered by EventSaved (with a fresh
 // staged directory, or "" for a function trainable) and the trial waits
 // for another directive, also after its Done result.
 func testSaveOnDemand(t *testing.T, h Harness) {
 	x := newTester(t, h, Script{Reports: 3})
 	x.start("a", "", 0)
 	x.result("a", 1)
-	x.direct("a", hone.DirectSave)
+	x.direct("a", hone.DirectCheckpoint)
 	s1 := x.saved("a")
-	x.direct("a", hone.DirectSave)
+	x.direct("a", hone.DirectCheckpoint)
 	s2 := x.saved("a")
 	if h.SaveOnDemand && s1.CheckpointDir == s2.CheckpointDir {
 		t.Errorf("two saves share the staged directory %s", s1.CheckpointDir)
@@ -451,7 +451,7 @@ func testSaveOnDemand(t *testing.T, h Harness) {
 	x.result("a", 2)
 	x.direct("a", hone.DirectContinue)
 	x.result("a", 3)
-	x.direct("a", hone.DirectSave)
+	x.direct("a", hone.DirectCheckpoint)
 	x.saved("a")
 	x.direct("a", hone.DirectStop)
 	x.exitedOK("a")
@@ -518,8 +518,8 @@ func testStopRacingResult(t *testing.T, h Harness) {
 				stopped[ev.TrialID] = true
 			}
 		case hone.EventExited:
-			if ev.Err != nil {
-				t.Errorf("trial %s exited with error: %v", ev.TrialID, ev.Err)
+			if ev.Cause != nil {
+				t.Errorf("trial %s exited with error: %v", ev.TrialID, ev.Cause)
 			}
 		default:
 			t.Fatalf("unexpected %v event of %s", ev.Kind, ev.TrialID)
@@ -541,7 +541,7 @@ func testFailure(t *testing.T, h Harness) {
 			x.result("a", n)
 			x.direct("a", hone.DirectContinue)
 		}
-		if ev := x.exited("a"); ev.Err == nil {
+		if ev := x.exited("a"); ev.Cause == nil {
 			t.Errorf("failure at report %d: exit without error", at)
 		}
 		x.idle()
@@ -554,7 +554,7 @@ func testPanic(t *testing.T, h Harness) {
 	x.start("a", "", 0)
 	x.result("a", 1)
 	x.direct("a", hone.DirectContinue)
-	if ev := x.exited("a"); ev.Err == nil {
+	if ev := x.exited("a"); ev.Cause == nil {
 		t.Errorf("panic: exit without error")
 	}
 	x.idle()
@@ -609,7 +609,7 @@ func testRestoreFromSave(t *testing.T, h Harness) {
 	x.result("a", 1)
 	x.direct("a", hone.DirectContinue)
 	x.result("a", 2)
-	x.direct("a", hone.DirectSave)
+	x.direct("a", hone.DirectCheckpoint)
 	staged := x.saved("a").CheckpointDir
 	x.direct("a", hone.DirectStop)
 	x.exitedOK("a")
@@ -628,7 +628,7 @@ func testRestoreFromSave(t *testing.T, h Harness) {
 // stop is harmless, and a trial id is free again once its exit was seen.
 func testProtocol(t *testing.T, h Harness) {
 	x := newTester(t, h, Script{Reports: 5, BlockAtReport: 2})
-	for _, d := range []hone.Directive{hone.DirectContinue, hone.DirectSave, hone.DirectStop} {
+	for _, d := range []hone.Directive{hone.DirectContinue, hone.DirectCheckpoint, hone.DirectStop} {
 		if err := x.ex.Direct("nosuch", d); err == nil {
 			t.Errorf("Direct(nosuch, %v) = nil, want an error", d)
 		}
@@ -639,7 +639,7 @@ func testProtocol(t *testing.T, h Harness) {
 	if err := x.ex.Start(hone.StartSpec{TrialID: "a", Dir: x.dirs["a"]}); err == nil {
 		t.Errorf("second Start of running trial a = nil, want an error")
 	}
-	for _, d := range []hone.Directive{hone.DirectContinue, hone.DirectSave} {
+	for _, d := range []hone.Directive{hone.DirectContinue, hone.DirectCheckpoint} {
 		if err := x.ex.Direct("a", d); err == nil {
 			t.Errorf("Direct(a, %v) while a computes = nil, want an error", d)
 		}
@@ -702,7 +702,7 @@ func testCloseWhileRunning(t *testing.T, h Harness) {
 
 	x.start("saving", "", 0)
 	x.result("saving", 1)
-	x.direct("saving", hone.DirectSave)
+	x.direct("saving", hone.DirectCheckpoint)
 	x.saved("saving")
 
 	x.close()

@@ -7,7 +7,7 @@
 //   - Function style: every Session.Report emits an EventResult (Done from
 //     the Done option or a "done": true metric, CheckpointDir from
 //     WithCheckpoint) and blocks until the runner's directive.
-//     DirectContinue returns nil from Report; DirectSave emits an EventSaved
+//     DirectContinue returns nil from Report; DirectCheckpoint emits an EventSaved
 //     with CheckpointDir "" (a function cannot save on demand) and Report
 //     keeps waiting; DirectStop cancels the function's context and makes
 //     Report return hone.ErrTrialStopped. The restore point is
@@ -16,10 +16,10 @@
 //     after Step. Each step emits an EventResult (Done when the metrics
 //     hold "done": true; with "should_checkpoint": true the trainable is
 //     saved first and the result carries the checkpoint) and waits.
-//     DirectContinue runs the next step; DirectSave saves into a fresh
+//     DirectContinue runs the next step; DirectCheckpoint saves into a fresh
 //     staging directory and emits an EventSaved, then waits again;
 //     DirectStop ends the trial. After a Done result the runner is
-//     expected to send DirectStop (or DirectSave first); a DirectContinue
+//     expected to send DirectStop (or DirectCheckpoint first); a DirectContinue
 //     also ends the trial, normally, instead of stepping past the end.
 //
 // In both styles DirectStop may also come while the trial computes: its
@@ -198,12 +198,12 @@ func (e *Executor) runTrial(ctx context.Context, r *run) {
 	r.exited = true
 	r.waiting = false
 	e.running--
-	e.pushLocked(r, hone.Event{Kind: hone.EventExited, Err: err})
+	e.pushLocked(r, hone.Event{Kind: hone.EventExited, Cause: err})
 }
 
 // Direct answers a waiting trial, or stops a computing one. It fails for
 // an unknown trial (never started, or its EventExited already returned by
-// Next), and for DirectContinue or DirectSave to a trial that is not
+// Next), and for DirectContinue or DirectCheckpoint to a trial that is not
 // waiting for a directive. DirectStop to a trial that is already stopping
 // or has exited is a no-op.
 func (e *Executor) Direct(trialID string, d hone.Directive) error {
@@ -219,7 +219,7 @@ func (e *Executor) Direct(trialID string, d hone.Directive) error {
 		e.mu.Unlock()
 		discard(dropped)
 		return nil
-	case hone.DirectContinue, hone.DirectSave:
+	case hone.DirectContinue, hone.DirectCheckpoint:
 		defer e.mu.Unlock()
 		if !r.waiting {
 			return fmt.Errorf("direct %v to trial %s: trial is not waiting for a directive", d, trialID)
@@ -277,7 +277,7 @@ func (e *Executor) Close() error {
 // pushLocked stamps ev for r and queues it.
 func (e *Executor) pushLocked(r *run, ev hone.Event) {
 	ev.TrialID = r.spec.TrialID
-	ev.Time = e.opts.clock.Now()
+	ev.Time = e.opts.clock.Now().UnixNano()
 	ev.PID = e.opts.pid
 	ev.Hostname = e.opts.hostname
 	e.queue.Push(ev)
@@ -288,7 +288,7 @@ func (e *Executor) pushLocked(r *run, ev hone.Event) {
 }
 
 // exchange is called on r's goroutine: it emits ev and waits for the
-// runner's answer, answering DirectSave with save (or with an EventSaved
+// runner's answer, answering DirectCheckpoint with save (or with an EventSaved
 // without a checkpoint when save is nil) and waiting again. It returns
 // DirectContinue or DirectStop; DirectStop also when the trial is stopping
 // or has exited, so ev cannot be emitted any more.
@@ -307,12 +307,12 @@ func (r *run) exchange(ev hone.Event, save func() (string, error)) hone.Directiv
 			return hone.DirectStop
 		}
 		d := <-r.directives
-		if d != hone.DirectSave {
+		if d != hone.DirectCheckpoint {
 			return d
 		}
 		ev = hone.Event{Kind: hone.EventSaved}
 		if save != nil {
-			ev.CheckpointDir, ev.Err = save()
+			ev.CheckpointDir, ev.Cause = save()
 		}
 	}
 }

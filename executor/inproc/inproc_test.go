@@ -50,7 +50,7 @@ func exitErr(t *testing.T, ex hone.Executor, id string) error {
 	if ev.Kind != hone.EventExited || ev.TrialID != id {
 		t.Fatalf("got %v event of %s, want the exit of %s", ev.Kind, ev.TrialID, id)
 	}
-	return ev.Err
+	return ev.Cause
 }
 
 // TestPanicIsErrorWithStack: a panic anywhere in training code ends the
@@ -94,10 +94,10 @@ func TestPanicInSave(t *testing.T) {
 	dir := t.TempDir()
 	start(t, ex, hone.StartSpec{TrialID: "a", Dir: dir})
 	next(t, ex)
-	direct(t, ex, "a", hone.DirectSave)
+	direct(t, ex, "a", hone.DirectCheckpoint)
 	ev := next(t, ex)
-	if ev.Kind != hone.EventSaved || ev.Err == nil || !strings.Contains(ev.Err.Error(), "inproc_test.panicHere") || ev.CheckpointDir != "" {
-		t.Fatalf("got %v event, err %v, dir %q; want a failed save with a stack", ev.Kind, ev.Err, ev.CheckpointDir)
+	if ev.Kind != hone.EventSaved || ev.Cause == nil || !strings.Contains(ev.Cause.Error(), "inproc_test.panicHere") || ev.CheckpointDir != "" {
+		t.Fatalf("got %v event, err %v, dir %q; want a failed save with a stack", ev.Kind, ev.Cause, ev.CheckpointDir)
 	}
 	direct(t, ex, "a", hone.DirectContinue)
 	if ev := next(t, ex); ev.Kind != hone.EventResult {
@@ -345,8 +345,8 @@ func TestEventStamps(t *testing.T) {
 	}
 	start(t, ex, hone.StartSpec{TrialID: "a"})
 	ev := next(t, ex)
-	if !ev.Time.Equal(t0) || ev.Hostname != "node7" || ev.PID != 4242 {
-		t.Errorf("event stamped %v %q %d", ev.Time, ev.Hostname, ev.PID)
+	if !ev.At().Equal(t0) || ev.Hostname != "node7" || ev.PID != 4242 {
+		t.Errorf("event stamped %v %q %d", ev.At(), ev.Hostname, ev.PID)
 	}
 
 	def := inproc.NewFunc(func(ctx context.Context, s trial.Session) error { return nil })
@@ -354,8 +354,8 @@ func TestEventStamps(t *testing.T) {
 	start(t, def, hone.StartSpec{TrialID: "a"})
 	ev = next(t, def)
 	host, _ := os.Hostname()
-	if ev.PID != os.Getpid() || ev.Hostname != host || time.Since(ev.Time) > time.Minute {
-		t.Errorf("default stamps %v %q %d", ev.Time, ev.Hostname, ev.PID)
+	if ev.PID != os.Getpid() || ev.Hostname != host || time.Since(ev.At()) > time.Minute {
+		t.Errorf("default stamps %v %q %d", ev.At(), ev.Hostname, ev.PID)
 	}
 }
 

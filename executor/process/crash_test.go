@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/process"
 	"github.com/hone-tune/hone/runner"
 )
@@ -228,7 +227,7 @@ func TestKilledRunResumes(t *testing.T) {
 			}
 			// Resume's first start is after the leftovers are gone.
 			opts.Executor = &checkStart{Executor: opts.Executor.(*process.Executor), t: t, kids: kids}
-			out, err := runner.Resume(context.Background(), exp, opts, controller.ResumeFlags{Unfinished: true})
+			out, err := runner.Resume(context.Background(), exp, opts, hone.ResumeFlags{Unfinished: true})
 			if err != nil {
 				t.Fatal(err)
 			}

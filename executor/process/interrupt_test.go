@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/process"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/search/random"
@@ -117,7 +116,7 @@ func TestInterruptSignalsTrials(t *testing.T) {
 	}
 
 	exp, opts = intrExperiment(t, dir)
-	out, err := runner.Resume(context.Background(), exp, opts, controller.ResumeFlags{Unfinished: true})
+	out, err := runner.Resume(context.Background(), exp, opts, hone.ResumeFlags{Unfinished: true})
 	if err != nil {
 		t.Fatal(err)
 	}

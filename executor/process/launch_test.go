@@ -121,8 +121,8 @@ func TestLaunch(t *testing.T) {
 	if ev.Kind != hone.EventExited || ev.TrialID != "b" {
 		t.Fatalf("first event %+v, want b's exit", ev)
 	}
-	if ev.Err == nil || ev.Err.Error() != "job ended with status 3 on node7" {
-		t.Errorf("b's exit error %v, want the launcher's as it is", ev.Err)
+	if ev.Cause == nil || ev.Cause.Error() != "job ended with status 3 on node7" {
+		t.Errorf("b's exit error %v, want the launcher's as it is", ev.Cause)
 	}
 	if ev.Hostname != "node7 (job 5)" {
 		t.Errorf("b's exit says it ran on %q, want the launcher's node7 (job 5)", ev.Hostname)

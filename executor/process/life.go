@@ -44,7 +44,7 @@ const (
 	turnRunning turn = iota
 	// turnWaiting: an emitted event awaits the runner's directive.
 	turnWaiting
-	// turnSaving: the runner awaits the trial's answer to DirectSave.
+	// turnSaving: the runner awaits the trial's answer to DirectCheckpoint.
 	turnSaving
 	// turnStopping: the runner stopped the trial (or the executor is
 	// closing); pending events are dropped and the exit is due.
@@ -79,10 +79,10 @@ type turnEvent uint8
 const (
 	tEmit       turnEvent = iota // an event goes to the runner, which owes a directive
 	tContinue                    // DirectContinue
-	tAskSave                     // DirectSave, passed on to the trial
-	tAnswerSave                  // DirectSave, answered by hone with an EventSaved at once
-	tSaved                       // the trial's answer to DirectSave goes to the runner
-	tLost                        // the process ended while its answer to DirectSave was awaited
+	tAskSave                     // DirectCheckpoint, passed on to the trial
+	tAnswerSave                  // DirectCheckpoint, answered by hone with an EventSaved at once
+	tSaved                       // the trial's answer to DirectCheckpoint goes to the runner
+	tLost                        // the process ended while its answer to DirectCheckpoint was awaited
 	tStop                        // DirectStop, or Close
 	tExit                        // EventExited is queued
 

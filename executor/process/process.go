@@ -22,7 +22,7 @@
 //     checkpoint, which must be a directory inside HONE_STAGING_DIR
 //     (<trial dir>/.staging). Reports reach Next one at a time: the next
 //     one only after the runner answered the previous one.
-//   - DirectContinue and DirectSave become directives. A trial that said
+//   - DirectContinue and DirectCheckpoint become directives. A trial that said
 //     it cannot save on demand (can_save false), or reports on stdout, gets
 //     no checkpoint directive: hone answers for it with an EventSaved
 //     without a checkpoint.
@@ -362,7 +362,7 @@ func (e *Executor) devices(spec hone.StartSpec) ([]int, error) {
 
 // Direct answers a waiting trial, or stops a running one. It fails for an
 // unknown trial (never started, or its EventExited already returned by
-// Next), and for DirectContinue or DirectSave to a trial that is not
+// Next), and for DirectContinue or DirectCheckpoint to a trial that is not
 // waiting for a directive. DirectStop to a trial that is already stopping
 // or has exited is a no-op.
 func (e *Executor) Direct(trialID string, d hone.Directive) error {
@@ -377,7 +377,7 @@ func (e *Executor) Direct(trialID string, d hone.Directive) error {
 	switch d {
 	case hone.DirectStop:
 		dropped = p.stopLocked()
-	case hone.DirectContinue, hone.DirectSave:
+	case hone.DirectContinue, hone.DirectCheckpoint:
 		if p.turn != turnWaiting {
 			err = fmt.Errorf("direct %v to trial %s: trial is not waiting for a directive", d, trialID)
 			break
@@ -404,7 +404,7 @@ func (e *Executor) Next(ctx context.Context) (hone.Event, error) {
 // pushLocked stamps ev for p and queues it.
 func (e *Executor) pushLocked(p *proc, ev hone.Event) {
 	ev.TrialID = p.spec.TrialID
-	ev.Time = e.opts.Clock.Now()
+	ev.Time = e.opts.Clock.Now().UnixNano()
 	ev.PID = p.pid
 	ev.Hostname = e.hostname
 	if p.launched != nil {

@@ -87,7 +87,7 @@ func result(t *testing.T, ex *process.Executor, id string) hone.Event {
 	t.Helper()
 	ev := next(t, ex)
 	if ev.Kind != hone.EventResult || ev.TrialID != id {
-		t.Fatalf("got %v event of %s (err %v), want a result of %s", ev.Kind, ev.TrialID, ev.Err, id)
+		t.Fatalf("got %v event of %s (err %v), want a result of %s", ev.Kind, ev.TrialID, ev.Cause, id)
 	}
 	return ev
 }
@@ -103,7 +103,7 @@ func exitErr(t *testing.T, ex *process.Executor, id string) error {
 		}
 		switch ev.Kind {
 		case hone.EventExited:
-			return ev.Err
+			return ev.Cause
 		case hone.EventResult:
 			direct(t, ex, id, hone.DirectContinue)
 		case hone.EventStarted:
@@ -148,11 +148,11 @@ echo "a warning" >&2
 	}
 	// The script has long finished; its next result still waits.
 	time.Sleep(100 * time.Millisecond)
-	if err := ex.Direct("a", hone.DirectSave); err != nil {
+	if err := ex.Direct("a", hone.DirectCheckpoint); err != nil {
 		t.Fatal(err)
 	}
-	if ev := next(t, ex); ev.Kind != hone.EventSaved || ev.CheckpointDir != "" || ev.Err != nil {
-		t.Fatalf("save of a stdout trial: %v %q %v; want a save without a checkpoint", ev.Kind, ev.CheckpointDir, ev.Err)
+	if ev := next(t, ex); ev.Kind != hone.EventSaved || ev.CheckpointDir != "" || ev.Cause != nil {
+		t.Fatalf("save of a stdout trial: %v %q %v; want a save without a checkpoint", ev.Kind, ev.CheckpointDir, ev.Cause)
 	}
 	direct(t, ex, "a", hone.DirectContinue)
 	ev = result(t, ex, "a")
@@ -489,8 +489,8 @@ func TestStopAfterExit(t *testing.T) {
 	direct(t, ex, "a", hone.DirectStop)
 	ev = next(t, ex)
 	var xe *process.ExitError
-	if ev.Kind != hone.EventExited || !errors.As(ev.Err, &xe) || xe.ExitCode != 4 {
-		t.Fatalf("got %v event (err %v), want the exit with status 4", ev.Kind, ev.Err)
+	if ev.Kind != hone.EventExited || !errors.As(ev.Cause, &xe) || xe.ExitCode != 4 {
+		t.Fatalf("got %v event (err %v), want the exit with status 4", ev.Kind, ev.Cause)
 	}
 }
 
@@ -633,9 +633,9 @@ func TestSaveOnDemand(t *testing.T) {
 		ex := newExecutor(t, raw(t, hello, "<read>", `{"type":"report","metrics":{}}`, "<read>"))
 		dir := start(t, ex, "a", "", hone.Resources{})
 		result(t, ex, "a")
-		direct(t, ex, "a", hone.DirectSave)
-		if ev := next(t, ex); ev.Kind != hone.EventSaved || ev.CheckpointDir != "" || ev.Err != nil {
-			t.Fatalf("got %v %q %v, want a save without a checkpoint", ev.Kind, ev.CheckpointDir, ev.Err)
+		direct(t, ex, "a", hone.DirectCheckpoint)
+		if ev := next(t, ex); ev.Kind != hone.EventSaved || ev.CheckpointDir != "" || ev.Cause != nil {
+			t.Fatalf("got %v %q %v, want a save without a checkpoint", ev.Kind, ev.CheckpointDir, ev.Cause)
 		}
 		direct(t, ex, "a", hone.DirectContinue)
 		if err := exitErr(t, ex, "a"); err != nil {
@@ -652,9 +652,9 @@ func TestSaveOnDemand(t *testing.T) {
 			`{"type":"saved","error":"disk full"}`, "<read>"))
 		start(t, ex, "a", "", hone.Resources{})
 		result(t, ex, "a")
-		direct(t, ex, "a", hone.DirectSave)
-		if ev := next(t, ex); ev.Kind != hone.EventSaved || ev.Err == nil || ev.Err.Error() != "disk full" {
-			t.Fatalf("got %v (err %v), want a failed save", ev.Kind, ev.Err)
+		direct(t, ex, "a", hone.DirectCheckpoint)
+		if ev := next(t, ex); ev.Kind != hone.EventSaved || ev.Cause == nil || ev.Cause.Error() != "disk full" {
+			t.Fatalf("got %v (err %v), want a failed save", ev.Kind, ev.Cause)
 		}
 		direct(t, ex, "a", hone.DirectStop)
 		if err := exitErr(t, ex, "a"); err != nil {
@@ -666,7 +666,7 @@ func TestSaveOnDemand(t *testing.T) {
 			`{"type":"saved","checkpoint":"/"}`, "<sleep>"))
 		start(t, ex, "a", "", hone.Resources{})
 		result(t, ex, "a")
-		direct(t, ex, "a", hone.DirectSave)
+		direct(t, ex, "a", hone.DirectCheckpoint)
 		err := exitErr(t, ex, "a")
 		if err == nil || !strings.HasPrefix(err.Error(), "protocol error: checkpoint / is not inside HONE_STAGING_DIR") {
 			t.Fatalf("exit error %v", err)
@@ -746,8 +746,8 @@ func TestClock(t *testing.T) {
 	ex := newExecutor(t, opts)
 	var _ hone.Clocked = ex
 	start(t, ex, "a", "", hone.Resources{})
-	if ev := next(t, ex); !ev.Time.Equal(t0) || ev.Kind != hone.EventExited {
-		t.Errorf("got %v at %v", ev.Kind, ev.Time)
+	if ev := next(t, ex); !ev.At().Equal(t0) || ev.Kind != hone.EventExited {
+		t.Errorf("got %v at %v", ev.Kind, ev.At())
 	}
 }
 
@@ -784,8 +784,8 @@ func TestMetricsOrder(t *testing.T) {
 			got[ev.TrialID] = append(got[ev.TrialID], int(ev.Metrics["i"].(float64)))
 			direct(t, ex, ev.TrialID, hone.DirectContinue)
 		case hone.EventExited:
-			if ev.Err != nil {
-				t.Error(ev.Err)
+			if ev.Cause != nil {
+				t.Error(ev.Cause)
 			}
 			live--
 		}

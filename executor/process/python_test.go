@@ -58,9 +58,9 @@ for i in range(start + 1, 4):
 	if ev.Metrics["loss"] != 0.5 || ev.Metrics["i"] != 1.0 || ev.Metrics["id"] != "py" || ev.Done {
 		t.Errorf("first result %+v", ev)
 	}
-	direct(t, ex, "py", hone.DirectSave)
-	if ev := next(t, ex); ev.Kind != hone.EventSaved || ev.CheckpointDir != "" || ev.Err != nil {
-		t.Fatalf("save of a function trial: %v %q %v", ev.Kind, ev.CheckpointDir, ev.Err)
+	direct(t, ex, "py", hone.DirectCheckpoint)
+	if ev := next(t, ex); ev.Kind != hone.EventSaved || ev.CheckpointDir != "" || ev.Cause != nil {
+		t.Fatalf("save of a function trial: %v %q %v", ev.Kind, ev.CheckpointDir, ev.Cause)
 	}
 	direct(t, ex, "py", hone.DirectContinue)
 	ev = result(t, ex, "py")
@@ -113,10 +113,10 @@ Count.run()
 	result(t, ex, "py")
 	direct(t, ex, "py", hone.DirectContinue)
 	result(t, ex, "py")
-	direct(t, ex, "py", hone.DirectSave)
+	direct(t, ex, "py", hone.DirectCheckpoint)
 	ev := next(t, ex)
-	if ev.Kind != hone.EventSaved || ev.Err != nil || ev.CheckpointDir == "" {
-		t.Fatalf("save: %v %q %v", ev.Kind, ev.CheckpointDir, ev.Err)
+	if ev.Kind != hone.EventSaved || ev.Cause != nil || ev.CheckpointDir == "" {
+		t.Fatalf("save: %v %q %v", ev.Kind, ev.CheckpointDir, ev.Cause)
 	}
 	if b, err := os.ReadFile(filepath.Join(ev.CheckpointDir, "n")); err != nil || string(b) != "2" {
 		t.Errorf("saved %q, %v", b, err)
@@ -192,10 +192,10 @@ Count.run()
 	if ev := result(t, ex, "py"); ev.Metrics["n"] != 2.0 {
 		t.Fatalf("result after SIGTERM: %+v, want n=2", ev.Metrics)
 	}
-	direct(t, ex, "py", hone.DirectSave)
+	direct(t, ex, "py", hone.DirectCheckpoint)
 	ev := next(t, ex)
-	if ev.Kind != hone.EventSaved || ev.Err != nil || ev.CheckpointDir == "" {
-		t.Fatalf("save after SIGTERM: %v %q %v", ev.Kind, ev.CheckpointDir, ev.Err)
+	if ev.Kind != hone.EventSaved || ev.Cause != nil || ev.CheckpointDir == "" {
+		t.Fatalf("save after SIGTERM: %v %q %v", ev.Kind, ev.CheckpointDir, ev.Cause)
 	}
 	if n := readFile(t, filepath.Join(ev.CheckpointDir, "n")); n != "2" {
 		t.Errorf("checkpoint holds n=%s, want 2", n)

@@ -118,7 +118,7 @@ func rest(t *testing.T, ex *process.Executor, id string) error {
 		}
 		switch ev.Kind {
 		case hone.EventExited:
-			return ev.Err
+			return ev.Cause
 		case hone.EventResult:
 			direct(t, ex, id, hone.DirectContinue)
 		default:
@@ -160,7 +160,7 @@ func TestLaunchQueued(t *testing.T) {
 	}
 	j.see()
 	ev := next(t, ex)
-	if ev.Kind != hone.EventStarted || ev.TrialID != "a" || ev.Hostname != "node7 (job 5)" || ev.Time.IsZero() {
+	if ev.Kind != hone.EventStarted || ev.TrialID != "a" || ev.Hostname != "node7 (job 5)" || ev.Time == 0 {
 		t.Fatalf("event %+v, want a started on node7 (job 5)", ev)
 	}
 	j.release(t)

@@ -709,7 +709,7 @@ func (p *proc) savedLocked(m wire.Message) bool {
 	ev := hone.Event{Kind: hone.EventSaved}
 	switch {
 	case m.Error != "":
-		ev.Err = errors.New(m.Error)
+		ev.Cause = errors.New(m.Error)
 	case m.Checkpoint != "":
 		dir, stored, err := p.checkpointRef(m.Checkpoint)
 		if err != nil {
@@ -866,11 +866,11 @@ func (p *proc) pumpLocked() {
 	if p.finished() && len(p.outbox) == 0 && p.turn.can(tExit) {
 		p.toTurn(tExit)
 		p.e.running--
-		p.e.pushLocked(p, hone.Event{Kind: hone.EventExited, Err: p.exitErr})
+		p.e.pushLocked(p, hone.Event{Kind: hone.EventExited, Cause: p.exitErr})
 	}
 }
 
-// answerLocked carries out DirectContinue or DirectSave for the event the
+// answerLocked carries out DirectContinue or DirectCheckpoint for the event the
 // trial waits on.
 func (p *proc) answerLocked(d hone.Directive) {
 	fromSock := p.waitSrc == fromSocket
@@ -891,7 +891,7 @@ func (p *proc) answerLocked(d hone.Directive) {
 		// hone answers for it, and it waits for another directive.
 		ev := hone.Event{Kind: hone.EventSaved}
 		if fromSock && p.canSave {
-			ev.Err = errors.New("cannot save: the trial process has ended")
+			ev.Cause = errors.New("cannot save: the trial process has ended")
 		}
 		p.toTurn(tAnswerSave)
 		p.pushEventLocked(ev, p.waitSrc)

@@ -62,17 +62,17 @@ func TestProtocolProperty(t *testing.T) {
 			if err != nil {
 				rt.Fatalf("Next: %v", err)
 			}
-			if ev.Time.Before(last) {
-				rt.Fatalf("time went back from %v to %v", last, ev.Time)
+			if ev.At().Before(last) {
+				rt.Fatalf("time went back from %v to %v", last, ev.At())
 			}
-			last = ev.Time
+			last = ev.At()
 			want, live := expect[ev.TrialID]
 			switch {
 			case !live:
 				rt.Fatalf("%v event of %s, which is not running", ev.Kind, ev.TrialID)
 			case ev.Kind == hone.EventExited:
-				if want != "exit" && !(want == "result" && errors.Is(ev.Err, sim.ErrInjected)) {
-					rt.Fatalf("unexpected exit of %s (err %v), expected %q", ev.TrialID, ev.Err, want)
+				if want != "exit" && !(want == "result" && errors.Is(ev.Cause, sim.ErrInjected)) {
+					rt.Fatalf("unexpected exit of %s (err %v), expected %q", ev.TrialID, ev.Cause, want)
 				}
 				delete(expect, ev.TrialID)
 				exits[ev.TrialID]++
@@ -102,7 +102,7 @@ func TestProtocolProperty(t *testing.T) {
 			},
 			"direct": func(rt *rapid.T) {
 				id := rapid.SampledFrom(ids).Draw(rt, "id")
-				d := rapid.SampledFrom([]hone.Directive{hone.DirectContinue, hone.DirectSave, hone.DirectStop}).Draw(rt, "directive")
+				d := rapid.SampledFrom([]hone.Directive{hone.DirectContinue, hone.DirectCheckpoint, hone.DirectStop}).Draw(rt, "directive")
 				want, live := expect[id]
 				err := ex.Direct(id, d)
 				ok := live && (d == hone.DirectStop || want == "")
@@ -115,7 +115,7 @@ func TestProtocolProperty(t *testing.T) {
 					expect[id] = "exit"
 				case d == hone.DirectContinue:
 					expect[id] = "result"
-				case d == hone.DirectSave:
+				case d == hone.DirectCheckpoint:
 					expect[id] = "saved"
 				}
 			},

@@ -21,7 +21,7 @@
 //     failed Step's Duration (0 unless the model says how long it ran).
 //   - DirectContinue computes the next step; after a Done result it ends
 //     the trial instead (EventExited at now, no error).
-//   - DirectSave schedules an EventSaved at now + SaveDuration, or at now
+//   - DirectCheckpoint schedules an EventSaved at now + SaveDuration, or at now
 //     with no checkpoint when the executor was made with
 //     CannotSaveOnDemand.
 //   - DirectStop cancels whatever the trial has scheduled and schedules its
@@ -104,7 +104,7 @@ func WithSaveDuration(d time.Duration) Option { return func(o *options) { o.save
 func WithStartDuration(d time.Duration) Option { return func(o *options) { o.startDuration = d } }
 
 // CannotSaveOnDemand makes trials behave like function trainables:
-// DirectSave is answered at once by an EventSaved without a checkpoint.
+// DirectCheckpoint is answered at once by an EventSaved without a checkpoint.
 func CannotSaveOnDemand() Option { return func(o *options) { o.cannotSave = true } }
 
 // Executor runs simulated trials in virtual time. It is not safe for
@@ -269,7 +269,7 @@ func (e *Executor) unschedule(tr *simTrial) {
 
 // Direct answers a waiting trial, or stops a computing one. It fails for
 // an unknown trial (never started, or its EventExited already returned by
-// Next), and for DirectContinue or DirectSave to a trial that is not
+// Next), and for DirectContinue or DirectCheckpoint to a trial that is not
 // waiting for a directive.
 func (e *Executor) Direct(trialID string, d hone.Directive) error {
 	tr := e.trials[trialID]
@@ -289,7 +289,7 @@ func (e *Executor) Direct(trialID string, d hone.Directive) error {
 		}
 		e.schedule(tr, e.now, hone.EventExited, nil)
 		return nil
-	case hone.DirectContinue, hone.DirectSave:
+	case hone.DirectContinue, hone.DirectCheckpoint:
 		if tr.phase != waiting {
 			return fmt.Errorf("direct %v to trial %s: trial is not waiting for a directive", d, trialID)
 		}
@@ -297,9 +297,9 @@ func (e *Executor) Direct(trialID string, d hone.Directive) error {
 		return fmt.Errorf("direct %v to trial %s: unknown directive", d, trialID)
 	}
 	switch {
-	case d == hone.DirectSave && e.opts.cannotSave:
+	case d == hone.DirectCheckpoint && e.opts.cannotSave:
 		e.schedule(tr, e.now, hone.EventSaved, nil)
-	case d == hone.DirectSave:
+	case d == hone.DirectCheckpoint:
 		e.schedule(tr, e.now+e.opts.saveDuration, hone.EventSaved, nil)
 	case tr.done:
 		e.schedule(tr, e.now, hone.EventExited, nil)
@@ -321,7 +321,7 @@ func (e *Executor) Next(ctx context.Context) (hone.Event, error) {
 	}
 	tr := heap.Pop(&e.queue).(*simTrial)
 	e.now = tr.at
-	ev := hone.Event{Kind: tr.kind, TrialID: tr.id, Time: e.opts.start.Add(e.now), Err: tr.err}
+	ev := hone.Event{Kind: tr.kind, TrialID: tr.id, Time: e.opts.start.Add(e.now).UnixNano(), Cause: tr.err}
 	tr.err = nil
 	tr.phase = waiting
 	switch tr.kind {
@@ -333,13 +333,13 @@ func (e *Executor) Next(ctx context.Context) (hone.Event, error) {
 			dir, err := e.stage(tr)
 			if err != nil {
 				delete(e.trials, tr.id)
-				return hone.Event{Kind: hone.EventExited, TrialID: tr.id, Time: ev.Time, Err: fmt.Errorf("checkpoint after step: %w", err)}, nil
+				return hone.Event{Kind: hone.EventExited, TrialID: tr.id, Time: ev.Time, Cause: fmt.Errorf("checkpoint after step: %w", err)}, nil
 			}
 			ev.CheckpointDir = dir
 		}
 	case hone.EventSaved:
 		if !e.opts.cannotSave {
-			ev.CheckpointDir, ev.Err = e.stage(tr)
+			ev.CheckpointDir, ev.Cause = e.stage(tr)
 		}
 	case hone.EventExited:
 		delete(e.trials, tr.id)

@@ -99,7 +99,7 @@ func drive(t *testing.T, root string) []string {
 			rel, _ = filepath.Rel(root, ev.CheckpointDir)
 		}
 		lines = append(lines, fmt.Sprintf("%s %v %s %v done=%v cp=%s err=%v",
-			ev.Time.Format(time.RFC3339Nano), ev.Kind, ev.TrialID, ev.Metrics, ev.Done, rel, ev.Err))
+			ev.At().Format(time.RFC3339Nano), ev.Kind, ev.TrialID, ev.Metrics, ev.Done, rel, ev.Cause))
 		s := trials[ev.TrialID]
 		switch ev.Kind {
 		case hone.EventResult:
@@ -114,7 +114,7 @@ func drive(t *testing.T, root string) []string {
 				s.paused = true
 				direct(t, ex, ev.TrialID, hone.DirectStop)
 			case r < 0.15:
-				direct(t, ex, ev.TrialID, hone.DirectSave)
+				direct(t, ex, ev.TrialID, hone.DirectCheckpoint)
 			default:
 				direct(t, ex, ev.TrialID, hone.DirectContinue)
 			}
@@ -122,7 +122,7 @@ func drive(t *testing.T, root string) []string {
 			commit(s, ev.CheckpointDir, iters[ev.TrialID])
 			direct(t, ex, ev.TrialID, hone.DirectContinue)
 		case hone.EventExited:
-			if ev.Err != nil || s.paused {
+			if ev.Cause != nil || s.paused {
 				s.paused = false
 				iters[ev.TrialID] = s.spec.Iteration
 				start(t, ex, s.spec)
@@ -197,15 +197,15 @@ func TestVirtualTime(t *testing.T) {
 	start(t, ex, hone.StartSpec{TrialID: "a", Dir: t.TempDir(), Config: hone.Config{"step_seconds": 2}})
 	want := func(ev hone.Event, kind hone.EventKind, after time.Duration) {
 		t.Helper()
-		if ev.Kind != kind || !ev.Time.Equal(t0.Add(after)) {
-			t.Fatalf("got %v at %v, want %v at %v", ev.Kind, ev.Time.Sub(t0), kind, after)
+		if ev.Kind != kind || !ev.At().Equal(t0.Add(after)) {
+			t.Fatalf("got %v at %v, want %v at %v", ev.Kind, ev.At().Sub(t0), kind, after)
 		}
-		if now := ex.Clock().Now(); !now.Equal(ev.Time) {
-			t.Fatalf("clock at %v after an event at %v", now, ev.Time)
+		if now := ex.Clock().Now(); !now.Equal(ev.At()) {
+			t.Fatalf("clock at %v after an event at %v", now, ev.At())
 		}
 	}
 	want(next(t, ex), hone.EventResult, 32*time.Second)
-	direct(t, ex, "a", hone.DirectSave)
+	direct(t, ex, "a", hone.DirectCheckpoint)
 	want(next(t, ex), hone.EventSaved, 37*time.Second)
 	direct(t, ex, "a", hone.DirectContinue)
 	want(next(t, ex), hone.EventResult, 39*time.Second)
@@ -261,8 +261,8 @@ func TestStopCancelsScheduledFailure(t *testing.T) {
 	next(t, ex)
 	direct(t, ex, "a", hone.DirectContinue) // fails, due now: the failure has happened
 	direct(t, ex, "a", hone.DirectStop)
-	if ev := next(t, ex); ev.Kind != hone.EventExited || !errors.Is(ev.Err, sim.ErrInjected) {
-		t.Fatalf("got %v (err %v), want the injected failure", ev.Kind, ev.Err)
+	if ev := next(t, ex); ev.Kind != hone.EventExited || !errors.Is(ev.Cause, sim.ErrInjected) {
+		t.Fatalf("got %v (err %v), want the injected failure", ev.Kind, ev.Cause)
 	}
 
 	ex2 := sim.New(func(cfg hone.Config, id string) (sim.Trainable, error) {
@@ -271,8 +271,8 @@ func TestStopCancelsScheduledFailure(t *testing.T) {
 	defer ex2.Close()
 	start(t, ex2, hone.StartSpec{TrialID: "b"}) // fails an hour from now
 	direct(t, ex2, "b", hone.DirectStop)
-	if ev := next(t, ex2); ev.Kind != hone.EventExited || ev.Err != nil || !ev.Time.Equal(ex2.Clock().Now()) {
-		t.Fatalf("got %v (err %v), want a normal exit now", ev.Kind, ev.Err)
+	if ev := next(t, ex2); ev.Kind != hone.EventExited || ev.Cause != nil || !ev.At().Equal(ex2.Clock().Now()) {
+		t.Fatalf("got %v (err %v), want a normal exit now", ev.Kind, ev.Cause)
 	}
 }
 
@@ -294,8 +294,8 @@ func TestDoneThenContinue(t *testing.T) {
 		t.Fatal("first result not Done with MaxIterations 1")
 	}
 	direct(t, ex, "a", hone.DirectContinue)
-	if ev := next(t, ex); ev.Kind != hone.EventExited || ev.Err != nil {
-		t.Fatalf("got %v (err %v), want a normal exit", ev.Kind, ev.Err)
+	if ev := next(t, ex); ev.Kind != hone.EventExited || ev.Cause != nil {
+		t.Fatalf("got %v (err %v), want a normal exit", ev.Kind, ev.Cause)
 	}
 }
 
@@ -322,11 +322,11 @@ func TestModelErrors(t *testing.T) {
 			c.spec.TrialID = "a"
 			start(t, ex, c.spec)
 			ev := next(t, ex)
-			if ev.Kind != hone.EventExited || ev.Err == nil || !strings.Contains(ev.Err.Error(), c.want) {
-				t.Fatalf("got %v (err %v), want an exit with %q", ev.Kind, ev.Err, c.want)
+			if ev.Kind != hone.EventExited || ev.Cause == nil || !strings.Contains(ev.Cause.Error(), c.want) {
+				t.Fatalf("got %v (err %v), want an exit with %q", ev.Kind, ev.Cause, c.want)
 			}
-			if strings.Contains(c.want, "panic") && !strings.Contains(ev.Err.Error(), "sim_test.") {
-				t.Errorf("panic error has no stack:\n%v", ev.Err)
+			if strings.Contains(c.want, "panic") && !strings.Contains(ev.Cause.Error(), "sim_test.") {
+				t.Errorf("panic error has no stack:\n%v", ev.Cause)
 			}
 		})
 	}
@@ -347,7 +347,7 @@ func TestFailingModel(t *testing.T) {
 		for i := 1; ; i++ {
 			ev := next(t, ex)
 			if ev.Kind != hone.EventResult {
-				t.Fatalf("got %v (err %v) at step %d", ev.Kind, ev.Err, i)
+				t.Fatalf("got %v (err %v) at step %d", ev.Kind, ev.Cause, i)
 			}
 			if i == at {
 				if ev.CheckpointDir == "" {
@@ -366,8 +366,8 @@ func TestFailingModel(t *testing.T) {
 		for i := spec.Iteration + 1; ; i++ {
 			ev := next(t, ex)
 			if ev.Kind == hone.EventExited {
-				if !errors.Is(ev.Err, sim.ErrInjected) {
-					t.Fatalf("exit at step %d with %v, want the injected failure", i, ev.Err)
+				if !errors.Is(ev.Cause, sim.ErrInjected) {
+					t.Fatalf("exit at step %d with %v, want the injected failure", i, ev.Cause)
 				}
 				return i
 			}

@@ -131,18 +131,18 @@ func readState(dir string) (st *state, err error) {
 	was := map[string]hone.Status{} // statuses as the replay recorded them
 	interruptAt, resumeAt, resultAt := -1, -1, map[string]int{}
 	for i, l := range j.Lines {
-		if l.In == nil {
+		if l.Event == nil {
 			continue
 		}
-		switch l.In.Kind {
-		case controller.InInterrupt:
+		switch l.Event.Kind {
+		case hone.EventInterrupt:
 			interruptAt = i
-		case controller.InResult:
-			resultAt[l.In.Trial] = i
-		case controller.InResume:
+		case hone.EventResult:
+			resultAt[l.Event.TrialID] = i
+		case hone.EventResume:
 			resumeAt = i
 		}
-		ctl.Step(*l.In)
+		ctl.Step(*l.Event)
 		for _, a := range ctl.Ready() {
 			if a.Kind == controller.ActRecord && a.Record.Op == "status" {
 				prev := was[a.Record.Trial]
@@ -151,10 +151,10 @@ func readState(dir string) (st *state, err error) {
 					t.endedBy = ""
 					r, ok := resultAt[a.Record.Trial]
 					undecided := ok && r > interruptAt && interruptAt >= 0
-					if !stopsTrials(l.In, a.Record.Trial, prev, undecided) {
-						t.endedBy = fmt.Sprintf("%s input of trial %q", l.In.Kind, l.In.Trial)
-						if l.In.Err != "" {
-							first, _, _ := strings.Cut(l.In.Err, "\n")
+					if !stopsTrials(l.Event, a.Record.Trial, prev, undecided) {
+						t.endedBy = fmt.Sprintf("%s input of trial %q", l.Event.Kind, l.Event.TrialID)
+						if l.Event.Err != "" {
+							first, _, _ := strings.Cut(l.Event.Err, "\n")
 							t.endedBy += fmt.Sprintf(" (it failed: %.100s)", first)
 						}
 					}
@@ -210,13 +210,13 @@ func readState(dir string) (st *state, err error) {
 // paused trial or one whose last result came in while the previous run
 // was stopping (the scheduler decides what the interrupted run left
 // undecided); a failure ends only the failed trial.
-func stopsTrials(in *controller.Input, id string, prev hone.Status, undecided bool) bool {
+func stopsTrials(in *hone.Event, id string, prev hone.Status, undecided bool) bool {
 	switch in.Kind {
-	case controller.InResult, controller.InSaved:
+	case hone.EventResult, hone.EventSaved:
 		return true
-	case controller.InExited:
-		return in.Err == "" || in.Trial == id
-	case controller.InResume:
+	case hone.EventExited:
+		return in.Err == "" || in.TrialID == id
+	case hone.EventResume:
 		return prev == hone.StatusPaused || undecided
 	}
 	return false

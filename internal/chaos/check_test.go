@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/spec"
@@ -129,7 +128,7 @@ func TestStateOfARealExperiment(t *testing.T) {
 	}
 	plan.Options.Executor = sim.New(func(hone.Config, string) (sim.Trainable, error) { return &counter{}, nil })
 	plan.Options.Log = io.Discard
-	if _, err := runner.Resume(context.Background(), plan.Experiment, plan.Options, controller.ResumeFlags{Unfinished: true}); err != nil {
+	if _, err := runner.Resume(context.Background(), plan.Experiment, plan.Options, hone.ResumeFlags{Unfinished: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := plan.Close(); err != nil {

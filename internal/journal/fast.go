@@ -6,16 +6,18 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/controller"
 )
 
-// appendInput appends in as a journal line, the JSON encoding/json would
-// give up to key order within the metrics and number formatting, without
-// reflection: results are the journal's hot path. It reports false, having
+// appendEvent appends the event in as a journal line (its journaled
+// fields), the JSON encoding/json would give up to key order within the
+// metrics and number formatting, without reflection: results are the
+// journal's hot path. It reports false, having
 // appended nothing, for what it does not encode (resume flags, metric
 // values other than numbers, strings, booleans and null); the caller then
 // uses encoding/json. keys is scratch space, returned for reuse.
-func appendInput(b []byte, in *controller.Input, keys []string) ([]byte, []string, bool) {
+func appendEvent(b []byte, in *hone.Event, keys []string) ([]byte, []string, bool) {
 	if in.Resume != nil {
 		return b, keys, false
 	}
@@ -29,9 +31,9 @@ func appendInput(b []byte, in *controller.Input, keys []string) ([]byte, []strin
 	slices.Sort(keys)
 	b = append(b, `{"in":{"k":`...)
 	b = appendString(b, string(in.Kind))
-	if in.Trial != "" {
+	if in.TrialID != "" {
 		b = append(b, `,"t":`...)
-		b = appendString(b, in.Trial)
+		b = appendString(b, in.TrialID)
 	}
 	b = append(b, `,"ns":`...)
 	b = strconv.AppendInt(b, in.Time, 10)
@@ -77,7 +79,7 @@ func appendObject(b []byte, m map[string]any, keys []string) []byte {
 	return append(b, '}')
 }
 
-// appendValue appends a metric value of one of the kinds appendInput
+// appendValue appends a metric value of one of the kinds appendEvent
 // accepts; non-finite numbers take the journal's {"$f": ...} form.
 func appendValue(b []byte, v any) []byte {
 	switch x := v.(type) {
@@ -125,7 +127,7 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// appendRecord is appendInput for records without a configuration or
+// appendRecord is appendEvent for records without a configuration or
 // resources (status changes and checkpoint records: every record but a
 // trial's first); it reports false for the others.
 func appendRecord(b []byte, r *controller.Record) ([]byte, bool) {

@@ -12,11 +12,11 @@ import (
 	"pgregory.net/rapid"
 )
 
-// TestAppendInputMatchesJSON: the reflection-free encoding of an input
+// TestAppendEventMatchesJSON: the reflection-free encoding of an event
 // decodes to exactly what encoding/json's encoding of it decodes to, for
 // random inputs with every metric kind, non-finite numbers, and strings
 // that need escaping.
-func TestAppendInputMatchesJSON(t *testing.T) {
+func TestAppendEventMatchesJSON(t *testing.T) {
 	str := rapid.OneOf(rapid.String(), rapid.StringMatching(`[a-z_/]{0,12}`), rapid.SampledFrom([]string{"", `a"b`, `c\d`, "tab\there", "<&>", "π ≈ 3.14", "\x00\x1f\u2028"}))
 	val := rapid.OneOf(
 		rapid.Float64().AsAny(),
@@ -25,9 +25,9 @@ func TestAppendInputMatchesJSON(t *testing.T) {
 		rapid.Float32().AsAny(), rapid.Int32().AsAny(),
 	)
 	rapid.Check(t, func(t *rapid.T) {
-		in := controller.Input{
-			Kind:     rapid.SampledFrom([]controller.InputKind{controller.InResult, controller.InSaved, controller.InExited, controller.InStarted, controller.InTick}).Draw(t, "kind"),
-			Trial:    str.Draw(t, "trial"),
+		in := hone.Event{
+			Kind:     rapid.SampledFrom([]hone.EventKind{hone.EventResult, hone.EventSaved, hone.EventExited, hone.EventStarted, hone.EventTick}).Draw(t, "kind"),
+			TrialID:  str.Draw(t, "trial"),
 			Time:     rapid.Int64().Draw(t, "time"),
 			Metrics:  rapid.MapOfN(str, val, 0, 8).Draw(t, "metrics"),
 			Done:     rapid.Bool().Draw(t, "done"),
@@ -36,11 +36,11 @@ func TestAppendInputMatchesJSON(t *testing.T) {
 			Hostname: str.Draw(t, "host"),
 		}
 		if rapid.Bool().Draw(t, "ckpt") {
-			in.Checkpoint = &controller.CheckpointRef{Index: rapid.IntRange(0, 1e6).Draw(t, "idx"), Path: str.Draw(t, "path")}
+			in.Checkpoint = &hone.CheckpointRef{Index: rapid.IntRange(0, 1e6).Draw(t, "idx"), Path: str.Draw(t, "path")}
 		}
-		fast, _, ok := appendInput(nil, &in, nil)
+		fast, _, ok := appendEvent(nil, &in, nil)
 		if !ok {
-			t.Fatalf("appendInput refused %+v", in)
+			t.Fatalf("appendEvent refused %+v", in)
 		}
 		if !bytes.HasSuffix(fast, []byte("}}\n")) || bytes.Count(fast, []byte("\n")) != 1 {
 			t.Fatalf("not one line: %q", fast)
@@ -49,7 +49,7 @@ func TestAppendInputMatchesJSON(t *testing.T) {
 		if hasNonFinite(in.Metrics) {
 			ref.Metrics = encodeNonFinite(in.Metrics).(map[string]any)
 		}
-		slow, err := json.Marshal(Line{In: &ref})
+		slow, err := json.Marshal(Line{Event: &ref})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,9 +62,9 @@ func TestAppendInputMatchesJSON(t *testing.T) {
 		}
 		// Compare after the reader's own decoding of non-finite values,
 		// as JSON (NaN != NaN).
-		ja, _ := json.Marshal(encodeNonFinite(decodeNonFinite(any(map[string]any(a.In.Metrics)))))
-		jb, _ := json.Marshal(encodeNonFinite(decodeNonFinite(any(map[string]any(b.In.Metrics)))))
-		a.In.Metrics, b.In.Metrics = nil, nil
+		ja, _ := json.Marshal(encodeNonFinite(decodeNonFinite(any(map[string]any(a.Event.Metrics)))))
+		jb, _ := json.Marshal(encodeNonFinite(decodeNonFinite(any(map[string]any(b.Event.Metrics)))))
+		a.Event.Metrics, b.Event.Metrics = nil, nil
 		sa, _ := json.Marshal(a)
 		sb, _ := json.Marshal(b)
 		if !bytes.Equal(ja, jb) || !bytes.Equal(sa, sb) {
@@ -73,20 +73,20 @@ func TestAppendInputMatchesJSON(t *testing.T) {
 	})
 }
 
-// TestAppendInputFallsBack: inputs the fast path does not encode go
+// TestAppendEventFallsBack: events the fast path does not encode go
 // through encoding/json and read back intact.
-func TestAppendInputFallsBack(t *testing.T) {
-	in := &controller.Input{Kind: controller.InResume, Time: 3, Resume: &controller.ResumeFlags{Unfinished: true},
+func TestAppendEventFallsBack(t *testing.T) {
+	in := &hone.Event{Kind: hone.EventResume, Time: 3, Resume: &hone.ResumeFlags{Unfinished: true},
 		Metrics: map[string]any{"nested": map[string]any{"x": math.Inf(1)}, "list": []any{1.0, "a"}}}
-	if _, _, ok := appendInput(nil, in, nil); ok {
-		t.Fatal("appendInput encoded resume flags and nested metrics")
+	if _, _, ok := appendEvent(nil, in, nil); ok {
+		t.Fatal("appendEvent encoded resume flags and nested metrics")
 	}
 	p := t.TempDir() + "/" + FileName
 	w, err := Create(p, Header{Name: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.AppendInput(in); err != nil {
+	if err := w.AppendEvent(in); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
@@ -96,13 +96,13 @@ func TestAppendInputFallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := c.Lines[0].In
+	got := c.Lines[0].Event
 	if got.Resume == nil || !got.Resume.Unfinished || !math.IsInf(got.Metrics["nested"].(map[string]any)["x"].(float64), 1) {
 		t.Fatalf("read back %+v", got)
 	}
 }
 
-// TestAppendRecordMatchesJSON is TestAppendInputMatchesJSON for records.
+// TestAppendRecordMatchesJSON is TestAppendEventMatchesJSON for records.
 func TestAppendRecordMatchesJSON(t *testing.T) {
 	str := rapid.OneOf(rapid.String(), rapid.SampledFrom([]string{"", "status", "TERMINATED", `q"uote`, "ünï"}))
 	rapid.Check(t, func(t *rapid.T) {
@@ -120,7 +120,7 @@ func TestAppendRecordMatchesJSON(t *testing.T) {
 			t.Fatalf("appendRecord refused %+v", r)
 		}
 		// parseLine may refuse (escaped strings); where it reads, it agrees.
-		if got, ok := parseLine(bytes.TrimSuffix(fast, []byte("\n"))); ok && !reflect.DeepEqual(got.Rec, decodedRecord(t, fast)) {
+		if got, ok := parseLine(bytes.TrimSuffix(fast, []byte("\n")), nil); ok && !reflect.DeepEqual(got.Rec, decodedRecord(t, fast)) {
 			t.Fatalf("parseLine(%q) = %+v", fast, got.Rec)
 		}
 		slow, err := json.Marshal(Line{Rec: &r})
@@ -168,10 +168,10 @@ func sameLine(a, b Line) bool {
 }
 
 func canonical(l Line) Line {
-	if l.In != nil && l.In.Metrics != nil {
-		in := *l.In
-		in.Metrics = encodeNonFinite(l.In.Metrics).(map[string]any)
-		l.In = &in
+	if l.Event != nil && l.Event.Metrics != nil {
+		in := *l.Event
+		in.Metrics = encodeNonFinite(l.Event.Metrics).(map[string]any)
+		l.Event = &in
 	}
 	return l
 }
@@ -180,16 +180,16 @@ func canonical(l Line) Line {
 // encoding/json.
 func referenceRead(raw []byte) (Line, bool) {
 	var l Line
-	if err := json.Unmarshal(raw, &l); err != nil || (l.In == nil) == (l.Rec == nil) {
+	if err := json.Unmarshal(raw, &l); err != nil || (l.Event == nil) == (l.Rec == nil) {
 		return Line{}, false
 	}
-	if l.In != nil && l.In.Metrics != nil {
-		l.In.Metrics = decodeNonFinite(l.In.Metrics).(map[string]any)
+	if l.Event != nil && l.Event.Metrics != nil {
+		l.Event.Metrics = decodeNonFinite(l.Event.Metrics).(map[string]any)
 	}
 	return l, true
 }
 
-// TestParseLine: lines written by appendInput and appendRecord parse
+// TestParseLine: lines written by appendEvent and appendRecord parse
 // without reflection to what encoding/json reads; and any line, mutated at
 // random, either is refused by parseLine or parses to what encoding/json
 // reads.
@@ -201,14 +201,14 @@ func TestParseLine(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var line []byte
 		if rapid.Bool().Draw(t, "input") {
-			in := controller.Input{Kind: rapid.SampledFrom([]controller.InputKind{controller.InResult, controller.InStarted}).Draw(t, "kind"),
-				Trial: str.Draw(t, "trial"), Time: rapid.Int64().Draw(t, "time"),
+			in := hone.Event{Kind: rapid.SampledFrom([]hone.EventKind{hone.EventResult, hone.EventStarted}).Draw(t, "kind"),
+				TrialID: str.Draw(t, "trial"), Time: rapid.Int64().Draw(t, "time"),
 				Metrics: rapid.MapOfN(str, val, 0, 6).Draw(t, "metrics"), Done: rapid.Bool().Draw(t, "done"),
 				Err: str.Draw(t, "err"), PID: rapid.IntRange(0, 1<<20).Draw(t, "pid"), Hostname: str.Draw(t, "host")}
 			if rapid.Bool().Draw(t, "ckpt") {
-				in.Checkpoint = &controller.CheckpointRef{Index: rapid.IntRange(0, 99).Draw(t, "ci"), Path: str.Draw(t, "path")}
+				in.Checkpoint = &hone.CheckpointRef{Index: rapid.IntRange(0, 99).Draw(t, "ci"), Path: str.Draw(t, "path")}
 			}
-			line, _, _ = appendInput(nil, &in, nil)
+			line, _, _ = appendEvent(nil, &in, nil)
 		} else {
 			r := controller.Record{Op: str.Draw(t, "op"), Trial: str.Draw(t, "trial"), Status: hone.Status(str.Draw(t, "st")),
 				Failures: rapid.IntRange(0, 9).Draw(t, "fail"), Path: str.Draw(t, "path"), CkIndex: rapid.Int().Draw(t, "ci"),
@@ -220,7 +220,7 @@ func TestParseLine(t *testing.T) {
 		if !ok {
 			t.Fatalf("encoding/json cannot read %q", raw)
 		}
-		if got, ok := parseLine(raw); ok {
+		if got, ok := parseLine(raw, nil); ok {
 			fastPaths++
 			if !sameLine(got, want) {
 				t.Fatalf("parseLine(%q) = %+v, want %+v", raw, got, want)
@@ -235,7 +235,7 @@ func TestParseLine(t *testing.T) {
 			i := rapid.IntRange(0, len(mut)-1).Draw(t, "at")
 			mut[i] = rapid.SampledFrom([]byte(`{}[]":,.-+e0159tfn\ a$`)).Draw(t, "byte")
 		}
-		got, fast := parseLine(mut)
+		got, fast := parseLine(mut, nil)
 		want, ok = referenceRead(mut)
 		if fast && (!ok || !sameLine(got, want)) {
 			t.Fatalf("mutated %q: parseLine %+v, encoding/json %+v (ok %v)", mut, got, want, ok)
@@ -249,15 +249,15 @@ func TestParseLine(t *testing.T) {
 // TestParseLineFastPath: the lines the runner writes for results, starts
 // and status changes take the fast path.
 func TestParseLineFastPath(t *testing.T) {
-	in := &controller.Input{Kind: controller.InResult, Trial: "5f2a9c01", Time: 17, Metrics: map[string]any{"loss": 0.5, "nan": math.NaN()},
-		Checkpoint: &controller.CheckpointRef{Index: 3, Path: "t/checkpoint_000003"}}
-	a, _, _ := appendInput(nil, in, nil)
+	in := &hone.Event{Kind: hone.EventResult, TrialID: "5f2a9c01", Time: 17, Metrics: map[string]any{"loss": 0.5, "nan": math.NaN()},
+		Checkpoint: &hone.CheckpointRef{Index: 3, Path: "t/checkpoint_000003"}}
+	a, _, _ := appendEvent(nil, in, nil)
 	r, _ := appendRecord(nil, &controller.Record{Op: "status", Trial: "5f2a9c01", Status: hone.StatusRunning})
 	tr, _ := appendRecord(nil, &controller.Record{Op: "trial", Trial: "5f2a9c01", Index: 3, Config: hone.Config{"lr": 0.01, "act": "relu", "width": 64},
 		Tag: "3_act=relu,lr=0.01,width=64", Dir: "train_5f2a9c01_3", Resources: &hone.Resources{CPU: 1, Memory: 1 << 30}})
-	st, _, _ := appendInput(nil, &controller.Input{Kind: controller.InStarted, Trial: "5f2a9c01", Time: 18, Hostname: "n2 (slurm job 41)"}, nil)
+	st, _, _ := appendEvent(nil, &hone.Event{Kind: hone.EventStarted, TrialID: "5f2a9c01", Time: 18, Hostname: "n2 (slurm job 41)"}, nil)
 	for _, line := range [][]byte{a, r, tr, st} {
-		if _, ok := parseLine(bytes.TrimSuffix(line, []byte("\n"))); !ok {
+		if _, ok := parseLine(bytes.TrimSuffix(line, []byte("\n")), nil); !ok {
 			t.Errorf("parseLine refused %q", line)
 		}
 	}

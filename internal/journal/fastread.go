@@ -9,22 +9,23 @@ import (
 	"github.com/hone-tune/hone/controller"
 )
 
-// parseLine decodes a journal line of the shape appendInput and
+// parseLine decodes a journal line of the shape appendEvent and
 // appendRecord write, without reflection: replaying the journal is most of
 // a resume. It reports false for anything else — escapes in strings,
 // nested metric or configuration values, custom resources, unknown keys,
 // any irregularity —
 // and the caller then uses encoding/json, which is the reference: where
-// parseLine succeeds it gives what encoding/json gives.
-func parseLine(b []byte) (Line, bool) {
+// parseLine succeeds it gives what encoding/json gives. Events come from
+// slab, or are allocated one by one if it is nil.
+func parseLine(b []byte, slab *eventSlab) (Line, bool) {
 	p := &parser{b: b}
 	switch {
 	case p.lit(`{"in":{`):
-		in, ok := p.input()
+		in, ok := p.event(slab.next())
 		if !ok || !p.lit("}") || p.i != len(b) {
 			return Line{}, false
 		}
-		return Line{In: in}, true
+		return Line{Event: in}, true
 	case p.lit(`{"rec":{`):
 		r, ok := p.record()
 		if !ok || !p.lit("}") || p.i != len(b) {
@@ -33,6 +34,30 @@ func parseLine(b []byte) (Line, bool) {
 		return Line{Rec: r}, true
 	}
 	return Line{}, false
+}
+
+// eventSlab hands out the events of the lines a reader decodes from
+// arrays of a few hundred, so that reading a journal (most of a resume)
+// allocates an array per few hundred event lines rather than an event per
+// line. An event taken for a line that then fails to parse is not handed
+// out again.
+type eventSlab struct {
+	free []hone.Event
+	n    int // the size of the last array
+}
+
+// next returns a zero event; a nil slab allocates it alone.
+func (s *eventSlab) next() *hone.Event {
+	if s == nil {
+		return new(hone.Event)
+	}
+	if len(s.free) == 0 {
+		s.n = min(max(2*s.n, 16), 512)
+		s.free = make([]hone.Event, s.n)
+	}
+	ev := &s.free[0]
+	s.free = s.free[1:]
+	return ev
 }
 
 type parser struct {
@@ -222,17 +247,17 @@ func (p *parser) object() (map[string]any, bool) {
 	return m, ok
 }
 
-func (p *parser) input() (*controller.Input, bool) {
-	in := &controller.Input{}
+// event decodes an event's fields into in, which is zero.
+func (p *parser) event(in *hone.Event) (*hone.Event, bool) {
 	ok := p.fields(func(k string) bool {
 		var ok bool
 		switch k {
 		case "k":
 			var s string
 			s, ok = p.str()
-			in.Kind = controller.InputKind(s)
+			in.Kind = hone.EventKind(s)
 		case "t":
-			in.Trial, ok = p.str()
+			in.TrialID, ok = p.str()
 		case "ns":
 			in.Time, ok = p.int64()
 		case "m":
@@ -243,7 +268,7 @@ func (p *parser) input() (*controller.Input, bool) {
 			if !p.lit("{") {
 				return false
 			}
-			in.Checkpoint = &controller.CheckpointRef{}
+			in.Checkpoint = &hone.CheckpointRef{}
 			ok = p.fields(func(k string) bool {
 				var ok bool
 				switch k {

@@ -1,8 +1,9 @@
 // Package journal reads and writes an experiment's append-only journal:
-// a header line, then one JSON line per controller input ("in") or state
-// record ("rec"). Inputs are what resume replays; records are what readers
-// of an experiment directory use. A crash can leave at most a torn last
-// line, which readers ignore.
+// a header line, then one JSON line per event the controller steps on
+// ("in", a hone.Event's journaled fields) or state record ("rec"). Events
+// are what resume replays; records are what readers of an experiment
+// directory use. A crash can leave at most a torn last line, which
+// readers ignore.
 package journal
 
 import (
@@ -18,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/internal/fsutil"
 )
@@ -37,13 +39,13 @@ type Header struct {
 	// Settings are the settings the first session ran with; nil in
 	// journals written before hone recorded them (a replay then uses the
 	// resuming spec's).
-	Settings *controller.Settings `json:"settings,omitempty"`
+	Settings *hone.Settings `json:"settings,omitempty"`
 }
 
 // Line is one journal line after the header: exactly one field is set.
 type Line struct {
-	In  *controller.Input  `json:"in,omitempty"`
-	Rec *controller.Record `json:"rec,omitempty"`
+	Event *hone.Event        `json:"in,omitempty"`
+	Rec   *controller.Record `json:"rec,omitempty"`
 }
 
 // Writer appends to a journal. It buffers lines; Flush hands them to the
@@ -62,8 +64,8 @@ type Writer struct {
 	timer *time.Timer // armed while lines are buffered
 	armed bool
 	err   error    // a failed background flush, returned by the next call
-	line  []byte   // scratch for appendInput
-	keys  []string // scratch for appendInput
+	line  []byte   // scratch for appendEvent
+	keys  []string // scratch for appendEvent
 	off   int64    // the journal's length, buffered lines included
 }
 
@@ -182,23 +184,24 @@ func (w *Writer) writeLocked(line []byte) error {
 	return nil
 }
 
-// AppendInput buffers an input line. Non-finite metric values are encoded
-// so that they survive JSON.
-func (w *Writer) AppendInput(in *controller.Input) error {
+// AppendEvent buffers an event line (its journaled fields). Non-finite
+// metric values are encoded so that they survive JSON. It does not keep
+// in: the caller's event stays where it is (on its stack, for a runner
+// that journals every event), whichever way the line is encoded.
+func (w *Writer) AppendEvent(in *hone.Event) error {
 	w.mu.Lock()
-	line, keys, ok := appendInput(w.line[:0], in, w.keys)
+	line, keys, ok := appendEvent(w.line[:0], in, w.keys)
 	w.line, w.keys = line, keys
 	if ok {
 		defer w.mu.Unlock()
 		return w.writeLocked(line)
 	}
 	w.mu.Unlock()
+	cp := *in
 	if hasNonFinite(in.Metrics) {
-		cp := *in
 		cp.Metrics = encodeNonFinite(in.Metrics).(map[string]any)
-		in = &cp
 	}
-	return w.write(Line{In: in})
+	return w.write(Line{Event: &cp})
 }
 
 // AppendRecord buffers a record line.
@@ -396,6 +399,7 @@ func readFrom(path string, from, to int64) (*Contents, error) {
 		c.From = from
 		shift = from - int64(h)
 	}
+	var slab eventSlab
 	for lineNo := 1; off < len(data); lineNo++ {
 		nl := bytes.IndexByte(data[off:], '\n')
 		if nl < 0 {
@@ -418,7 +422,7 @@ func readFrom(path string, from, to int64) (*Contents, error) {
 			}
 			continue
 		}
-		l, ok := decodeLine(raw)
+		l, ok := decodeLine(raw, &slab)
 		if !ok {
 			if last {
 				c.Torn = true
@@ -459,19 +463,19 @@ func (c *Contents) LineNumber(i int) int {
 
 // decodeLine decodes one journal line after the header; it reports false
 // for a line that is not exactly one input or one record.
-func decodeLine(raw []byte) (Line, bool) {
-	l, fast := parseLine(raw)
+func decodeLine(raw []byte, slab *eventSlab) (Line, bool) {
+	l, fast := parseLine(raw, slab)
 	if !fast {
 		l = Line{}
 		if err := json.Unmarshal(raw, &l); err != nil {
 			l = Line{}
 		}
 	}
-	if (l.In == nil) == (l.Rec == nil) {
+	if (l.Event == nil) == (l.Rec == nil) {
 		return Line{}, false
 	}
-	if l.In != nil && l.In.Metrics != nil && !fast {
-		l.In.Metrics = decodeNonFinite(l.In.Metrics).(map[string]any)
+	if l.Event != nil && l.Event.Metrics != nil && !fast {
+		l.Event.Metrics = decodeNonFinite(l.Event.Metrics).(map[string]any)
 	}
 	if l.Rec != nil && l.Rec.Config != nil && !fast {
 		l.Rec.Config = decodeNonFinite(map[string]any(l.Rec.Config)).(map[string]any)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"github.com/hone-tune/hone"
 	"math"
 	"os"
 	"path/filepath"
@@ -22,9 +23,9 @@ func TestRoundTripAndTornTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &controller.Input{Kind: controller.InResult, Trial: "abcd0123", Time: 5,
+	in := &hone.Event{Kind: hone.EventResult, TrialID: "abcd0123", Time: 5,
 		Metrics: map[string]any{"loss": math.NaN(), "up": math.Inf(1), "nested": map[string]any{"d": math.Inf(-1)}, "ok": 1.5}}
-	if err := w.AppendInput(in); err != nil {
+	if err := w.AppendEvent(in); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.AppendRecord(&controller.Record{Op: "status", Trial: "abcd0123", Status: "RUNNING"}); err != nil {
@@ -34,7 +35,7 @@ func TestRoundTripAndTornTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !math.IsNaN(in.Metrics["loss"].(float64)) {
-		t.Fatal("AppendInput modified the caller's metrics")
+		t.Fatal("AppendEvent modified the caller's metrics")
 	}
 	// A crash in the middle of a write leaves a torn last line.
 	f, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
@@ -48,7 +49,7 @@ func TestRoundTripAndTornTail(t *testing.T) {
 	if !c.Torn || len(c.Lines) != 2 || c.Header.Name != "x" || c.Header.Seed != 9 || c.Header.Journal != Version {
 		t.Fatalf("read back %+v", c)
 	}
-	m := c.Lines[0].In.Metrics
+	m := c.Lines[0].Event.Metrics
 	if !math.IsNaN(m["loss"].(float64)) || !math.IsInf(m["up"].(float64), 1) ||
 		!math.IsInf(m["nested"].(map[string]any)["d"].(float64), -1) || m["ok"].(float64) != 1.5 {
 		t.Fatalf("metrics read back as %v", m)
@@ -61,13 +62,13 @@ func TestRoundTripAndTornTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.AppendInput(&controller.Input{Kind: controller.InTick, Time: 6})
+	w.AppendEvent(&hone.Event{Kind: hone.EventTick, Time: 6})
 	w.Close()
 	c2, err := Read(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c2.Torn || len(c2.Lines) != 3 || c2.Lines[2].In.Kind != controller.InTick {
+	if c2.Torn || len(c2.Lines) != 3 || c2.Lines[2].Event.Kind != hone.EventTick {
 		t.Fatalf("after append: torn=%v lines=%d", c2.Torn, len(c2.Lines))
 	}
 }
@@ -107,7 +108,7 @@ func TestGroupCommit(t *testing.T) {
 	defer w.Close()
 	const n = 2000
 	for i := range n {
-		if err := w.AppendInput(&controller.Input{Kind: controller.InTick, Time: int64(i)}); err != nil {
+		if err := w.AppendEvent(&hone.Event{Kind: hone.EventTick, Time: int64(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -121,8 +122,8 @@ func TestGroupCommit(t *testing.T) {
 		}
 		if len(c.Lines) == n {
 			for i, l := range c.Lines {
-				if l.In == nil || l.In.Time != int64(i) {
-					t.Fatalf("line %d: %+v", i, l.In)
+				if l.Event == nil || l.Event.Time != int64(i) {
+					t.Fatalf("line %d: %+v", i, l.Event)
 				}
 			}
 			return
@@ -144,9 +145,9 @@ func BenchmarkAppendResult(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer w.Close()
-	in := &controller.Input{Kind: controller.InResult, Trial: "5f2a9c01", Time: 1767225600123456789,
+	in := &hone.Event{Kind: hone.EventResult, TrialID: "5f2a9c01", Time: 1767225600123456789,
 		Metrics: map[string]any{"loss": 0.123456789, "accuracy": 0.875, "training_iteration": 17.0, "time_total_s": 3600.5}}
-	line, _ := json.Marshal(Line{In: in})
+	line, _ := json.Marshal(Line{Event: in})
 	raw, err := os.Create(filepath.Join(b.TempDir(), "raw"))
 	if err != nil {
 		b.Fatal(err)
@@ -162,7 +163,7 @@ func BenchmarkAppendResult(b *testing.B) {
 	base := time.Since(start)
 	b.ResetTimer()
 	for range b.N {
-		if err := w.AppendInput(in); err != nil {
+		if err := w.AppendEvent(in); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -249,15 +250,15 @@ func TestAppendCutsTornTailOnDisk(t *testing.T) {
 // per-trial limits as the run did.
 func TestStartsAnnouncedRoundTrip(t *testing.T) {
 	p := filepath.Join(t.TempDir(), FileName)
-	w, err := Create(p, Header{Name: "x", Seed: 9, Settings: &controller.Settings{StartsAnnounced: true, TrialTimeout: 15 * time.Second}})
+	w, err := Create(p, Header{Name: "x", Seed: 9, Settings: &hone.Settings{StartsAnnounced: true, TrialTimeout: 15 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	started := &controller.Input{Kind: controller.InStarted, Trial: "abcd0123", Time: 5, Hostname: "n2 (slurm job 41)"}
-	resumed := &controller.Input{Kind: controller.InResume, Time: 6, Resume: &controller.ResumeFlags{Unfinished: true,
-		Settings: &controller.Settings{TrialTimeout: 15 * time.Second}}}
-	for _, in := range []*controller.Input{started, resumed} {
-		if err := w.AppendInput(in); err != nil {
+	started := &hone.Event{Kind: hone.EventStarted, TrialID: "abcd0123", Time: 5, Hostname: "n2 (slurm job 41)"}
+	resumed := &hone.Event{Kind: hone.EventResume, Time: 6, Resume: &hone.ResumeFlags{Unfinished: true,
+		Settings: &hone.Settings{TrialTimeout: 15 * time.Second}}}
+	for _, in := range []*hone.Event{started, resumed} {
+		if err := w.AppendEvent(in); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -271,10 +272,10 @@ func TestStartsAnnouncedRoundTrip(t *testing.T) {
 	if h := c.Header.Settings; h == nil || !h.StartsAnnounced || h.TrialTimeout != 15*time.Second {
 		t.Fatalf("header settings %+v, want starts announced", h)
 	}
-	if len(c.Lines) != 2 || !reflect.DeepEqual(c.Lines[0].In, started) {
-		t.Fatalf("started input read back as %+v", c.Lines[0].In)
+	if len(c.Lines) != 2 || !reflect.DeepEqual(c.Lines[0].Event, started) {
+		t.Fatalf("started input read back as %+v", c.Lines[0].Event)
 	}
-	if r := c.Lines[1].In.Resume; r == nil || r.Settings == nil || r.Settings.StartsAnnounced {
+	if r := c.Lines[1].Event.Resume; r == nil || r.Settings == nil || r.Settings.StartsAnnounced {
 		t.Fatalf("resume read back as %+v, want settings without announced starts", r)
 	}
 	b, err := os.ReadFile(p)

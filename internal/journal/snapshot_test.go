@@ -1,12 +1,11 @@
 package journal
 
 import (
+	"github.com/hone-tune/hone"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/hone-tune/hone/controller"
 )
 
 // snapJournal writes a journal of n result inputs and returns its path and
@@ -25,7 +24,7 @@ func snapJournal(t *testing.T, n int) (string, *Writer) {
 func appendResults(t *testing.T, w *Writer, from, n int) {
 	t.Helper()
 	for i := from; i < from+n; i++ {
-		if err := w.AppendInput(&controller.Input{Kind: controller.InResult, Trial: "t1", Time: int64(i), Metrics: map[string]any{"loss": float64(i)}}); err != nil {
+		if err := w.AppendEvent(&hone.Event{Kind: hone.EventResult, TrialID: "t1", Time: int64(i), Metrics: map[string]any{"loss": float64(i)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -66,8 +65,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tail.Lines) != 7 || tail.Lines[0].In.Time != 100 || tail.Header.Name != "s" || tail.From != m.Offset {
-		t.Fatalf("tail: %d lines, first %+v, header %+v, from %d", len(tail.Lines), tail.Lines[0].In, tail.Header, tail.From)
+	if len(tail.Lines) != 7 || tail.Lines[0].Event.Time != 100 || tail.Header.Name != "s" || tail.From != m.Offset {
+		t.Fatalf("tail: %d lines, first %+v, header %+v, from %d", len(tail.Lines), tail.Lines[0].Event, tail.Header, tail.From)
 	}
 	if fi, _ := os.Stat(p); tail.Size != fi.Size() {
 		t.Fatalf("tail size %d, journal %d", tail.Size, fi.Size())

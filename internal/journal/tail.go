@@ -18,6 +18,7 @@ type Tail struct {
 	off    int64 // bytes consumed: whole lines only
 	lineNo int   // lines consumed
 	header Header
+	slab   eventSlab // the events of the lines it decodes
 }
 
 // NewTail returns a Tail that reads the journal at path from its start.
@@ -76,7 +77,7 @@ func (t *Tail) Next() ([]Line, error) {
 				return nil, fmt.Errorf("read journal %s: format version %d is newer than this hone (%d)", t.path, t.header.Journal, Version)
 			}
 		} else {
-			l, ok := decodeLine(raw)
+			l, ok := decodeLine(raw, &t.slab)
 			if !ok {
 				if off+nl+1 == len(data) {
 					// The last line: a torn write that a crash left, or

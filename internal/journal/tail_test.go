@@ -2,6 +2,7 @@ package journal
 
 import (
 	"errors"
+	"github.com/hone-tune/hone"
 	"math"
 	"os"
 	"path/filepath"
@@ -26,8 +27,8 @@ func TestTail(t *testing.T) {
 	if err != nil || len(lines) != 0 || tail.Header().Name != "x" || tail.Header().Seed != 3 {
 		t.Fatalf("header only: %v, %v, %+v", lines, err, tail.Header())
 	}
-	in := &controller.Input{Kind: controller.InResult, Trial: "t1", Time: 7, Metrics: map[string]any{"loss": math.NaN()}}
-	if err := w.AppendInput(in); err != nil {
+	in := &hone.Event{Kind: hone.EventResult, TrialID: "t1", Time: 7, Metrics: map[string]any{"loss": math.NaN()}}
+	if err := w.AppendEvent(in); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.AppendRecord(&controller.Record{Op: "status", Trial: "t1", Status: "RUNNING"}); err != nil {
@@ -37,7 +38,7 @@ func TestTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines, err = tail.Next()
-	if err != nil || len(lines) != 2 || lines[0].In == nil || !math.IsNaN(lines[0].In.Metrics["loss"].(float64)) || lines[1].Rec == nil {
+	if err != nil || len(lines) != 2 || lines[0].Event == nil || !math.IsNaN(lines[0].Event.Metrics["loss"].(float64)) || lines[1].Rec == nil {
 		t.Fatalf("two lines: %+v, %v", lines, err)
 	}
 	// A line written in two pieces is returned once it is whole.

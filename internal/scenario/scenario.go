@@ -136,7 +136,7 @@ type harness struct {
 	now   time.Time
 	sched *scriptScheduler // nil unless the scheduler is "script"
 	srch  *listSearcher
-	log   []controller.Input // every input, for replay
+	log   []hone.Event // every input, for replay
 	names map[string]string
 
 	factories map[string]SchedulerFactory
@@ -192,17 +192,17 @@ func (h *harness) run(cmd string) string {
 	} else {
 		h.now = h.now.Add(time.Second)
 	}
-	in := controller.Input{Time: h.now.UnixNano()}
+	in := hone.Event{Time: h.now.UnixNano()}
 	switch fields[0] {
 	case "begin":
-		in.Kind = controller.InBegin
+		in.Kind = hone.EventBegin
 	case "tick":
-		in.Kind = controller.InTick
+		in.Kind = hone.EventTick
 	case "interrupt":
-		in.Kind = controller.InInterrupt
+		in.Kind = hone.EventInterrupt
 	case "resume":
-		in.Kind = controller.InResume
-		f := controller.ResumeFlags{Unfinished: args["unfinished"] != "false"}
+		in.Kind = hone.EventResume
+		f := hone.ResumeFlags{Unfinished: args["unfinished"] != "false"}
 		if v, ok := args["starts"]; ok {
 			// resume starts=announced|at-start: with an executor that
 			// announces starts, or one whose trials run at Start.
@@ -223,9 +223,9 @@ func (h *harness) run(cmd string) string {
 		return h.replay()
 	case "result", "saved", "exited", "startfail", "started":
 		tr := h.trial(pos[0])
-		in.Trial = tr.ID
-		in.Kind = map[string]controller.InputKind{"result": controller.InResult, "saved": controller.InSaved, "exited": controller.InExited,
-			"startfail": controller.InStartFailed, "started": controller.InStarted}[fields[0]]
+		in.TrialID = tr.ID
+		in.Kind = map[string]hone.EventKind{"result": hone.EventResult, "saved": hone.EventSaved, "exited": hone.EventExited,
+			"startfail": hone.EventStartFailed, "started": hone.EventStarted}[fields[0]]
 		if host, ok := args["host"]; ok {
 			in.Hostname = host
 			delete(args, "host")
@@ -238,7 +238,7 @@ func (h *harness) run(cmd string) string {
 			switch p {
 			case "ckpt":
 				idx, p, _ := h.c.NextCheckpointPath(tr.ID)
-				in.Checkpoint = &controller.CheckpointRef{Index: idx, Path: p}
+				in.Checkpoint = &hone.CheckpointRef{Index: idx, Path: p}
 			case "done":
 				in.Done = true
 			}

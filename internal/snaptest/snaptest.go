@@ -53,7 +53,8 @@ type Options struct {
 	// "acc" (1 − the metric) and "cost", which falls as the level rises.
 	Metric string
 	// Crashes makes trials fail now and then (a process error; with
-	// Controller, also an InTrialFailed), and Interrupts makes the experiment stop and resume now and then.
+	// Controller, also a hone.EventTrialFailed), and Interrupts makes the
+	// experiment stop and resume now and then.
 	Crashes, Interrupts bool
 	// Controller snapshots the whole controller instead of its plugins:
 	// at the snapshot, the second twin is replaced by a controller that
@@ -68,8 +69,8 @@ type Options struct {
 	// original's.
 	Binary bool
 	// Announced makes the executor announce starts
-	// (controller.Settings.StartsAnnounced): a started trial waits in a
-	// queue until its InStarted input.
+	// (hone.Settings.StartsAnnounced): a started trial waits in a
+	// queue until its hone.EventStarted input.
 	Announced bool
 }
 
@@ -169,9 +170,9 @@ func Run(t T, build func() (*hone.Experiment, error), o Options) Stats {
 	procs := map[string]*proc{}
 	var log []string // the last inputs, for failure messages
 
-	step := func(in controller.Input) {
+	step := func(in hone.Event) {
 		st.Events++
-		log = append(log, fmt.Sprintf("%s %s %v err=%q", in.Kind, in.Trial, in.Metrics, in.Err))
+		log = append(log, fmt.Sprintf("%s %s %v err=%q", in.Kind, in.TrialID, in.Metrics, in.Err))
 		if len(log) > 12 {
 			log = log[1:]
 		}
@@ -181,7 +182,7 @@ func Run(t T, build func() (*hone.Experiment, error), o Options) Stats {
 		ra, rb := render(actsA), render(actsB)
 		if ra != rb {
 			t.Fatalf("seed %d, event %d (%s %s): the twins' actions differ\nwith the plugins that ran throughout:\n%s\nwith the restored plugins:\n%s\nlast inputs:\n%s",
-				o.Seed, st.Events, in.Kind, in.Trial, ra, rb, strings.Join(log, "\n"))
+				o.Seed, st.Events, in.Kind, in.TrialID, ra, rb, strings.Join(log, "\n"))
 		}
 		for _, act := range actsA {
 			switch act.Kind {
@@ -204,7 +205,7 @@ func Run(t T, build func() (*hone.Experiment, error), o Options) Stats {
 					} else {
 						p.phase = computing
 					}
-				case hone.DirectSave:
+				case hone.DirectCheckpoint:
 					p.phase = saving
 				case hone.DirectStop:
 					p.phase = stopping
@@ -237,35 +238,35 @@ func Run(t T, build func() (*hone.Experiment, error), o Options) Stats {
 					return false
 				}
 				now = now.Add(time.Hour)
-				step(controller.Input{Kind: controller.InResume, Time: now.UnixNano(),
-					Resume: &controller.ResumeFlags{Unfinished: true, Errored: rng.IntN(2) == 0}})
+				step(hone.Event{Kind: hone.EventResume, Time: now.UnixNano(),
+					Resume: &hone.ResumeFlags{Unfinished: true, Errored: rng.IntN(2) == 0}})
 				return true
 			}
-			step(controller.Input{Kind: controller.InTick, Time: at()})
+			step(hone.Event{Kind: hone.EventTick, Time: at()})
 			return !a.c.Done() && len(procs) > 0
 		}
 		sort.Strings(ids)
 		if o.Interrupts && !a.c.Stopping() && rng.IntN(150) == 0 {
-			step(controller.Input{Kind: controller.InInterrupt, Time: at()})
+			step(hone.Event{Kind: hone.EventInterrupt, Time: at()})
 			return true
 		}
 		id := ids[rng.IntN(len(ids))]
 		p := procs[id]
-		in := controller.Input{Trial: id, Time: at()}
+		in := hone.Event{TrialID: id, Time: at()}
 		if o.Controller && o.Crashes && rng.IntN(120) == 0 {
 			// The runner fails the trial (its files could not be
 			// written); the controller tells its process to stop.
-			in.Kind, in.Err = controller.InTrialFailed, "disk full"
+			in.Kind, in.Err = hone.EventTrialFailed, "disk full"
 			step(in)
 			return true
 		}
 		switch p.phase {
 		case queued:
-			in.Kind = controller.InStarted
+			in.Kind = hone.EventStarted
 			p.phase = computing
 		case computing:
 			if o.Crashes && rng.IntN(60) == 0 {
-				in.Kind, in.Err = controller.InExited, "crashed"
+				in.Kind, in.Err = hone.EventExited, "crashed"
 				delete(procs, id)
 				break
 			}
@@ -274,7 +275,7 @@ func Run(t T, build func() (*hone.Experiment, error), o Options) Stats {
 			if rng.IntN(80) == 0 {
 				v = math.NaN()
 			}
-			in.Kind = controller.InResult
+			in.Kind = hone.EventResult
 			in.Metrics = map[string]any{o.Metric: v, "acc": 1 - v}
 			// cost falls as the level rises: a second objective that
 			// conflicts with the first, for several objectives.
@@ -282,12 +283,12 @@ func Run(t T, build func() (*hone.Experiment, error), o Options) Stats {
 			in.Done = p.iter >= o.MaxIter
 			if rng.IntN(3) == 0 {
 				i, path, _ := a.c.NextCheckpointPath(id)
-				in.Checkpoint = &controller.CheckpointRef{Index: i, Path: path}
+				in.Checkpoint = &hone.CheckpointRef{Index: i, Path: path}
 			}
 			p.phase = waiting
 			st.Results++
 		case saving:
-			in.Kind = controller.InSaved
+			in.Kind = hone.EventSaved
 			st.Saves++
 			switch k := rng.IntN(20); {
 			case k == 0 && o.Crashes:
@@ -296,18 +297,18 @@ func Run(t T, build func() (*hone.Experiment, error), o Options) Stats {
 				// a trial that cannot save on demand: no checkpoint
 			default:
 				i, path, _ := a.c.NextCheckpointPath(id)
-				in.Checkpoint = &controller.CheckpointRef{Index: i, Path: path}
+				in.Checkpoint = &hone.CheckpointRef{Index: i, Path: path}
 			}
 			p.phase = waiting
 		case stopping, ending:
-			in.Kind = controller.InExited
+			in.Kind = hone.EventExited
 			delete(procs, id)
 		}
 		step(in)
 		return true
 	}
 
-	step(controller.Input{Kind: controller.InBegin, Time: now.UnixNano()})
+	step(hone.Event{Kind: hone.EventBegin, Time: now.UnixNano()})
 	for range o.Before {
 		if !event() {
 			break

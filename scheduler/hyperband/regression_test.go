@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/internal/mfbench"
 	"github.com/hone-tune/hone/results"
@@ -121,7 +120,7 @@ func TestResumeBOHBDoesNotRestartFinishedTrials(t *testing.T) {
 		t.Fatalf("%d of %d trials finished before the crash; the test needs some but not all", len(finished), len(before.Trials))
 	}
 	rec := &startRecorder{Executor: curve()}
-	out, err := runner.Resume(context.Background(), bohbExperiment(t, 20, 3), simOptions(t, dir, rec), controller.ResumeFlags{Unfinished: true})
+	out, err := runner.Resume(context.Background(), bohbExperiment(t, 20, 3), simOptions(t, dir, rec), hone.ResumeFlags{Unfinished: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/internal/journal"
 	"github.com/hone-tune/hone/runner"
@@ -100,7 +99,7 @@ func TestResumeJournalOfEarlierRelease(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, journal.FileName), src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := runner.Resume(context.Background(), earlierExperiment(t), earlierOptions(t, dir), controller.ResumeFlags{})
+	out, err := runner.Resume(context.Background(), earlierExperiment(t), earlierOptions(t, dir), hone.ResumeFlags{})
 	if err != nil {
 		t.Fatalf("resume: %v", err)
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/internal/mfbench"
 	"github.com/hone-tune/hone/runner"
@@ -127,7 +126,7 @@ func TestAsyncResumeDecidesAsUninterrupted(t *testing.T) {
 			t.Fatalf("crash at %d: %v", at, err)
 		}
 		o.Executor = model()
-		out, err := runner.Resume(context.Background(), exp(), o, controller.ResumeFlags{Unfinished: true})
+		out, err := runner.Resume(context.Background(), exp(), o, hone.ResumeFlags{Unfinished: true})
 		if err != nil {
 			t.Fatalf("resume after %d events: %v", at, err)
 		}

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/internal/mfbench"
 	"github.com/hone-tune/hone/internal/scratch"
@@ -262,7 +261,7 @@ func TestResumeDecidesAsUninterrupted(t *testing.T) {
 			t.Fatalf("crash at %d: %v", at, err)
 		}
 		opts.Executor = model()
-		out, err := runner.Resume(context.Background(), oneD(t, 11, 90, cfg), opts, controller.ResumeFlags{Unfinished: true})
+		out, err := runner.Resume(context.Background(), oneD(t, 11, 90, cfg), opts, hone.ResumeFlags{Unfinished: true})
 		if err != nil {
 			t.Fatalf("resume after %d events: %v", at, err)
 		}

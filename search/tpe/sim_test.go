@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/internal/mfbench"
 	"github.com/hone-tune/hone/runner"
@@ -342,7 +341,7 @@ func TestSimResume(t *testing.T) {
 	if _, err := runner.Run(context.Background(), mk(), opts(dir, &mfbench.CrashAfter{Executor: sim.New(model), N: 250})); !errors.Is(err, mfbench.ErrCrash) {
 		t.Fatalf("crashing run: %v", err)
 	}
-	out, err := runner.Resume(context.Background(), mk(), opts(dir, sim.New(model)), controller.ResumeFlags{Unfinished: true})
+	out, err := runner.Resume(context.Background(), mk(), opts(dir, sim.New(model)), hone.ResumeFlags{Unfinished: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,6 @@ import (
 	"testing"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/results"
 	"github.com/hone-tune/hone/runner"
@@ -224,7 +223,7 @@ func TestCrashAfterCommitRenameThenResume(t *testing.T) {
 		var log bytes.Buffer
 		rec := &firstStarts{Executor: crashExecutor(), starts: map[string]hone.StartSpec{}}
 		got, err := runner.Resume(context.Background(), crashExperiment(), runner.Options{Dir: dir, Executor: rec, Store: st, Log: &log},
-			controller.ResumeFlags{Unfinished: true})
+			hone.ResumeFlags{Unfinished: true})
 		if err != nil {
 			t.Fatalf("commit %d: resume: %v\n%s", at, err, log.String())
 		}

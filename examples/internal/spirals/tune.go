@@ -9,7 +9,6 @@ import (
 	"syscall"
 
 	"github.com/hone-tune/hone"
-	"github.com/hone-tune/hone/controller"
 	"github.com/hone-tune/hone/results"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/space"
@@ -65,7 +64,7 @@ func RunOrResume(ctx context.Context, w io.Writer, exp *hone.Experiment, opts ru
 	var out *runner.Outcome
 	if runner.Exists(opts.Dir) {
 		fmt.Fprintf(w, "resuming the experiment in %s\n", opts.Dir)
-		out, err = runner.Resume(ctx, exp, opts, controller.ResumeFlags{Unfinished: true})
+		out, err = runner.Resume(ctx, exp, opts, hone.ResumeFlags{Unfinished: true})
 	} else {
 		out, err = runner.Run(ctx, exp, opts)
 	}
