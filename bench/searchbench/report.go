@@ -186,6 +186,10 @@ type RunInfo struct {
 	ParallelPlot string
 	// Notes is hand-written text kept from the previous report.
 	Notes string
+	// SeveralObjectives is the multi-objective benchmark's section, which
+	// cmd/mobench writes between SeveralBegin and SeveralEnd, kept from the
+	// previous report.
+	SeveralObjectives string
 }
 
 // NotesBegin and NotesEnd delimit the hand-written part of the report,
@@ -194,6 +198,25 @@ const (
 	NotesBegin = "<!-- notes: written by hand, kept by the command -->"
 	NotesEnd   = "<!-- end of notes -->"
 )
+
+// SeveralBegin and SeveralEnd delimit the section of several objectives,
+// which cd bench && go run ./cmd/mobench -quality ../docs/QUALITY.md
+// writes and this command keeps.
+const (
+	SeveralBegin = "<!-- several objectives: written by cmd/mobench -quality, kept by cmd/searchbench -->"
+	SeveralEnd   = "<!-- end of several objectives -->"
+)
+
+// Kept returns the text of the report between begin and end, trimmed of
+// newlines, or "" when the report lacks them.
+func Kept(report, begin, end string) string {
+	i := strings.Index(report, begin)
+	j := strings.Index(report, end)
+	if i < 0 || j < i {
+		return ""
+	}
+	return strings.Trim(report[i+len(begin):j], "\n")
+}
 
 // problems returns the problems of cells in order, once each.
 func problems(cells []*Cell) []*functions.Problem {
@@ -379,6 +402,14 @@ func WriteReport(w io.Writer, res *Results, info RunInfo) {
 		fmt.Fprintf(w, "(none yet)\n")
 	}
 	fmt.Fprintf(w, "%s\n\n", NotesEnd)
+
+	fmt.Fprintf(w, "## Several objectives\n\n%s\n", SeveralBegin)
+	if info.SeveralObjectives != "" {
+		fmt.Fprintf(w, "%s\n", info.SeveralObjectives)
+	} else {
+		fmt.Fprintf(w, "(not run yet: cd bench && go run ./cmd/mobench -quality ../docs/QUALITY.md)\n")
+	}
+	fmt.Fprintf(w, "%s\n\n", SeveralEnd)
 
 	writeCells(w, vs)
 	writeAutoCells(w, cells)

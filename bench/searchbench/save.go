@@ -28,9 +28,9 @@ type savedCell struct {
 	Traces      map[string][]*Trace `json:"traces"`
 }
 
-// Save writes res and info (without its plots and notes) as JSON.
+// Save writes res and info (without its plots and kept sections) as JSON.
 func Save(w io.Writer, res *Results, info RunInfo) error {
-	info.Plots, info.ParallelPlot, info.Notes = nil, "", ""
+	info.Plots, info.ParallelPlot, info.Notes, info.SeveralObjectives = nil, "", "", ""
 	s := saved{Info: info, Optuna: res.Optuna, OptunaRan: res.OptunaRan}
 	for _, c := range res.Cells {
 		s.Cells = append(s.Cells, savedCell{Problem: c.Problem.Name, Concurrency: c.Concurrency, Budget: c.Budget,

@@ -169,11 +169,18 @@ func TestEveryMethodRuns(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	WriteReport(&buf, res, RunInfo{Command: "searchbench", Mode: "test"})
-	for _, want := range []string{"## Summary", "cells (", "Parallel efficiency", "Searcher CPU", "## Problems", "### bumps-decoy", NotesBegin, NotesEnd} {
+	WriteReport(&buf, res, RunInfo{Command: "searchbench", Mode: "test", Notes: "a note", SeveralObjectives: "| zdt1 | nsga2 |"})
+	for _, want := range []string{"## Summary", "cells (", "Parallel efficiency", "Searcher CPU", "## Problems", "### bumps-decoy", NotesBegin, NotesEnd, "## Several objectives"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("report lacks %q", want)
 		}
+	}
+	// The kept sections come back as they were given.
+	if got := Kept(buf.String(), NotesBegin, NotesEnd); got != "a note" {
+		t.Errorf("kept notes %q", got)
+	}
+	if got := Kept(buf.String(), SeveralBegin, SeveralEnd); got != "| zdt1 | nsga2 |" {
+		t.Errorf("kept section of several objectives %q", got)
 	}
 }
 

@@ -6,7 +6,8 @@
 // literature in faithful and misleading fidelity settings, at 1, 4 and 16
 // trials at once, at equal budget over several seeds. It writes
 // docs/QUALITY.md (tables, verdicts, parallel efficiency, searcher CPU)
-// and the plots in docs/quality/, keeping the hand-written notes of the
+// and the plots in docs/quality/, keeping the hand-written notes (and the
+// section of several objectives, which cmd/mobench writes) of the
 // QUALITY.md it replaces.
 //
 // Usage, from the bench module:
@@ -197,7 +198,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	reportPath := filepath.Join(dir, "QUALITY.md")
-	notes := keptNotes(reportPath)
+	notes, several := kept(reportPath)
 	var (
 		res  *searchbench.Results
 		info searchbench.RunInfo
@@ -274,7 +275,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	info.Plots, info.Notes = map[string]string{}, notes
+	info.Plots, info.Notes, info.SeveralObjectives = map[string]string{}, notes, several
 	if *plots {
 		seen := map[string]bool{}
 		for _, c := range res.Cells {
@@ -332,23 +333,24 @@ func commandLine(args []string) string {
 	return strings.TrimSpace("cd bench && go run ./cmd/searchbench " + strings.Join(kept, " "))
 }
 
-// keptNotes returns the hand-written notes of the report at path, or "".
-func keptNotes(path string) string {
+// kept returns the parts of the report at path that the command keeps:
+// the hand-written notes, and the section of several objectives that
+// cmd/mobench writes; "" for either when the report lacks it.
+func kept(path string) (notes, several string) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	s := string(data)
-	i := strings.Index(s, searchbench.NotesBegin)
-	j := strings.Index(s, searchbench.NotesEnd)
-	if i < 0 || j < i {
-		return ""
-	}
-	notes := strings.Trim(s[i+len(searchbench.NotesBegin):j], "\n")
+	notes = searchbench.Kept(s, searchbench.NotesBegin, searchbench.NotesEnd)
 	if notes == "(none yet)" {
-		return ""
+		notes = ""
 	}
-	return notes
+	several = searchbench.Kept(s, searchbench.SeveralBegin, searchbench.SeveralEnd)
+	if strings.HasPrefix(several, "(not run yet") {
+		several = ""
+	}
+	return notes, several
 }
 
 // loadAverage returns the 1-minute load average, or "".
