@@ -66,6 +66,11 @@ var searchers = map[string]SearcherPlugin{
 		Doc:  "tree-structured Parzen estimator: densities of good and bad trials (Optuna's TPE), pending trials as liars, fed at ASHA's or HyperBand's rungs",
 		Read: readTPE,
 	},
+	"nsga2": {
+		Doc:        "NSGA-II: a genetic algorithm whose parents are the best trials by non-dominated sorting and crowding distance (Optuna's NSGAIISampler)",
+		Read:       readNSGA2,
+		Objectives: "non-dominated sorting and crowding distance, constraints by constrained domination",
+	},
 	"bohb": {
 		Doc:  "BOHB's KDE model, fed at each milestone: with scheduler hyperband_for_bohb (BOHB) or asha (asynchronous BOHB)",
 		Read: readBOHB,

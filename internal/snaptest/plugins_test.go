@@ -208,6 +208,32 @@ scheduler:
   reduction_factor: 3
 max_concurrent_trials: 3
 `},
+	{name: "nsga2_objectives+fifo", spec: `
+num_samples: 40
+objectives:
+  - {metric: loss, mode: min}
+  - {metric: acc, mode: min}
+constraints:
+  - {metric: loss, below: 1.5}
+searcher:
+  name: nsga2
+  population_size: 6
+  mutation_prob: 0.3
+scheduler: fifo
+max_concurrent_trials: 3
+`},
+	{name: "nsga2+median", spec: `
+num_samples: 30
+searcher:
+  name: nsga2
+  population_size: 4
+scheduler:
+  name: median
+  time_attr: training_iteration
+  grace_period: 3
+  min_samples_required: 2
+max_concurrent_trials: 2
+`},
 	{name: "bohb+hyperband_for_bohb", spec: `
 num_samples: 40
 searcher:
@@ -245,7 +271,11 @@ max_concurrent_trials: 3
 // and builds the spec again, so each gives fresh plugins.
 func build(t *testing.T, c pluginCase) func() (*hone.Experiment, error) {
 	dir := t.TempDir()
-	text := "name: snap\nmetric: loss\nmode: min\nseed: 7\ncommand: [\"true\"]\n" + space + c.spec
+	objective := "metric: loss\nmode: min\n"
+	if strings.Contains(c.spec, "objectives:") {
+		objective = "" // the case gives several
+	}
+	text := "name: snap\n" + objective + "seed: 7\ncommand: [\"true\"]\n" + space + c.spec
 	text = strings.ReplaceAll(text, "$TESTDATA", testdata(t))
 	return func() (*hone.Experiment, error) {
 		s, err := spec.Parse([]byte(text), filepath.Join(dir, "snap.yaml"), dir)

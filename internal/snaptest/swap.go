@@ -1,6 +1,10 @@
 package snaptest
 
-import "github.com/hone-tune/hone"
+import (
+	"fmt"
+
+	"github.com/hone-tune/hone"
+)
 
 // swapScheduler is a scheduler whose implementation can be replaced
 // between two calls. It passes the optional abilities the controller
@@ -29,6 +33,21 @@ func (s *swapScheduler) OnTrialSave(c hone.Control, t *hone.Trial, cp *hone.Chec
 	}
 }
 
+// CheckObjectives implements hone.MultiObjective: the inner scheduler's
+// check, or hone.ErrOneObjective when it has none.
+func (s *swapScheduler) CheckObjectives(objs hone.Objectives, cs hone.Constraints) error {
+	return checkObjectives(s.inner, objs, cs)
+}
+
+// checkObjectives is plugin's hone.MultiObjective check, or an error
+// wrapping hone.ErrOneObjective when it has none.
+func checkObjectives(plugin any, objs hone.Objectives, cs hone.Constraints) error {
+	if m, ok := plugin.(hone.MultiObjective); ok {
+		return m.CheckObjectives(objs, cs)
+	}
+	return fmt.Errorf("%T: %w", plugin, hone.ErrOneObjective)
+}
+
 // swapSearcher is a searcher whose implementation can be replaced.
 type swapSearcher struct{ inner hone.Searcher }
 
@@ -36,6 +55,12 @@ func (s *swapSearcher) Suggest(id string) (hone.Config, error) { return s.inner.
 func (s *swapSearcher) OnResult(id string, r *hone.Result)     { s.inner.OnResult(id, r) }
 func (s *swapSearcher) OnTrialComplete(id string, last *hone.Result, failed bool) {
 	s.inner.OnTrialComplete(id, last, failed)
+}
+
+// CheckObjectives implements hone.MultiObjective: the inner searcher's
+// check, or hone.ErrOneObjective when it has none.
+func (s *swapSearcher) CheckObjectives(objs hone.Objectives, cs hone.Constraints) error {
+	return checkObjectives(s.inner, objs, cs)
 }
 
 // MaxPending implements hone.PendingLimit: the inner searcher's, or 1
