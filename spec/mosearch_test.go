@@ -76,3 +76,39 @@ func TestNSGA2Spec(t *testing.T) {
 		}
 	}
 }
+
+// TestTPESeveralObjectives: the tpe searcher is built with the spec's
+// objectives and constraints, which the experiment then accepts; with an
+// ASHA scheduler the spec is refused (ASHA ranks one objective).
+func TestTPESeveralObjectives(t *testing.T) {
+	head := "command: [x]\nsearch_space: {lr: {loguniform: [0.001, 0.1]}}\nnum_samples: 20\n"
+	two := "objectives:\n  - {metric: acc, mode: max}\n  - {metric: latency_ms}\nconstraints: [{metric: mem, below: 10}]\n"
+	s, err := Parse([]byte(head+two+"searcher: {name: tpe, multivariate: false}\n"), "experiment.yaml", t.TempDir())
+	if err == nil {
+		err = s.Validate()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Build(s, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plan.Experiment.Validate(); err != nil {
+		t.Errorf("experiment: %v", err)
+	}
+	m, ok := plan.Experiment.Searcher.(hone.MultiObjective)
+	if !ok {
+		t.Fatalf("searcher %T", plan.Experiment.Searcher)
+	}
+	if err := m.CheckObjectives(s.ResolvedObjectives(), s.Constraints); err != nil {
+		t.Errorf("built for other objectives: %v", err)
+	}
+	s, err = Parse([]byte(head+two+"searcher: tpe\nscheduler: {name: asha, max_t: 9}\n"), "experiment.yaml", t.TempDir())
+	if err == nil {
+		err = s.Validate()
+	}
+	if se := specErrorAt(err, "scheduler"); se == nil || !strings.Contains(se.Msg, "scheduler asha optimises one objective") {
+		t.Errorf("tpe with asha: %v", err)
+	}
+}

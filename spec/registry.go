@@ -63,8 +63,9 @@ var searchers = map[string]SearcherPlugin{
 		Objectives: "samples as with one objective; the results give the Pareto front",
 	},
 	"tpe": {
-		Doc:  "tree-structured Parzen estimator: densities of good and bad trials (Optuna's TPE), pending trials as liars, fed at ASHA's or HyperBand's rungs",
-		Read: readTPE,
+		Doc:        "tree-structured Parzen estimator: densities of good and bad trials (Optuna's TPE), pending trials as liars, fed at ASHA's or HyperBand's rungs",
+		Read:       readTPE,
+		Objectives: "multi-objective TPE: good trials by non-dominated sorting, weighted by hypervolume contribution; constraints by constrained domination",
 	},
 	"nsga2": {
 		Doc:        "NSGA-II: a genetic algorithm whose parents are the best trials by non-dominated sorting and crowding distance (Optuna's NSGAIISampler)",
@@ -483,6 +484,9 @@ func readTPE(p *Params) func(s *Spec) (hone.Searcher, error) {
 		}
 		o := o
 		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = obj.Metric, obj.Mode, s.NumSamples, s.Seed, s.PointsToEvaluate
+		if s.severalObjectives() {
+			o.Objectives, o.Constraints = s.ResolvedObjectives(), s.Constraints
+		}
 		return tpe.New(s.SearchSpace, o)
 	}
 }

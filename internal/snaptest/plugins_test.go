@@ -234,6 +234,19 @@ scheduler:
   min_samples_required: 2
 max_concurrent_trials: 2
 `},
+	{name: "tpe_objectives+fifo", spec: `
+num_samples: 30
+objectives:
+  - {metric: loss, mode: min}
+  - {metric: acc, mode: min}
+constraints:
+  - {metric: loss, below: 1.5}
+searcher:
+  name: tpe
+  n_startup_trials: 4
+scheduler: fifo
+max_concurrent_trials: 3
+`},
 	{name: "bohb+hyperband_for_bohb", spec: `
 num_samples: 40
 searcher:

@@ -65,6 +65,7 @@ import (
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/pareto"
+	"github.com/hone-tune/hone/search"
 	"github.com/hone-tune/hone/space"
 )
 
@@ -239,21 +240,7 @@ func invalid(param, format string, args ...any) error {
 // CheckObjectives implements hone.MultiObjective: the experiment's
 // objectives and constraints must be those the searcher was built with.
 func (s *Searcher) CheckObjectives(objs hone.Objectives, cs hone.Constraints) error {
-	return CheckSame("nsga2", s.opts.Objectives, s.opts.Constraints, objs, cs)
-}
-
-// CheckSame is the MultiObjective check of a searcher built for objectives
-// own and constraints ownCS: the experiment's (objs, cs) must be the
-// same, each objective with its mode. Its error is a *hone.ParamError of
-// plugin.
-func CheckSame(plugin string, own hone.Objectives, ownCS hone.Constraints, objs hone.Objectives, cs hone.Constraints) error {
-	if !slices.Equal(own.WithDefaults(), objs.WithDefaults()) {
-		return &hone.ParamError{Plugin: plugin, Param: "objectives", Err: fmt.Errorf("built for objectives %v, the experiment has %v: build it with the experiment's", own, objs)}
-	}
-	if !slices.EqualFunc(ownCS, cs, func(a, b hone.Constraint) bool { return a.String() == b.String() }) {
-		return &hone.ParamError{Plugin: plugin, Param: "constraints", Err: fmt.Errorf("built for constraints %v, the experiment has %v: build it with the experiment's", ownCS, cs)}
-	}
-	return nil
+	return search.CheckObjectives("nsga2", s.opts.Objectives, s.opts.Constraints, objs, cs)
 }
 
 // MaxPending implements hone.PendingLimit: the trials of a generation are

@@ -117,6 +117,7 @@ func newJoint(dims []*dim, idx []int, rows []row, priorWeight float64, mass *mas
 	var xs [][]float64
 	var liar []bool
 	var seqs []int
+	var own []float64 // the rows' own weights, if they carry them
 	for _, r := range rows {
 		x := make([]float64, len(idx))
 		ok := true
@@ -130,11 +131,15 @@ func newJoint(dims []*dim, idx []int, rows []row, priorWeight float64, mass *mas
 			xs = append(xs, x)
 			liar = append(liar, r.liar)
 			seqs = append(seqs, r.seq)
+			own = append(own, r.w)
 		}
 	}
 	n := len(xs)
 	m := n + 1 // kernels, the prior last
 	w := append(recencyWeights(n), priorWeight)
+	if n > 0 && own[0] > 0 {
+		w = append(own, priorWeight)
+	}
 	if n == 0 {
 		w[0] = 1
 	}
