@@ -288,3 +288,23 @@ func TestMultiObjectiveState(t *testing.T) {
 		t.Error("a snapshot of two objectives restored into a searcher of one")
 	}
 }
+
+// TestWeightedJointWidth: with weights of their own (several objectives),
+// the spread rule takes the weighted standard deviation and the effective
+// number of observations, (Σw)²/Σw², so that observations of almost no
+// weight do not widen the kernels.
+func TestWeightedJointWidth(t *testing.T) {
+	xs := [][]float64{{0.40}, {0.42}, {0.44}, {0.95}}
+	none := make([]bool, len(xs))
+	own := []float64{1, 1, 1, 1e-12}
+	d, span := 1, 1.0
+	got := jointWidth(xs, none, own, 0, d, span, 0.001)
+	// The three heavy points: mean 0.42, variance 0.0008/3, m ≈ 3.
+	want := onGrid(0.2 * math.Sqrt(12) * math.Sqrt(0.0008/3) * math.Pow(3, -1/float64(d+4)))
+	if math.Abs(got-want) > 1e-6 {
+		t.Errorf("weighted width %v, want %v", got, want)
+	}
+	if plain := jointWidth(xs, none, nil, 0, d, span, 0.001); !(plain > 2*got) {
+		t.Errorf("unweighted width %v is not wider than the weighted %v", plain, got)
+	}
+}

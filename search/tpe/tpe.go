@@ -94,7 +94,11 @@
 // kernels are weighted by their exclusive contributions to the good set's
 // hypervolume (plus 1e-12, divided by the largest), in place of the
 // recency weights; the bad ones keep theirs. Everything else (kernels,
-// liars, multivariate groups, candidates) is as with one objective.
+// liars, multivariate groups, candidates) is as with one objective, but
+// for one thing (hone): multivariate, the spread rule of the kernel widths
+// takes the good observations' weighted standard deviation and effective
+// number, so that dominated ones, of almost no weight, do not widen the
+// front's kernels (see docs/SEMANTICS.md §5).
 //
 // Constraints (Options.Constraints) rank the observations by Deb's
 // constrained domination, as Optuna's constrained TPE does: feasible ones
