@@ -86,7 +86,7 @@ var searchers = map[string]SearcherPlugin{
 // init, after the table exists.
 func init() {
 	searchers["auto"] = SearcherPlugin{
-		Doc:        "chooses random, tpe or bohb from the spec (scheduler, space, num_samples, concurrency); hone validate says which and why",
+		Doc:        "chooses random, tpe, nsga2 or bohb from the spec (scheduler, space, objectives, num_samples, concurrency); hone validate says which and why",
 		Read:       readAutoSearcher,
 		Objectives: "chooses a searcher that takes them",
 	}
