@@ -419,3 +419,11 @@ func TestStateRoundTrip(t *testing.T) {
 		t.Error("a snapshot of population 5 restored into population 6")
 	}
 }
+
+// TestMaxPending: a generation's children do not wait for results, so
+// the controller sizes the pending bound (hone.PendingAuto).
+func TestMaxPending(t *testing.T) {
+	if got := newSearcher(t, zdtSpace(), nil).MaxPending(); got != hone.PendingAuto {
+		t.Errorf("MaxPending() = %d, want hone.PendingAuto", got)
+	}
+}
