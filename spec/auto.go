@@ -9,6 +9,7 @@ import (
 	"github.com/hone-tune/hone/scheduler/asha"
 	"github.com/hone-tune/hone/scheduler/fifo"
 	"github.com/hone-tune/hone/scheduler/hyperband"
+	"github.com/hone-tune/hone/search/nsga2"
 	"github.com/hone-tune/hone/space"
 )
 
@@ -137,9 +138,6 @@ func (s *Spec) autoSearcher(ch *autoChoice) {
 	case s.Metric == "":
 		ch.Searcher = "random"
 		ch.SearcherWhy = "no metric to learn from"
-	case s.severalObjectives():
-		ch.Searcher = "random"
-		ch.SearcherWhy = s.objectivesText() + ": random search samples the space evenly for their Pareto front"
 	case ch.Scheduler == "pbt" || ch.Scheduler == "pb2" || ch.Scheduler == "pbt_replay":
 		ch.Searcher = "random"
 		ch.SearcherWhy = "scheduler " + ch.Scheduler + " explores configurations itself; its population starts from random samples"
@@ -152,6 +150,8 @@ func (s *Spec) autoSearcher(ch *autoChoice) {
 	case dims == 0:
 		ch.Searcher = "random"
 		ch.SearcherWhy = "the search space has no parameter to model"
+	case s.severalObjectives():
+		s.autoMultiObjective(ch, n, need, conc)
 	case n != -1 && n < need:
 		ch.Searcher = "random"
 		concText := ""
@@ -185,6 +185,45 @@ func (s *Spec) autoSearcher(ch *autoChoice) {
 		ch.SearcherWhy = budget + "; TPE with " + strings.Join(how, ", ")
 	}
 }
+
+// autoMultiObjective chooses the searcher for several objectives or
+// constraints (docs/SEMANTICS.md §5 has the evidence, bench/mobench):
+// random search when num_samples leaves a model fewer than autoStartup
+// suggestions; NSGA-II without end to num_samples or from
+// autoNSGA2Samples on, where its generations have time to converge and
+// the model's cost grows; else multi-objective TPE, which has the best
+// median hypervolume at a few hundred trials.
+func (s *Spec) autoMultiObjective(ch *autoChoice, n, need, conc int) {
+	what := s.objectivesText()
+	switch {
+	case n != -1 && n < need:
+		ch.Searcher = "random"
+		concText := ""
+		if conc > 0 {
+			concText = fmt.Sprintf(" with %d trials at once", conc)
+		}
+		ch.SearcherWhy = fmt.Sprintf("%s, num_samples %d is below %d: a model, which waits for %d results%s, would make fewer than %d suggestions; random search samples the space evenly for their Pareto front",
+			what, n, need, autoStartup, concText, autoStartup)
+	case n == -1 || n >= autoNSGA2Samples:
+		ch.Searcher = "nsga2"
+		budget := "no end to num_samples"
+		if n != -1 {
+			budget = fmt.Sprintf("num_samples %d is at least %d", n, autoNSGA2Samples)
+		}
+		ch.SearcherWhy = fmt.Sprintf("%s, %s: NSGA-II (population %d) has generations enough to converge to their Pareto front, at a cost per trial that does not grow",
+			what, budget, nsga2.DefaultOptions().PopulationSize)
+	default:
+		ch.Searcher = "tpe"
+		ch.SearcherWhy = fmt.Sprintf("%s, num_samples %d leaves the model at least %d suggestions: multi-objective TPE (good trials by non-dominated sorting, weighted by their hypervolume contributions), the best median hypervolume at a few hundred trials on bench/mobench",
+			what, n, n-autoStartup-max(conc, 0))
+	}
+}
+
+// autoNSGA2Samples is the num_samples from which searcher: auto chooses
+// NSGA-II over multi-objective TPE with several objectives: at 1000 trials
+// NSGA-II's median hypervolume on bench/mobench is the better on ZDT1 and
+// ZDT3 by far, TPE's on DTLZ2 by less (docs/SEMANTICS.md §5).
+const autoNSGA2Samples = 1000
 
 // AutoChoices returns, for a spec whose searcher or scheduler is auto, one line
 // per auto section saying what it resolves to and why, as hone validate

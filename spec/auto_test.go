@@ -12,6 +12,7 @@ import (
 	"github.com/hone-tune/hone/scheduler/hyperband"
 	"github.com/hone-tune/hone/search"
 	"github.com/hone-tune/hone/search/bohb"
+	"github.com/hone-tune/hone/search/nsga2"
 	"github.com/hone-tune/hone/search/random"
 	"github.com/hone-tune/hone/search/tpe"
 )
@@ -86,6 +87,12 @@ func TestAutoTable(t *testing.T) {
 		{"named asha", "scheduler: {name: asha, max_t: 27}\n", "tpe", "asha"},
 		{"bohb, auto scheduler", "searcher: bohb\nstop: {training_iteration: 27}\n", "bohb", "hyperband_for_bohb (max_t 27)"},
 		{"bohb without a budget", "searcher: bohb\n", "bohb", "hyperband_for_bohb (max_t 81)"},
+		{"several objectives", "metric: null\nobjectives: [{metric: loss}, {metric: ms}]\nstop: {training_iteration: 100}\n", "tpe", "fifo"},
+		{"several objectives, few samples", "metric: null\nobjectives: [{metric: loss}, {metric: ms}]\nnum_samples: 19\n", "random", "fifo"},
+		{"several objectives, many samples", "metric: null\nobjectives: [{metric: loss}, {metric: ms}]\nnum_samples: 1000\n", "nsga2", "fifo"},
+		{"several objectives, unbounded", "metric: null\nobjectives: [{metric: loss}, {metric: ms}]\nnum_samples: -1\n", "nsga2", "fifo"},
+		{"several objectives, grid", "metric: null\nobjectives: [{metric: loss}, {metric: ms}]\nsearch_space: {lr: {grid: [1, 2]}}\n", "random", "fifo"},
+		{"a constraint", "constraints: [{metric: mem, below: 1}]\n", "tpe", "fifo"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := parse(t, autoSpec(tc.extra))
@@ -121,6 +128,8 @@ func TestAutoTable(t *testing.T) {
 				gotSr = "tpe"
 			case *bohb.Searcher:
 				gotSr = "bohb"
+			case *nsga2.Searcher:
+				gotSr = "nsga2"
 			}
 			switch sc.(type) {
 			case *fifo.Scheduler:

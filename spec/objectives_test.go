@@ -129,7 +129,7 @@ func TestObjectivesAndConstraints(t *testing.T) {
 		{"not a list", "objectives: {metric: a}\n", "objectives", "want a list of {metric: NAME, mode: min or max}", nil},
 		{"constraint without bound", "metric: a\nconstraints: [{metric: m}]\nsearcher: random\n", "constraints[0]", "give below (the largest feasible value), above (the smallest), or both", nil},
 		{"constraint empty range", "metric: a\nconstraints: [{metric: m, above: 2, below: 1}]\nsearcher: random\n", "constraints[0]", "no value is feasible", nil},
-		{"one-objective searcher", two + "searcher: tpe\n", "searcher", "searcher tpe optimises one objective and honours no constraint; with 2 objectives (acc, latency_ms) use one of auto, grid, random", []string{"auto", "grid", "random"}},
+		{"one-objective searcher", two + "searcher: bohb\n", "searcher", "searcher bohb optimises one objective and honours no constraint; with 2 objectives (acc, latency_ms) use one of auto, grid, nsga2, random, tpe", []string{"auto", "grid", "nsga2", "random", "tpe"}},
 		{"one-objective scheduler", two + "searcher: random\nscheduler: {name: hyperband_for_bohb, max_t: 9}\n", "scheduler", "scheduler hyperband_for_bohb optimises one objective", []string{"asha", "auto", "fifo", "hyperband", "median", "pb2", "pbt"}},
 		{"asha with a metric", two + "searcher: random\nscheduler: {name: asha, max_t: 9, metric: acc}\n", "scheduler", `asha: metric = "acc": with several objectives ASHA ranks trials by all of them (acc, latency_ms); leave metric empty`, nil},
 		{"hyperband with a mode", two + "searcher: random\nscheduler: {name: hyperband, max_t: 9, mode: max}\n", "scheduler", `hyperband: mode = "max": with several objectives each takes its own mode`, nil},
@@ -137,7 +137,7 @@ func TestObjectivesAndConstraints(t *testing.T) {
 		{"weights and a metric", two + "searcher: random\nscheduler: {name: median, metric: acc, weights: [1, 0.1]}\n", "scheduler", `median: metric = "acc": with several objectives the scheduler ranks by their weighted sum; give weights instead`, nil},
 		{"weights not numbers", two + "searcher: random\nscheduler: {name: median, weights: [1, fast]}\n", "scheduler.weights[1]", "want a number", nil},
 		{"ranking scheduler and constraints", two + "constraints: [{metric: m, below: 1}]\nsearcher: random\nscheduler: {name: median, weights: [1, 0.1]}\n", "scheduler", "median: constraints (1 given) are not honoured", nil},
-		{"constraint needs a taker", "metric: a\nconstraints: [{metric: m, below: 1}]\nsearcher: tpe\n", "searcher", "with objective a under 1 constraints use one of", []string{"auto", "grid", "random"}},
+		{"constraint needs a taker", "metric: a\nconstraints: [{metric: m, below: 1}]\nsearcher: bohb\n", "searcher", "with objective a under 1 constraints use one of", []string{"auto", "grid", "nsga2", "random", "tpe"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := parse(t, tc.yaml)

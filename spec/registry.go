@@ -63,8 +63,14 @@ var searchers = map[string]SearcherPlugin{
 		Objectives: "samples as with one objective; the results give the Pareto front",
 	},
 	"tpe": {
-		Doc:  "tree-structured Parzen estimator: densities of good and bad trials (Optuna's TPE), pending trials as liars, fed at ASHA's or HyperBand's rungs",
-		Read: readTPE,
+		Doc:        "tree-structured Parzen estimator: densities of good and bad trials (Optuna's TPE), pending trials as liars, fed at ASHA's or HyperBand's rungs",
+		Read:       readTPE,
+		Objectives: "multi-objective TPE: good trials by non-dominated sorting, weighted by hypervolume contribution; constraints by constrained domination",
+	},
+	"nsga2": {
+		Doc:        "NSGA-II: a genetic algorithm whose parents are the best trials by non-dominated sorting and crowding distance (Optuna's NSGAIISampler)",
+		Read:       readNSGA2,
+		Objectives: "non-dominated sorting and crowding distance, constraints by constrained domination",
 	},
 	"bohb": {
 		Doc:  "BOHB's KDE model, fed at each milestone: with scheduler hyperband_for_bohb (BOHB) or asha (asynchronous BOHB)",
@@ -80,7 +86,7 @@ var searchers = map[string]SearcherPlugin{
 // init, after the table exists.
 func init() {
 	searchers["auto"] = SearcherPlugin{
-		Doc:        "chooses random, tpe or bohb from the spec (scheduler, space, num_samples, concurrency); hone validate says which and why",
+		Doc:        "chooses random, tpe, nsga2 or bohb from the spec (scheduler, space, objectives, num_samples, concurrency); hone validate says which and why",
 		Read:       readAutoSearcher,
 		Objectives: "chooses a searcher that takes them",
 	}
@@ -480,6 +486,9 @@ func readTPE(p *Params) func(s *Spec) (hone.Searcher, error) {
 		}
 		o := o
 		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = obj.Metric, obj.Mode, s.NumSamples, s.Seed, s.PointsToEvaluate
+		if s.severalObjectives() {
+			o.Objectives, o.Constraints = s.ResolvedObjectives(), s.Constraints
+		}
 		return tpe.New(s.SearchSpace, o)
 	}
 }

@@ -194,7 +194,7 @@ func TestErrors(t *testing.T) {
 	}, {
 		name: "unknown searcher as a bare name",
 		src:  "command: [x]\nsearcher: bayes\n",
-		want: []string{`experiment.yaml:2: searcher.name: unknown searcher "bayes"; known: auto, bohb, dehb, grid, random, tpe`},
+		want: []string{`experiment.yaml:2: searcher.name: unknown searcher "bayes"; known: auto, bohb, dehb, grid, nsga2, random, tpe`},
 	}, {
 		name: "unknown plugin parameter",
 		src:  "command: [x]\nscheduler: {name: fifo, grace_period: 3}\n",

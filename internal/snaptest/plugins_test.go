@@ -250,6 +250,45 @@ scheduler:
   reduction_factor: 3
 max_concurrent_trials: 3
 `},
+	{name: "nsga2_objectives+fifo", spec: `
+num_samples: 40
+objectives:
+  - {metric: loss, mode: min}
+  - {metric: acc, mode: min}
+constraints:
+  - {metric: loss, below: 1.5}
+searcher:
+  name: nsga2
+  population_size: 6
+  mutation_prob: 0.3
+scheduler: fifo
+max_concurrent_trials: 3
+`},
+	{name: "nsga2+median", spec: `
+num_samples: 30
+searcher:
+  name: nsga2
+  population_size: 4
+scheduler:
+  name: median
+  time_attr: training_iteration
+  grace_period: 3
+  min_samples_required: 2
+max_concurrent_trials: 2
+`},
+	{name: "tpe_objectives+fifo", spec: `
+num_samples: 30
+objectives:
+  - {metric: loss, mode: min}
+  - {metric: acc, mode: min}
+constraints:
+  - {metric: loss, below: 1.5}
+searcher:
+  name: tpe
+  n_startup_trials: 4
+scheduler: fifo
+max_concurrent_trials: 3
+`},
 	{name: "bohb+hyperband_for_bohb", spec: `
 num_samples: 40
 searcher:

@@ -6,16 +6,6 @@ import (
 	"github.com/hone-tune/hone"
 )
 
-// checkObjectives is the hone.MultiObjective check of a swap's inner
-// plugin: its own, or an error wrapping hone.ErrOneObjective when it
-// does not take several objectives.
-func checkObjectives(inner any, objs hone.Objectives, cs hone.Constraints) error {
-	if m, ok := inner.(hone.MultiObjective); ok {
-		return m.CheckObjectives(objs, cs)
-	}
-	return fmt.Errorf("%T: %w", inner, hone.ErrOneObjective)
-}
-
 // swapScheduler is a scheduler whose implementation can be replaced
 // between two calls. It passes the optional abilities the controller
 // looks for through, and behaves as the controller's defaults where the
@@ -35,18 +25,27 @@ func (s *swapScheduler) ChooseTrialToRun(c hone.Control) *hone.Trial {
 	return s.inner.ChooseTrialToRun(c)
 }
 
-// CheckObjectives implements hone.MultiObjective with the inner
-// scheduler's check.
-func (s *swapScheduler) CheckObjectives(objs hone.Objectives, cs hone.Constraints) error {
-	return checkObjectives(s.inner, objs, cs)
-}
-
 // OnTrialSave implements hone.SaveListener for an inner scheduler that
 // does.
 func (s *swapScheduler) OnTrialSave(c hone.Control, t *hone.Trial, cp *hone.Checkpoint, err error) {
 	if l, ok := s.inner.(hone.SaveListener); ok {
 		l.OnTrialSave(c, t, cp, err)
 	}
+}
+
+// CheckObjectives implements hone.MultiObjective: the inner scheduler's
+// check, or hone.ErrOneObjective when it has none.
+func (s *swapScheduler) CheckObjectives(objs hone.Objectives, cs hone.Constraints) error {
+	return checkObjectives(s.inner, objs, cs)
+}
+
+// checkObjectives is plugin's hone.MultiObjective check, or an error
+// wrapping hone.ErrOneObjective when it has none.
+func checkObjectives(plugin any, objs hone.Objectives, cs hone.Constraints) error {
+	if m, ok := plugin.(hone.MultiObjective); ok {
+		return m.CheckObjectives(objs, cs)
+	}
+	return fmt.Errorf("%T: %w", plugin, hone.ErrOneObjective)
 }
 
 // swapSearcher is a searcher whose implementation can be replaced.
@@ -58,8 +57,8 @@ func (s *swapSearcher) OnTrialComplete(id string, last *hone.Result, failed bool
 	s.inner.OnTrialComplete(id, last, failed)
 }
 
-// CheckObjectives implements hone.MultiObjective with the inner
-// searcher's check.
+// CheckObjectives implements hone.MultiObjective: the inner searcher's
+// check, or hone.ErrOneObjective when it has none.
 func (s *swapSearcher) CheckObjectives(objs hone.Objectives, cs hone.Constraints) error {
 	return checkObjectives(s.inner, objs, cs)
 }

@@ -73,25 +73,39 @@ const sqrt12 = 3.4641016151377544
 // as the good trials gather round an optimum, the second narrows with
 // them, as a kernel density estimate with Scott's rule does (BOHB's), so
 // that late suggestions refine rather than keep sampling a fixed fraction
-// of the range.
-func jointWidth(xs [][]float64, liar []bool, di, d int, span, minSigma float64) float64 {
+// of the range. When the observations carry weights of their own (own,
+// not nil: the good ones with several objectives, weighted by hypervolume
+// contribution), s is their weighted standard deviation and m their
+// effective number, (Σw)²/Σw² (a weighted kernel density estimate's
+// Scott rule), so that observations of almost no weight, the dominated
+// ones, do not widen the kernels of the front.
+func jointWidth(xs [][]float64, liar []bool, own []float64, di, d int, span, minSigma float64) float64 {
 	exp := -1 / float64(d+4)
 	w := 0.2 * math.Pow(float64(max(len(xs), 1)), exp) * span
-	var sum, m float64
+	var sum, wsum, w2, cnt float64
+	wt := func(k int) float64 {
+		if own != nil {
+			return own[k]
+		}
+		return 1
+	}
 	for k, x := range xs {
 		if !liar[k] {
-			sum += x[di]
-			m++
+			sum += wt(k) * x[di]
+			wsum += wt(k)
+			w2 += wt(k) * wt(k)
+			cnt++
 		}
 	}
-	if m >= 2 {
-		mean, ss := sum/m, 0.0
+	if cnt >= 2 {
+		mean, ss := sum/wsum, 0.0
 		for k, x := range xs {
 			if !liar[k] {
-				ss += (x[di] - mean) * (x[di] - mean)
+				ss += wt(k) * (x[di] - mean) * (x[di] - mean)
 			}
 		}
-		if a := 0.2 * sqrt12 * math.Sqrt(ss/m) * math.Pow(m, exp); a < w {
+		m := wsum * wsum / w2 // the effective number of observations
+		if a := 0.2 * sqrt12 * math.Sqrt(ss/wsum) * math.Pow(m, exp); a < w {
 			w = onGrid(a)
 		}
 	}
@@ -117,6 +131,7 @@ func newJoint(dims []*dim, idx []int, rows []row, priorWeight float64, mass *mas
 	var xs [][]float64
 	var liar []bool
 	var seqs []int
+	var own []float64 // the rows' own weights, if they carry them
 	for _, r := range rows {
 		x := make([]float64, len(idx))
 		ok := true
@@ -130,11 +145,15 @@ func newJoint(dims []*dim, idx []int, rows []row, priorWeight float64, mass *mas
 			xs = append(xs, x)
 			liar = append(liar, r.liar)
 			seqs = append(seqs, r.seq)
+			own = append(own, r.w)
 		}
 	}
 	n := len(xs)
 	m := n + 1 // kernels, the prior last
 	w := append(recencyWeights(n), priorWeight)
+	if n > 0 && own[0] > 0 {
+		w = append(own, priorWeight)
+	}
 	if n == 0 {
 		w[0] = 1
 	}
@@ -173,7 +192,11 @@ func newJoint(dims []*dim, idx []int, rows []row, priorWeight float64, mass *mas
 		}
 		span := d.hi - d.lo
 		minSigma := span / math.Min(100, float64(n+2))
-		sigma := jointWidth(xs, liar, di, len(dims), span, minSigma)
+		var ownW []float64
+		if n > 0 && own[0] > 0 {
+			ownW = own
+		}
+		sigma := jointWidth(xs, liar, ownW, di, len(dims), span, minSigma)
 		mu, sg, lz, lc := make([]float64, m), make([]float64, m), make([]float64, m), make([]float64, m)
 		for k := range m {
 			if k == n {

@@ -124,20 +124,20 @@ func TestJointWidthFollowsSpread(t *testing.T) {
 	}
 	none := make([]bool, 10)
 	s := stat.PopStdDev([]float64{0.45, 0.46, 0.47, 0.48, 0.49, 0.5, 0.51, 0.52, 0.53, 0.54}, nil)
-	if got, want := jointWidth(cluster, none, 0, d, span, 0.001), onGrid(0.2*math.Sqrt(12)*s*f); math.Abs(got-want) > 1e-12 {
+	if got, want := jointWidth(cluster, none, nil, 0, d, span, 0.001), onGrid(0.2*math.Sqrt(12)*s*f); math.Abs(got-want) > 1e-12 {
 		t.Errorf("clustered: width %v, want %v", got, want)
 	}
-	if got, want := jointWidth(cluster, none, 0, d, span, 0.05), 0.05; got != want {
+	if got, want := jointWidth(cluster, none, nil, 0, d, span, 0.05), 0.05; got != want {
 		t.Errorf("clustered, minimum 0.05: width %v, want %v", got, want)
 	}
 	optuna := 0.2 * f * span
-	if got := jointWidth(even, none, 0, d, span, 0.001); math.Abs(got-optuna)/optuna > 0.05 {
+	if got := jointWidth(even, none, nil, 0, d, span, 0.001); math.Abs(got-optuna)/optuna > 0.05 {
 		t.Errorf("evenly spread: width %v, want about Optuna's %v", got, optuna)
 	}
 	// Two far liars among the cluster leave its width as it was.
 	withLiars := append(append([][]float64{}, cluster...), []float64{0}, []float64{1})
 	liar := append(make([]bool, 10), true, true)
-	if got, want := jointWidth(withLiars, liar, 0, d, span, 0.001), onGrid(0.2*math.Sqrt(12)*s*f); math.Abs(got-want) > 1e-12 {
+	if got, want := jointWidth(withLiars, liar, nil, 0, d, span, 0.001), onGrid(0.2*math.Sqrt(12)*s*f); math.Abs(got-want) > 1e-12 {
 		t.Errorf("clustered with two far liars: width %v, want %v", got, want)
 	}
 }

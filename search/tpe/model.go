@@ -16,6 +16,12 @@ type row struct {
 	x     []float64
 	level int  // with rungs: the index of the highest budget reached
 	liar  bool // a pending trial counted as the worst
+	// general (several objectives or constraints): the losses and the
+	// violation; w, when positive, is the row's kernel weight in the
+	// good density instead of the recency weights (splitGeneral).
+	losses []float64
+	viol   float64
+	w      float64
 }
 
 // training returns the good and bad rows of the model, each in suggestion
@@ -30,7 +36,7 @@ func (s *Searcher) training() (good, bad []row, ok bool) {
 	}
 	rows := make([]row, 0, len(s.obs)+len(s.pending))
 	for _, o := range s.obs {
-		rows = append(rows, row{seq: o.seq, loss: o.loss, x: o.x})
+		rows = append(rows, row{seq: o.seq, loss: o.loss, x: o.x, losses: o.losses, viol: o.viol})
 	}
 	if s.liar {
 		for _, t := range s.pending {
@@ -38,6 +44,10 @@ func (s *Searcher) training() (good, bad []row, ok bool) {
 		}
 	}
 	slices.SortFunc(rows, func(a, b row) int { return a.seq - b.seq })
+	if s.general() {
+		good, bad = splitGeneral(rows, s.gamma(len(s.obs)), len(s.objs) > 1)
+		return good, bad, true
+	}
 	good, bad = split(rows, s.gamma(len(s.obs)))
 	return good, bad, true
 }
@@ -213,6 +223,16 @@ type col struct {
 	xs   []float64
 	seqs []int
 	liar []bool
+	ws   []float64 // the rows' own weights (row.w)
+}
+
+// weights returns the kernel weights of the column's observations: their
+// own when the rows carry them, else the recency weights.
+func (c col) weights() []float64 {
+	if len(c.ws) > 0 && c.ws[0] > 0 {
+		return c.ws
+	}
+	return recencyWeights(len(c.xs))
 }
 
 // column returns dim i's coordinates of rows, skipping missing ones.
@@ -223,6 +243,7 @@ func column(rows []row, i int) col {
 			c.xs = append(c.xs, x)
 			c.seqs = append(c.seqs, r.seq)
 			c.liar = append(c.liar, r.liar)
+			c.ws = append(c.ws, r.w)
 		}
 	}
 	return c
@@ -242,8 +263,8 @@ func (s *Searcher) choose(di int, d *dim, good, bad col) any {
 		}
 	}
 	if d.categorical() {
-		l := newCategorical(good.xs, recencyWeights(len(good.xs)), len(d.cats), s.priorWeight)
-		g := newCategorical(bad.xs, recencyWeights(len(bad.xs)), len(d.cats), s.priorWeight)
+		l := newCategorical(good.xs, good.weights(), len(d.cats), s.priorWeight)
+		g := newCategorical(bad.xs, bad.weights(), len(d.cats), s.priorWeight)
 		for i := range s.nEI {
 			c := l.sample(s.rng)
 			better(i, float64(c), l.logp[c]-g.logp[c])
@@ -255,8 +276,8 @@ func (s *Searcher) choose(di int, d *dim, good, bad col) any {
 		s.fits = make([][2]parzen, len(s.dims))
 	}
 	l, g := &s.fits[di][0], &s.fits[di][1]
-	l.fit(good.xs, recencyWeights(len(good.xs)), d.lo, d.hi, s.priorWeight, s.endpoints, nil, &s.masses, di, good.seqs)
-	g.fit(bad.xs, recencyWeights(len(bad.xs)), d.lo, d.hi, s.priorWeight, s.endpoints, bad.liar, &s.masses, di, bad.seqs)
+	l.fit(good.xs, good.weights(), d.lo, d.hi, s.priorWeight, s.endpoints, nil, &s.masses, di, good.seqs)
+	g.fit(bad.xs, bad.weights(), d.lo, d.hi, s.priorWeight, s.endpoints, bad.liar, &s.masses, di, bad.seqs)
 	// The candidates of a quantized dim fall in few cells, and a cell's
 	// masses cost two erfc per kernel: each cell is scored once.
 	var cells map[[2]float64]float64

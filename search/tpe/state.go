@@ -15,12 +15,15 @@ import (
 // state is the searcher's saved form. Total, Points and Params identify the
 // search it belongs to.
 type state struct {
-	Version      int            `json:"version"`
-	RNG          []byte         `json:"rng"`
-	Suggested    int            `json:"suggested"`
-	Total        int            `json:"total"`
-	Points       int            `json:"points"`
-	Params       []string       `json:"params"`
+	Version   int      `json:"version"`
+	RNG       []byte   `json:"rng"`
+	Suggested int      `json:"suggested"`
+	Total     int      `json:"total"`
+	Points    int      `json:"points"`
+	Params    []string `json:"params"`
+	// Objectives names the objectives and constraints when there are
+	// several objectives or a constraint; absent otherwise.
+	Objectives   []string       `json:"objectives,omitempty"`
 	Observations []obsState     `json:"observations"`
 	Pending      []pendingState `json:"pending"`
 	// With rungs: the budgets (which also identify the search), the
@@ -47,6 +50,10 @@ type obsState struct {
 	Seq  int               `json:"seq"`
 	Loss snapshot.Number   `json:"loss"`
 	X    []snapshot.Number `json:"x"`
+	// With several objectives or constraints: the losses and the
+	// violation.
+	Losses []snapshot.Number `json:"losses,omitempty"`
+	Viol   *snapshot.Number  `json:"viol,omitempty"`
 }
 
 type pendingState struct {
@@ -62,6 +69,26 @@ type pendingState struct {
 	// at (absent: none), and whether it failed (completed trials).
 	Top    *int `json:"top,omitempty"`
 	Failed bool `json:"failed,omitempty"`
+	// With several objectives or constraints: the losses and the
+	// violation of the latest result that had every objective, if any.
+	Losses []snapshot.Number `json:"losses,omitempty"`
+	Viol   *snapshot.Number  `json:"viol,omitempty"`
+}
+
+// objectivesSignature names the objectives and constraints of a general
+// searcher (several objectives or a constraint), nil otherwise.
+func (s *Searcher) objectivesSignature() []string {
+	if !s.general() {
+		return nil
+	}
+	var out []string
+	for _, o := range s.objs {
+		out = append(out, o.String())
+	}
+	for _, c := range s.cs {
+		out = append(out, c.String())
+	}
+	return out
 }
 
 // signature describes the modelled parameters, so that a state is not
@@ -87,11 +114,16 @@ func (s *Searcher) MarshalState() ([]byte, error) {
 	st := state{
 		Version: 1, RNG: rng, Suggested: s.n, Total: s.total, Points: len(s.points),
 		Params:       s.signature(),
+		Objectives:   s.objectivesSignature(),
 		Observations: make([]obsState, len(s.obs)),
 		Pending:      make([]pendingState, 0, len(s.pending)),
 	}
 	for i, o := range s.obs {
 		st.Observations[i] = obsState{Seq: o.seq, Loss: snapshot.Number(o.loss), X: snapshot.Numbers(o.x)}
+		if s.general() {
+			v := snapshot.Number(o.viol)
+			st.Observations[i].Losses, st.Observations[i].Viol = snapshot.Numbers(o.losses), &v
+		}
 	}
 	trials := func(m map[string]*trial) []pendingState {
 		out := make([]pendingState, 0, len(m))
@@ -107,6 +139,10 @@ func (s *Searcher) MarshalState() ([]byte, error) {
 			if p.top >= 0 {
 				top := p.top
 				ps.Top = &top
+			}
+			if p.seenAll {
+				v := snapshot.Number(p.viol)
+				ps.Losses, ps.Viol = snapshot.Numbers(p.losses), &v
 			}
 			out = append(out, ps)
 		}
@@ -145,6 +181,22 @@ func (s *Searcher) UnmarshalState(data []byte) error {
 	if sig := s.signature(); !slices.Equal(st.Params, sig) {
 		return fmt.Errorf("tpe: unmarshal state: saved for parameters %v, this search has %v", st.Params, sig)
 	}
+	if sig := s.objectivesSignature(); !slices.Equal(st.Objectives, sig) {
+		return fmt.Errorf("tpe: unmarshal state: saved for objectives %v, this search has %v", st.Objectives, sig)
+	}
+	// general checks the losses and violation of a general searcher's
+	// observation or trial (none for another searcher).
+	general := func(losses []snapshot.Number, viol *snapshot.Number) ([]float64, float64, error) {
+		switch {
+		case !s.general() && (losses != nil || viol != nil):
+			return nil, 0, fmt.Errorf("losses for one objective")
+		case !s.general() || losses == nil && viol == nil:
+			return nil, 0, nil
+		case len(losses) != len(s.objs) || viol == nil:
+			return nil, 0, fmt.Errorf("%d losses for %d objectives", len(losses), len(s.objs))
+		}
+		return snapshot.Floats(losses), float64(*viol), nil
+	}
 	if !slices.Equal(st.Budgets, s.budgets) {
 		return fmt.Errorf("tpe: unmarshal state: saved for rungs %v, this search has %v", st.Budgets, s.budgets)
 	}
@@ -180,6 +232,12 @@ func (s *Searcher) UnmarshalState(data []byte) error {
 			return fmt.Errorf("tpe: unmarshal state: observation %d: bad seq or loss", i)
 		}
 		obs[i] = observation{seq: o.Seq, loss: float64(o.Loss), x: x}
+		if obs[i].losses, obs[i].viol, err = general(o.Losses, o.Viol); err != nil {
+			return fmt.Errorf("tpe: unmarshal state: observation %d: %w", i, err)
+		}
+		if s.general() && obs[i].losses == nil {
+			return fmt.Errorf("tpe: unmarshal state: observation %d: no losses", i)
+		}
 	}
 	trials := func(list []pendingState, what string) (map[string]*trial, error) {
 		out := make(map[string]*trial, len(list))
@@ -195,6 +253,10 @@ func (s *Searcher) UnmarshalState(data []byte) error {
 				return nil, fmt.Errorf("%s trial %s listed twice", what, p.Trial)
 			}
 			q := &trial{id: p.Trial, seq: p.Seq, x: x, last: math.NaN(), top: -1, failed: p.Failed}
+			if q.losses, q.viol, err = general(p.Losses, p.Viol); err != nil {
+				return nil, fmt.Errorf("%s trial %s: %w", what, p.Trial, err)
+			}
+			q.seenAll = q.losses != nil
 			switch {
 			case p.Last != nil:
 				q.last, q.seen = float64(*p.Last), true

@@ -80,6 +80,43 @@
 // hone space every suggested configuration sets every parameter, so there
 // is one group unless points set values the space cannot encode.
 //
+// # Several objectives and constraints
+//
+// With several objectives (Options.Objectives), the searcher is the
+// multi-objective TPE of Ozaki et al. ("Multiobjective tree-structured
+// Parzen estimator for computationally expensive optimization problems",
+// 2020), as Optuna's TPESampler with several directions: an observation
+// holds one loss per objective, and the Gamma(n) good ones are found by
+// non-dominated sorting, front by front; of the front that does not fit,
+// those chosen by greedy hypervolume subset selection (each step takes
+// the observation that adds most to the hypervolume of those taken, with
+// the front's reference point, pareto.Reference). The good observations'
+// kernels are weighted by their exclusive contributions to the good set's
+// hypervolume (plus 1e-12, divided by the largest), in place of the
+// recency weights; the bad ones keep theirs. Everything else (kernels,
+// liars, multivariate groups, candidates) is as with one objective, but
+// for one thing (hone): multivariate, the spread rule of the kernel widths
+// takes the good observations' weighted standard deviation and effective
+// number, so that dominated ones, of almost no weight, do not widen the
+// front's kernels (see docs/SEMANTICS.md §5).
+//
+// Constraints (Options.Constraints) rank the observations by Deb's
+// constrained domination, as Optuna's constrained TPE does: feasible ones
+// first (by their Pareto ranks, or by loss with one objective), then the
+// infeasible ones by their total violation (hone.Constraints.Violation),
+// so that an infeasible observation is good only while fewer than
+// Gamma(n) are feasible. With several objectives such an observation
+// weighs 1e-12 beside feasible good ones (Optuna's rule), and 1 when no
+// good observation is feasible (hone: the model then follows the least
+// violating ones; Optuna's would follow only its prior).
+//
+// A trial's objectives are those of the last result passed to
+// OnTrialComplete or, if it lacks one of them (or holds NaN there), of the
+// latest result passed to OnResult that had them all; its violation is
+// that result's. Trials without every objective are ignored. Rungs are
+// for one objective without constraints: New refuses them otherwise, and
+// SetRungs then does nothing.
+//
 // # Observations without rungs
 //
 // A trial becomes an observation when OnTrialComplete reports it without
@@ -130,6 +167,7 @@ import (
 	"slices"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/search"
 	"github.com/hone-tune/hone/search/fidelity"
 	"github.com/hone-tune/hone/space"
 )
@@ -141,10 +179,16 @@ const stream = 0x686f6e652d747065 // "hone-tpe"
 // the defaults given in each field's comment; the zero value of each
 // switch is Optuna's default (off).
 type Options struct {
-	// Metric is the result field to optimise. Required.
+	// Metric is the result field to optimise. Required unless Objectives
+	// is set.
 	Metric string
 	// Mode is hone.Min or hone.Max; "" means hone.Min.
 	Mode hone.Mode
+	// Objectives, when set, replace Metric and Mode: one objective, or
+	// several (multi-objective TPE, see the package documentation).
+	Objectives hone.Objectives
+	// Constraints are honoured as the package documentation says.
+	Constraints hone.Constraints
 	// NumSamples is the total number of trials to suggest, points
 	// included, or -1 to suggest until the experiment stops. Required:
 	// 0 is an error.
@@ -203,7 +247,9 @@ type Rungs struct {
 // called from one goroutine only.
 type Searcher struct {
 	space        space.Space
-	obj          hone.Objective
+	obj          hone.Objective // the primary objective
+	objs         hone.Objectives
+	cs           hone.Constraints
 	total        int
 	startup      int
 	nEI          int
@@ -250,11 +296,15 @@ type Searcher struct {
 }
 
 // observation is a completed trial: its coordinates (one per dim, NaN where
-// missing) and its loss (lower is better).
+// missing) and its loss (lower is better); with several objectives or
+// constraints (general), its losses, one per objective, and its
+// constraint violation.
 type observation struct {
-	seq  int // suggestion number, from 0
-	loss float64
-	x    []float64
+	seq    int // suggestion number, from 0
+	loss   float64
+	x      []float64
+	losses []float64
+	viol   float64
 }
 
 // trial is a suggested trial.
@@ -264,6 +314,11 @@ type trial struct {
 	x    []float64
 	last float64 // the metric of the latest result that had it
 	seen bool    // last is set
+	// general: the losses and the violation of the latest result that
+	// had every objective, if any (seenAll).
+	losses  []float64
+	viol    float64
+	seenAll bool
 	// With rungs: the index of the highest budget it was observed at, -1
 	// if none; whether it is complete, and whether it failed.
 	top          int
@@ -276,6 +331,8 @@ var (
 	_ hone.Stateful     = (*Searcher)(nil)
 	_ fidelity.Advisor  = (*Searcher)(nil)
 	_ fidelity.RungUser = (*Searcher)(nil)
+
+	_ hone.MultiObjective = (*Searcher)(nil)
 )
 
 // New returns a TPE searcher over sp. It validates sp and the options; an
@@ -284,13 +341,23 @@ func New(sp space.Space, opts Options) (*Searcher, error) {
 	if err := sp.Validate(); err != nil {
 		return nil, &hone.ParamError{Plugin: "tpe", Err: err}
 	}
-	if opts.Metric == "" {
-		return nil, invalid("metric", "metric is required")
+	objs := opts.Objectives.WithDefaults()
+	if len(objs) == 0 {
+		if opts.Metric == "" {
+			return nil, invalid("metric", "metric is required")
+		}
+		obj := hone.Objective{Metric: opts.Metric, Mode: opts.Mode}
+		if err := obj.Validate(); err != nil {
+			return nil, invalid("mode", "%w", err)
+		}
+		objs = obj.AsList()
+	} else if err := objs.Validate(); err != nil {
+		return nil, invalid("objectives", "%w", err)
 	}
-	obj := hone.Objective{Metric: opts.Metric, Mode: opts.Mode}
-	if err := obj.Validate(); err != nil {
-		return nil, invalid("mode", "%w", err)
+	if err := opts.Constraints.Validate(); err != nil {
+		return nil, invalid("constraints", "%w", err)
 	}
+	obj := objs.Primary()
 	if opts.NumSamples == 0 || opts.NumSamples < -1 {
 		return nil, invalid("num_samples", "num_samples = %d: must be -1 (until stopped) or >= 1", opts.NumSamples)
 	}
@@ -316,6 +383,8 @@ func New(sp space.Space, opts Options) (*Searcher, error) {
 		liar:         opts.ConstantLiar,
 		check:        opts.FidelityCheck,
 		pending:      map[string]*trial{},
+		objs:         objs,
+		cs:           slices.Clone(opts.Constraints),
 	}
 	if s.gamma == nil {
 		s.gamma = defaultGamma
@@ -324,6 +393,9 @@ func New(sp space.Space, opts Options) (*Searcher, error) {
 		s.priorWeight = 1
 	}
 	if r := opts.Rungs; r != nil {
+		if s.general() {
+			return nil, invalid("objectives", "rungs with %s: not supported; the model ranks complete trials only", s.objectivesText())
+		}
 		if err := s.setRungs(r.TimeAttr, r.Budgets); err != nil {
 			return nil, err
 		}
@@ -358,7 +430,7 @@ func orDefault(v, def int) int {
 // empty attribute, no budget, a budget that is not positive and finite)
 // are ignored.
 func (s *Searcher) SetRungs(timeAttr string, budgets []float64) {
-	if s.n > 0 {
+	if s.n > 0 || s.general() {
 		return
 	}
 	_ = s.setRungs(timeAttr, budgets)
@@ -461,6 +533,11 @@ func (s *Searcher) OnResult(trialID string, r *hone.Result) {
 	if v, ok := s.obj.Value(r); ok {
 		p.last, p.seen = v, true
 	}
+	if s.general() {
+		if l, all := s.objs.Losses(nil, r); all {
+			p.losses, p.viol, p.seenAll = l, s.cs.Violation(r), true
+		}
+	}
 	s.feed(trialID, p, r)
 }
 
@@ -480,6 +557,17 @@ func (s *Searcher) OnTrialComplete(trialID string, last *hone.Result, failed boo
 		return
 	}
 	if failed {
+		return
+	}
+	if s.general() {
+		if last != nil {
+			if l, all := s.objs.Losses(nil, last); all {
+				p.losses, p.viol, p.seenAll = l, s.cs.Violation(last), true
+			}
+		}
+		if p.seenAll {
+			s.obs = append(s.obs, observation{seq: p.seq, loss: p.losses[0], x: p.x, losses: p.losses, viol: p.viol})
+		}
 		return
 	}
 	v, ok := s.obj.Value(last)
@@ -517,6 +605,37 @@ func (s *Searcher) feed(id string, t *trial, r *hone.Result) {
 	s.mon.Observe(id, s.budgets[k], s.obj.Loss(v))
 	t.topLoss, _ = s.mon.Loss(id, s.budgets[k]) // NaN made +Inf
 	s.rank(t)
+}
+
+// general reports whether the searcher has several objectives or a
+// constraint: its observations then carry losses and a violation, and
+// the good ones are chosen by splitGeneral.
+func (s *Searcher) general() bool { return len(s.objs) > 1 || len(s.cs) > 0 }
+
+// objectivesText names the objectives and constraints, for messages.
+func (s *Searcher) objectivesText() string {
+	t := fmt.Sprintf("%d objectives", len(s.objs))
+	if len(s.objs) == 1 {
+		t = "one objective"
+	}
+	if len(s.cs) > 0 {
+		t += fmt.Sprintf(" under %d constraints", len(s.cs))
+	}
+	return t
+}
+
+// CheckObjectives implements hone.MultiObjective: the experiment's
+// objectives and constraints must be those the searcher was built with
+// (Options.Objectives and Constraints), and the searcher must have no
+// rungs, which it observes for one objective only.
+func (s *Searcher) CheckObjectives(objs hone.Objectives, cs hone.Constraints) error {
+	if err := search.CheckObjectives("tpe", s.objs, s.cs, objs, cs); err != nil {
+		return err
+	}
+	if s.budgets != nil && s.general() {
+		return invalid("objectives", "rungs with %s: not supported; the model ranks complete trials only", s.objectivesText())
+	}
+	return nil
 }
 
 // rule is the fidelity rule the searcher applies to its rungs.

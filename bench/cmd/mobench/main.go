@@ -1,10 +1,11 @@
 // Command mobench compares multi-objective search methods on ZDT1, ZDT2,
 // ZDT3, DTLZ2 and the multi-fidelity DTLZ2 (bench/mofunctions) by the
 // median hypervolume of their evaluations over several seeds at an equal
-// budget: hone's random searcher, hone's experiments on the simulated
-// executor (mo-asha and mo-hyperband: random search with
-// MO-ASHA and with HyperBand ranking by every objective), and Optuna's
-// NSGAIISampler and multi-objective TPESampler (see package mobench).
+// budget: hone's random, nsga2 and multi-objective tpe searchers, hone's
+// experiments on the simulated executor (mo-asha and mo-hyperband: random
+// search with MO-ASHA and with HyperBand ranking by every objective), and
+// Optuna's NSGAIISampler and multi-objective TPESampler (see package
+// mobench).
 //
 // Usage, from the bench module:
 //
@@ -48,7 +49,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *seeds < 1 || *budget < 1 {
 		return fmt.Errorf("-seeds %d and -budget %g: both must be at least 1", *seeds, *budget)
 	}
-	all := append([]mobench.Method{mobench.Random()}, mobench.Experiments()...)
+	all := append(mobench.HoneMethods(), mobench.Experiments()...)
 	if v, err := mobench.OptunaVersion(ctx, *python); err != nil {
 		fmt.Fprintf(stderr, "mobench: leaving the Optuna methods out: %v\n", err)
 	} else {

@@ -15,7 +15,7 @@ func TestSmoke(t *testing.T) {
 	if err := run(context.Background(), []string{"-seeds", "2", "-budget", "12", "-problems", "zdt3,dtlz2-mf"}, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
-	methods := []string{"random", "mo-asha", "mo-hyperband"}
+	methods := []string{"random", "nsga2", "tpe", "mo-asha", "mo-hyperband"}
 	if strings.Contains(stderr.String(), "leaving the Optuna methods out") {
 		t.Log("SMOKE RUN WITHOUT OPTUNA: " + strings.TrimSpace(stderr.String()))
 	} else {
