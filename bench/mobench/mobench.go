@@ -188,16 +188,8 @@ func (r *Report) Write(w io.Writer) error {
 		if p != nil {
 			front = p.FrontHV
 		}
-		cpu := make([]float64, len(c.CPU))
-		for i, d := range c.CPU {
-			cpu[i] = d.Seconds()
-		}
-		cpuText := "-" // not measured
-		if slices.Max(cpu) > 0 {
-			cpuText = fmt.Sprintf("%.2fs", median(cpu))
-		}
 		fmt.Fprintf(tw, "%s\t%s\t%.4f\t%.3f\t%.4f\t%.4f\t%.4f\t%s\t\n", c.Problem, c.Method, m, m/front, front-m,
-			slices.Min(c.HV), slices.Max(c.HV), cpuText)
+			slices.Min(c.HV), slices.Max(c.HV), c.cpuText())
 	}
 	return tw.Flush()
 }

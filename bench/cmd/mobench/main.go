@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/hone-tune/hone/bench/internal/benchutil"
 	"github.com/hone-tune/hone/bench/mobench"
@@ -40,6 +41,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	methods := fs.String("methods", "", "comma-separated methods (default: all available)")
 	python := fs.String("python", mobench.DefaultPython, "the interpreter that runs the Optuna driver")
 	verbose := fs.Bool("v", false, "log every run")
+	quality := fs.String("quality", "", "also write the results as docs/QUALITY.md's section of several objectives, in this file (e.g. ../docs/QUALITY.md)")
 	if status, ok := benchutil.ParseFlags(fs, args, stderr); !ok {
 		if status == 0 {
 			return nil
@@ -50,10 +52,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-seeds %d and -budget %g: both must be at least 1", *seeds, *budget)
 	}
 	all := append(mobench.HoneMethods(), mobench.Experiments()...)
+	optuna := "Optuna did not run"
 	if v, err := mobench.OptunaVersion(ctx, *python); err != nil {
 		fmt.Fprintf(stderr, "mobench: leaving the Optuna methods out: %v\n", err)
+		optuna = "Optuna did not run: " + err.Error()
 	} else {
 		fmt.Fprintf(stderr, "mobench: Optuna %s\n", v)
+		optuna = "Optuna " + v + " ran"
 		all = append(all, mobench.Optuna(*python)...)
 	}
 	ms, err := mobench.Select(all, *methods)
@@ -75,9 +80,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *verbose {
 		cfg.Log = stderr
 	}
+	start := time.Now()
 	rep, err := mobench.Run(ctx, cfg)
 	if err != nil {
 		return err
+	}
+	if *quality != "" {
+		var b strings.Builder
+		rep.WriteQuality(&b, mobench.QualityInfo{Command: "cd bench && go run ./cmd/mobench " + strings.Join(args, " "), When: start, Optuna: optuna})
+		if err := mobench.ReplaceQuality(*quality, b.String()); err != nil {
+			return err
+		}
 	}
 	return rep.Write(stdout)
 }
