@@ -321,8 +321,11 @@ type trial struct {
 	seenAll bool
 	// With rungs: the index of the highest budget it was observed at, -1
 	// if none; whether it is complete, and whether it failed.
-	top          int
-	topLoss      float64 // the loss at budget top
+	top     int
+	topLoss float64 // the loss at budget top
+	// general, with rungs: the losses and the violation at budget top.
+	topLosses    []float64
+	topViol      float64
 	done, failed bool
 }
 
@@ -392,10 +395,10 @@ func New(sp space.Space, opts Options) (*Searcher, error) {
 	if s.priorWeight == 0 {
 		s.priorWeight = 1
 	}
+	if s.check && s.general() {
+		return nil, invalid("fidelity_check", "fidelity_check with %s: not supported; the rank-correlation rule compares one loss per trial between budgets", s.objectivesText())
+	}
 	if r := opts.Rungs; r != nil {
-		if s.general() {
-			return nil, invalid("objectives", "rungs with %s: not supported; the model ranks complete trials only", s.objectivesText())
-		}
 		if err := s.setRungs(r.TimeAttr, r.Budgets); err != nil {
 			return nil, err
 		}
@@ -430,7 +433,7 @@ func orDefault(v, def int) int {
 // empty attribute, no budget, a budget that is not positive and finite)
 // are ignored.
 func (s *Searcher) SetRungs(timeAttr string, budgets []float64) {
-	if s.n > 0 || s.general() {
+	if s.n > 0 {
 		return
 	}
 	_ = s.setRungs(timeAttr, budgets)
@@ -591,6 +594,15 @@ func (s *Searcher) feed(id string, t *trial, r *hone.Result) {
 	if !ok1 || !ok2 || math.IsNaN(tv) {
 		return
 	}
+	var losses []float64
+	if s.general() {
+		for _, o := range s.objs {
+			if _, ok := o.Value(r); !ok {
+				return // an observation at a rung has every objective
+			}
+		}
+		losses, _ = s.objs.Losses(nil, r) // NaN made +Inf
+	}
 	k, found := slices.BinarySearch(s.budgets, tv)
 	if !found {
 		k-- // the highest budget below tv
@@ -604,6 +616,9 @@ func (s *Searcher) feed(id string, t *trial, r *hone.Result) {
 	t.top = k
 	s.mon.Observe(id, s.budgets[k], s.obj.Loss(v))
 	t.topLoss, _ = s.mon.Loss(id, s.budgets[k]) // NaN made +Inf
+	if losses != nil {
+		t.topLosses, t.topViol = losses, s.cs.Violation(r)
+	}
 	s.rank(t)
 }
 
@@ -626,16 +641,9 @@ func (s *Searcher) objectivesText() string {
 
 // CheckObjectives implements hone.MultiObjective: the experiment's
 // objectives and constraints must be those the searcher was built with
-// (Options.Objectives and Constraints), and the searcher must have no
-// rungs, which it observes for one objective only.
+// (Options.Objectives and Constraints).
 func (s *Searcher) CheckObjectives(objs hone.Objectives, cs hone.Constraints) error {
-	if err := search.CheckObjectives("tpe", s.objs, s.cs, objs, cs); err != nil {
-		return err
-	}
-	if s.budgets != nil && s.general() {
-		return invalid("objectives", "rungs with %s: not supported; the model ranks complete trials only", s.objectivesText())
-	}
-	return nil
+	return search.CheckObjectives("tpe", s.objs, s.cs, objs, cs)
 }
 
 // rule is the fidelity rule the searcher applies to its rungs.
