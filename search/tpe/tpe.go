@@ -113,9 +113,23 @@
 // A trial's objectives are those of the last result passed to
 // OnTrialComplete or, if it lacks one of them (or holds NaN there), of the
 // latest result passed to OnResult that had them all; its violation is
-// that result's. Trials without every objective are ignored. Rungs are
-// for one objective without constraints: New refuses them otherwise, and
-// SetRungs then does nothing.
+// that result's. Trials without every objective are ignored.
+//
+// At rungs (see Observations at rungs), a trial is observed at each rung
+// it reaches with the losses (NaN as +Inf) and the violation of the first
+// result at or past the rung that has every objective. The trials rank by
+// the highest budget reached, then, within one budget, by constrained
+// non-dominated sorting of their losses there: the good set is filled
+// from the highest budget down, all of a budget's trials while they fit,
+// then front by front, the last front that does not fit cut by greedy
+// hypervolume subset selection, as above. With several objectives the
+// good kernels are weighted by their hypervolume contributions among the
+// good trials of the same budget only (the reference point from their
+// losses, pareto.Reference; each budget's largest weighs 1), so that
+// trials of different budgets are never compared by hypervolume
+// (TestMultiObjectiveRungRanking). FidelityCheck, which compares one loss
+// per trial between budgets, is refused with several objectives or
+// constraints.
 //
 // # Observations without rungs
 //
