@@ -87,7 +87,7 @@ func TestAutoTable(t *testing.T) {
 		{"named asha", "scheduler: {name: asha, max_t: 27}\n", "tpe", "asha"},
 		{"bohb, auto scheduler", "searcher: bohb\nstop: {training_iteration: 27}\n", "bohb", "hyperband_for_bohb (max_t 27)"},
 		{"bohb without a budget", "searcher: bohb\n", "bohb", "hyperband_for_bohb (max_t 81)"},
-		{"several objectives", "metric: null\nobjectives: [{metric: loss}, {metric: ms}]\nstop: {training_iteration: 100}\n", "tpe", "fifo"},
+		{"several objectives", "metric: null\nobjectives: [{metric: loss}, {metric: ms}]\nstop: {training_iteration: 100}\n", "tpe", "asha (time_attr training_iteration, max_t 100, grace_period 3, reduction_factor 3, promotion top)"},
 		{"several objectives, few samples", "metric: null\nobjectives: [{metric: loss}, {metric: ms}]\nnum_samples: 19\n", "random", "fifo"},
 		{"several objectives, many samples", "metric: null\nobjectives: [{metric: loss}, {metric: ms}]\nnum_samples: 1000\n", "nsga2", "fifo"},
 		{"several objectives, unbounded", "metric: null\nobjectives: [{metric: loss}, {metric: ms}]\nnum_samples: -1\n", "nsga2", "fifo"},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/search/nsga2"
+	"github.com/hone-tune/hone/search/tpe"
 )
 
 // TestNSGA2Spec: nsga2's parameters, their defaults, their errors (naming
@@ -79,7 +80,8 @@ func TestNSGA2Spec(t *testing.T) {
 
 // TestTPESeveralObjectives: the tpe searcher is built with the spec's
 // objectives and constraints, which the experiment then accepts; with an
-// ASHA scheduler the spec is refused (ASHA ranks one objective).
+// ASHA scheduler (MO-ASHA) it observes the trials at ASHA's rungs, with
+// the fidelity check off by default and refused when asked for.
 func TestTPESeveralObjectives(t *testing.T) {
 	head := "command: [x]\nsearch_space: {lr: {loguniform: [0.001, 0.1]}}\nnum_samples: 20\n"
 	two := "objectives:\n  - {metric: acc, mode: max}\n  - {metric: latency_ms}\nconstraints: [{metric: mem, below: 10}]\n"
@@ -108,7 +110,31 @@ func TestTPESeveralObjectives(t *testing.T) {
 	if err == nil {
 		err = s.Validate()
 	}
-	if se := specErrorAt(err, "scheduler"); se == nil || !strings.Contains(se.Msg, "scheduler asha optimises one objective") {
+	if err != nil {
+		t.Fatalf("tpe with asha: %v", err)
+	}
+	plan, err = Build(s, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plan.Experiment.Validate(); err != nil {
+		t.Errorf("tpe with asha: experiment: %v", err)
+	}
+	sr, ok := plan.Experiment.Searcher.(*tpe.Searcher)
+	if !ok {
+		t.Fatalf("searcher %T", plan.Experiment.Searcher)
+	}
+	if ta, budgets := sr.Rungs(); ta != "training_iteration" || len(budgets) == 0 || budgets[len(budgets)-1] != 9 {
+		t.Errorf("tpe with asha: rungs %q %v", ta, budgets)
+	}
+	if err := sr.CheckObjectives(s.ResolvedObjectives(), s.Constraints); err != nil {
 		t.Errorf("tpe with asha: %v", err)
+	}
+	s, err = Parse([]byte(head+two+"searcher: {name: tpe, fidelity_check: true}\nscheduler: {name: asha, max_t: 9}\n"), "experiment.yaml", t.TempDir())
+	if err == nil {
+		err = s.Validate()
+	}
+	if se := specErrorAt(err, "searcher"); se == nil || !strings.Contains(se.Msg, "fidelity_check with 2 objectives under 1 constraints: not supported") {
+		t.Errorf("tpe with fidelity_check: %v", err)
 	}
 }

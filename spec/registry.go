@@ -460,8 +460,11 @@ func objective(s *Spec, own hone.Objective) (hone.Objective, error) {
 
 // readTPE reads TPE's parameters: n_startup_trials, n_ei_candidates,
 // prior_weight, consider_endpoints, multivariate, constant_liar and
-// fidelity_check (see tpeDefaults for the defaults of the last three).
+// fidelity_check (see tpeDefaults for the defaults of the last three;
+// with several objectives or constraints fidelity_check defaults to
+// false, since TPE applies it to one objective only, and true is refused).
 func readTPE(p *Params) func(s *Spec) (hone.Searcher, error) {
+	checkSet := p.Has("fidelity_check")
 	o := tpe.Options{
 		NStartupTrials:    p.Int("n_startup_trials", 10),
 		NEICandidates:     p.Int("n_ei_candidates", 24),
@@ -488,6 +491,7 @@ func readTPE(p *Params) func(s *Spec) (hone.Searcher, error) {
 		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = obj.Metric, obj.Mode, s.NumSamples, s.Seed, s.PointsToEvaluate
 		if s.severalObjectives() {
 			o.Objectives, o.Constraints = s.ResolvedObjectives(), s.Constraints
+			o.FidelityCheck = o.FidelityCheck && checkSet
 		}
 		return tpe.New(s.SearchSpace, o)
 	}

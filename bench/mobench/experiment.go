@@ -17,7 +17,9 @@ import (
 	"github.com/hone-tune/hone/scheduler/asha"
 	"github.com/hone-tune/hone/scheduler/fifo"
 	"github.com/hone-tune/hone/scheduler/hyperband"
+	"github.com/hone-tune/hone/search/fidelity"
 	"github.com/hone-tune/hone/search/random"
+	"github.com/hone-tune/hone/search/tpe"
 	"github.com/hone-tune/hone/space"
 	"github.com/hone-tune/hone/store/local"
 )
@@ -275,7 +277,10 @@ func MOASHAConfig(env Env) asha.Config {
 
 // WithMOASHA returns the experiment of searcher (built by newSearcher from
 // the run's environment) with MO-ASHA (MOASHAConfig): the hook by which a
-// multi-objective searcher joins MO-ASHA in the benchmark.
+// multi-objective searcher joins MO-ASHA in the benchmark. A searcher that
+// models results at rungs (fidelity.RungUser, as TPE) gets ASHA's rungs,
+// and ASHA follows it when it is a fidelity.Advisor, as the spec's builder
+// wires them.
 func WithMOASHA(name string, newSearcher func(Env) (hone.Searcher, error)) Experiment {
 	return Experiment{Name: name, Build: func(env Env) (hone.Searcher, hone.Scheduler, error) {
 		sr, err := newSearcher(env)
@@ -283,7 +288,16 @@ func WithMOASHA(name string, newSearcher func(Env) (hone.Searcher, error)) Exper
 			return nil, nil, err
 		}
 		sc, err := asha.New(MOASHAConfig(env))
-		return sr, sc, err
+		if err != nil {
+			return nil, nil, err
+		}
+		if u, ok := sr.(fidelity.RungUser); ok {
+			u.SetRungs(sc.Rungs())
+		}
+		if a, ok := sr.(fidelity.Advisor); ok {
+			sc.SetAdvisor(a)
+		}
+		return sr, sc, nil
 	}}
 }
 
@@ -291,6 +305,17 @@ func WithMOASHA(name string, newSearcher func(Env) (hone.Searcher, error)) Exper
 func MOASHA() Experiment {
 	return WithMOASHA("mo-asha", func(env Env) (hone.Searcher, error) {
 		return random.New(env.Space, -1, nil, env.Seed)
+	})
+}
+
+// TPEMOASHA is hone's multi-objective TPE with MO-ASHA, "tpe-mo-asha":
+// the searcher and scheduler a spec with several objectives and a budget
+// gets from searcher: auto and scheduler: auto (tpe with the spec's
+// defaults, fidelity_check off with several objectives; MOASHAConfig),
+// observing the trials at ASHA's rungs.
+func TPEMOASHA() Experiment {
+	return WithMOASHA("tpe-mo-asha", func(env Env) (hone.Searcher, error) {
+		return tpe.New(env.Space, tpe.Options{Objectives: env.Objectives, NumSamples: -1, Seed: env.Seed, Multivariate: true, ConstantLiar: true})
 	})
 }
 
@@ -309,7 +334,7 @@ func MOHyperBand() Experiment {
 }
 
 // AllExperiments returns the experiment methods, in report order.
-func AllExperiments() []Experiment { return []Experiment{MOASHA(), MOHyperBand()} }
+func AllExperiments() []Experiment { return []Experiment{MOASHA(), MOHyperBand(), TPEMOASHA()} }
 
 // Experiments returns the experiment methods as methods of the benchmark.
 func Experiments() []Method {

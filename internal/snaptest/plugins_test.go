@@ -250,6 +250,37 @@ scheduler:
   reduction_factor: 3
 max_concurrent_trials: 3
 `},
+	{name: "tpe_mo+asha", spec: `
+objectives:
+  - {metric: loss, mode: min}
+  - {metric: cost, mode: min}
+constraints:
+  - {metric: cost, below: 0.9}
+num_samples: 40
+searcher:
+  name: tpe
+  n_startup_trials: 4
+scheduler:
+  name: asha
+  max_t: 12
+  grace_period: 1
+  reduction_factor: 2
+max_concurrent_trials: 3
+`},
+	{name: "tpe_mo+hyperband", spec: `
+objectives:
+  - {metric: loss, mode: min}
+  - {metric: cost, mode: min}
+num_samples: 30
+searcher:
+  name: tpe
+  n_startup_trials: 4
+scheduler:
+  name: hyperband
+  max_t: 9
+  reduction_factor: 3
+max_concurrent_trials: 3
+`, opts: snaptest.Options{MaxIter: 12}},
 	{name: "nsga2_objectives+fifo", spec: `
 num_samples: 40
 objectives:

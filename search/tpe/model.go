@@ -73,6 +73,10 @@ func (s *Searcher) rungTraining() (good, bad []row, ok bool) {
 	if !s.freshEnough(floor, n, need) || n < need {
 		return nil, nil, false
 	}
+	if s.general() {
+		good, bad = s.rungSplitGeneral(n)
+		return good, bad, true
+	}
 	k := min(max(s.gamma(n), 0), n) // the ranking's first n trials are those at the floor or above
 	isGood := make(map[int]bool, k)
 	good = make([]row, 0, k)

@@ -1,6 +1,7 @@
 package tpe
 
 import (
+	"math"
 	"slices"
 
 	"github.com/hone-tune/hone/pareto"
@@ -161,4 +162,53 @@ func goodWeights(good []row) {
 	for j, i := range feas {
 		good[i].w = contrib[j] / top
 	}
+}
+
+// rungSplitGeneral is rung training for several objectives or constraints
+// (the fidelity check is off, so every observed trial counts; n of them):
+// the good rows are the first gamma(n) trials taken budget by budget from
+// the highest down, all those of a budget while they fit, and of the
+// budget that does not fit, those splitGeneral chooses among its trials by
+// their losses and violations there. With several objectives the good
+// rows of each budget are weighted by their hypervolume contributions
+// among the good rows of that budget only (goodWeights), so that losses at
+// different budgets are never compared. The bad rows are the newest
+// maxBad of the other observed trials and the liars, as in rungTraining.
+// Both are in suggestion order.
+func (s *Searcher) rungSplitGeneral(n int) (good, bad []row) {
+	k := min(max(s.gamma(n), 0), n)
+	multi := len(s.objs) > 1
+	isGood := make(map[int]bool, k)
+	good = make([]row, 0, k)
+	at := 0 // s.ranked holds the trials by budget, highest first
+	for lv := len(s.budgets) - 1; lv >= 0 && len(good) < k; lv-- {
+		level := make([]row, 0, s.perLevel[lv])
+		for _, t := range s.ranked[at : at+s.perLevel[lv]] {
+			level = append(level, row{seq: t.seq, loss: t.topLoss, x: t.x, level: t.top, losses: t.topLosses, viol: t.topViol})
+		}
+		at += s.perLevel[lv]
+		slices.SortFunc(level, func(a, b row) int { return a.seq - b.seq })
+		if len(good)+len(level) > k {
+			level, _ = splitGeneral(level, k-len(good), multi)
+		} else if multi {
+			goodWeights(level)
+		}
+		for _, r := range level {
+			isGood[r.seq] = true
+		}
+		good = append(good, level...)
+	}
+	slices.SortFunc(good, func(a, b row) int { return a.seq - b.seq })
+	bad = make([]row, 0, min(maxBad, len(s.all)))
+	for i := len(s.all) - 1; i >= 0 && len(bad) < maxBad; i-- {
+		switch t := s.all[i]; {
+		case t.top >= 0 && isGood[t.seq]:
+		case t.top >= 0:
+			bad = append(bad, row{seq: t.seq, loss: t.topLoss, x: t.x, level: t.top, losses: t.topLosses, viol: t.topViol})
+		case s.liar && !t.done:
+			bad = append(bad, row{seq: t.seq, loss: math.Inf(1), x: t.x, liar: true})
+		}
+	}
+	slices.Reverse(bad)
+	return good, bad
 }

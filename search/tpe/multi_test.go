@@ -206,13 +206,17 @@ func TestMultiObjectiveObservations(t *testing.T) {
 }
 
 // TestMultiObjectiveOptions: objectives replace metric and mode; rungs
-// with several objectives are refused; CheckObjectives wants the
-// experiment's objectives and constraints.
+// with several objectives are accepted, the fidelity check refused;
+// CheckObjectives wants the experiment's objectives and constraints.
 func TestMultiObjectiveOptions(t *testing.T) {
 	var pe *hone.ParamError
-	_, err := New(zdtSpace(), Options{Objectives: moObjectives, NumSamples: 5, Rungs: &Rungs{TimeAttr: "training_iteration", Budgets: []float64{1, 3}}})
-	if !errors.As(err, &pe) || pe.Param != "objectives" {
+	rs := mustNew(t, zdtSpace(), Options{Objectives: moObjectives, NumSamples: 5, Rungs: &Rungs{TimeAttr: "training_iteration", Budgets: []float64{1, 3}}})
+	if err := rs.CheckObjectives(moObjectives, nil); err != nil {
 		t.Errorf("rungs with two objectives: %v", err)
+	}
+	_, err := New(zdtSpace(), Options{Objectives: moObjectives, NumSamples: 5, FidelityCheck: true, Rungs: &Rungs{TimeAttr: "training_iteration", Budgets: []float64{1, 3}}})
+	if !errors.As(err, &pe) || pe.Param != "fidelity_check" {
+		t.Errorf("fidelity check with two objectives: %v", err)
 	}
 	_, err = New(zdtSpace(), Options{Objectives: hone.Objectives{{Metric: "a"}, {Metric: "a"}}, NumSamples: 5})
 	if !errors.As(err, &pe) || pe.Param != "objectives" {
@@ -226,8 +230,8 @@ func TestMultiObjectiveOptions(t *testing.T) {
 		t.Errorf("other objectives: %v", err)
 	}
 	s.SetRungs("training_iteration", []float64{1, 3})
-	if ta, _ := s.Rungs(); ta != "" {
-		t.Errorf("rungs set with two objectives: %q", ta)
+	if ta, bs := s.Rungs(); ta != "training_iteration" || !slices.Equal(bs, []float64{1, 3}) {
+		t.Errorf("rungs set with two objectives: %q %v", ta, bs)
 	}
 	one := mustNew(t, zdtSpace(), Options{Metric: "f1", NumSamples: 5, Rungs: &Rungs{TimeAttr: "training_iteration", Budgets: []float64{1, 3}}})
 	if err := one.CheckObjectives(hone.Objectives{{Metric: "f1", Mode: hone.Min}}, nil); err != nil {

@@ -73,6 +73,10 @@ type pendingState struct {
 	// violation of the latest result that had every objective, if any.
 	Losses []snapshot.Number `json:"losses,omitempty"`
 	Viol   *snapshot.Number  `json:"viol,omitempty"`
+	// With rungs, several objectives or constraints, and Top: the losses
+	// and the violation at the rung Top.
+	TopLosses []snapshot.Number `json:"top_losses,omitempty"`
+	TopViol   *snapshot.Number  `json:"top_viol,omitempty"`
 }
 
 // objectivesSignature names the objectives and constraints of a general
@@ -139,6 +143,10 @@ func (s *Searcher) MarshalState() ([]byte, error) {
 			if p.top >= 0 {
 				top := p.top
 				ps.Top = &top
+				if p.topLosses != nil {
+					v := snapshot.Number(p.topViol)
+					ps.TopLosses, ps.TopViol = snapshot.Numbers(p.topLosses), &v
+				}
 			}
 			if p.seenAll {
 				v := snapshot.Number(p.viol)
@@ -268,6 +276,12 @@ func (s *Searcher) UnmarshalState(data []byte) error {
 					return nil, fmt.Errorf("%s trial %s: rung %d out of range", what, p.Trial, *p.Top)
 				}
 				q.top = *p.Top
+				if q.topLosses, q.topViol, err = general(p.TopLosses, p.TopViol); err != nil {
+					return nil, fmt.Errorf("%s trial %s: at its rung: %w", what, p.Trial, err)
+				}
+				if s.general() && q.topLosses == nil {
+					return nil, fmt.Errorf("%s trial %s: no losses at its rung", what, p.Trial)
+				}
 			}
 			out[p.Trial] = q
 		}

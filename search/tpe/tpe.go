@@ -113,9 +113,23 @@
 // A trial's objectives are those of the last result passed to
 // OnTrialComplete or, if it lacks one of them (or holds NaN there), of the
 // latest result passed to OnResult that had them all; its violation is
-// that result's. Trials without every objective are ignored. Rungs are
-// for one objective without constraints: New refuses them otherwise, and
-// SetRungs then does nothing.
+// that result's. Trials without every objective are ignored.
+//
+// At rungs (see Observations at rungs), a trial is observed at each rung
+// it reaches with the losses (NaN as +Inf) and the violation of the first
+// result at or past the rung that has every objective. The trials rank by
+// the highest budget reached, then, within one budget, by constrained
+// non-dominated sorting of their losses there: the good set is filled
+// from the highest budget down, all of a budget's trials while they fit,
+// then front by front, the last front that does not fit cut by greedy
+// hypervolume subset selection, as above. With several objectives the
+// good kernels are weighted by their hypervolume contributions among the
+// good trials of the same budget only (the reference point from their
+// losses, pareto.Reference; each budget's largest weighs 1), so that
+// trials of different budgets are never compared by hypervolume
+// (TestMultiObjectiveRungRanking). FidelityCheck, which compares one loss
+// per trial between budgets, is refused with several objectives or
+// constraints.
 //
 // # Observations without rungs
 //
@@ -321,8 +335,11 @@ type trial struct {
 	seenAll bool
 	// With rungs: the index of the highest budget it was observed at, -1
 	// if none; whether it is complete, and whether it failed.
-	top          int
-	topLoss      float64 // the loss at budget top
+	top     int
+	topLoss float64 // the loss at budget top
+	// general, with rungs: the losses and the violation at budget top.
+	topLosses    []float64
+	topViol      float64
 	done, failed bool
 }
 
@@ -392,10 +409,10 @@ func New(sp space.Space, opts Options) (*Searcher, error) {
 	if s.priorWeight == 0 {
 		s.priorWeight = 1
 	}
+	if s.check && s.general() {
+		return nil, invalid("fidelity_check", "fidelity_check with %s: not supported; the rank-correlation rule compares one loss per trial between budgets", s.objectivesText())
+	}
 	if r := opts.Rungs; r != nil {
-		if s.general() {
-			return nil, invalid("objectives", "rungs with %s: not supported; the model ranks complete trials only", s.objectivesText())
-		}
 		if err := s.setRungs(r.TimeAttr, r.Budgets); err != nil {
 			return nil, err
 		}
@@ -430,7 +447,7 @@ func orDefault(v, def int) int {
 // empty attribute, no budget, a budget that is not positive and finite)
 // are ignored.
 func (s *Searcher) SetRungs(timeAttr string, budgets []float64) {
-	if s.n > 0 || s.general() {
+	if s.n > 0 {
 		return
 	}
 	_ = s.setRungs(timeAttr, budgets)
@@ -591,6 +608,15 @@ func (s *Searcher) feed(id string, t *trial, r *hone.Result) {
 	if !ok1 || !ok2 || math.IsNaN(tv) {
 		return
 	}
+	var losses []float64
+	if s.general() {
+		for _, o := range s.objs {
+			if _, ok := o.Value(r); !ok {
+				return // an observation at a rung has every objective
+			}
+		}
+		losses, _ = s.objs.Losses(nil, r) // NaN made +Inf
+	}
 	k, found := slices.BinarySearch(s.budgets, tv)
 	if !found {
 		k-- // the highest budget below tv
@@ -604,6 +630,9 @@ func (s *Searcher) feed(id string, t *trial, r *hone.Result) {
 	t.top = k
 	s.mon.Observe(id, s.budgets[k], s.obj.Loss(v))
 	t.topLoss, _ = s.mon.Loss(id, s.budgets[k]) // NaN made +Inf
+	if losses != nil {
+		t.topLosses, t.topViol = losses, s.cs.Violation(r)
+	}
 	s.rank(t)
 }
 
@@ -626,16 +655,9 @@ func (s *Searcher) objectivesText() string {
 
 // CheckObjectives implements hone.MultiObjective: the experiment's
 // objectives and constraints must be those the searcher was built with
-// (Options.Objectives and Constraints), and the searcher must have no
-// rungs, which it observes for one objective only.
+// (Options.Objectives and Constraints).
 func (s *Searcher) CheckObjectives(objs hone.Objectives, cs hone.Constraints) error {
-	if err := search.CheckObjectives("tpe", s.objs, s.cs, objs, cs); err != nil {
-		return err
-	}
-	if s.budgets != nil && s.general() {
-		return invalid("objectives", "rungs with %s: not supported; the model ranks complete trials only", s.objectivesText())
-	}
-	return nil
+	return search.CheckObjectives("tpe", s.objs, s.cs, objs, cs)
 }
 
 // rule is the fidelity rule the searcher applies to its rungs.

@@ -3,7 +3,8 @@
 // median hypervolume of their evaluations over several seeds at an equal
 // budget: hone's random, nsga2 and multi-objective tpe searchers, hone's
 // experiments on the simulated executor (mo-asha and mo-hyperband: random
-// search with MO-ASHA and with HyperBand ranking by every objective), and
+// search with MO-ASHA and with HyperBand ranking by every objective;
+// tpe-mo-asha: multi-objective TPE with MO-ASHA), and
 // Optuna's NSGAIISampler and multi-objective TPESampler (see package
 // mobench).
 //

@@ -1,6 +1,8 @@
 // Command mobudget measures how much budget hone's multi-fidelity
 // experiment methods (package mobench: mo-asha and mo-hyperband, random
-// search with MO-ASHA and with HyperBand ranking by every objective) need to reach a baseline's hypervolume: the baseline (Optuna's
+// search with MO-ASHA and with HyperBand ranking by every objective, and
+// tpe-mo-asha, multi-objective TPE with MO-ASHA) need to reach a
+// baseline's hypervolume: the baseline (Optuna's
 // NSGA-II at full fidelity by default) runs every seed at the full budget,
 // and its median final hypervolume is the target; each experiment method
 // runs every seed at the same budget, and the command reports the first
