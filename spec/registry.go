@@ -65,7 +65,7 @@ var searchers = map[string]SearcherPlugin{
 	"tpe": {
 		Doc:        "tree-structured Parzen estimator: densities of good and bad trials (Optuna's TPE), pending trials as liars, fed at ASHA's or HyperBand's rungs",
 		Read:       readTPE,
-		Objectives: "multi-objective TPE: good trials by non-dominated sorting, weighted by hypervolume contribution; constraints by constrained domination",
+		Objectives: "multi-objective TPE: good trials by non-dominated sorting, weighted by hypervolume contribution; constraints by constrained domination; at asha's or hyperband's rungs, ranked by the highest rung reached first (fidelity_check off)",
 	},
 	"nsga2": {
 		Doc:        "NSGA-II: a genetic algorithm whose parents are the best trials by non-dominated sorting and crowding distance (Optuna's NSGAIISampler)",
@@ -464,7 +464,6 @@ func objective(s *Spec, own hone.Objective) (hone.Objective, error) {
 // with several objectives or constraints fidelity_check defaults to
 // false, since TPE applies it to one objective only, and true is refused).
 func readTPE(p *Params) func(s *Spec) (hone.Searcher, error) {
-	checkSet := p.Has("fidelity_check")
 	o := tpe.Options{
 		NStartupTrials:    p.Int("n_startup_trials", 10),
 		NEICandidates:     p.Int("n_ei_candidates", 24),
@@ -474,6 +473,7 @@ func readTPE(p *Params) func(s *Spec) (hone.Searcher, error) {
 		ConstantLiar:      p.Bool("constant_liar", tpeDefaults.ConstantLiar),
 		FidelityCheck:     p.Bool("fidelity_check", tpeDefaults.FidelityCheck),
 	}
+	checkSet := p.Has("fidelity_check") // after the reads, which set the schema's order
 	if o.NStartupTrials < 0 {
 		p.Errorf("n_startup_trials", "must be >= 0, got %d", o.NStartupTrials)
 		return nil
