@@ -279,7 +279,7 @@ func asMap(v any) (map[string]any, bool) {
 // space's length, elements nil until set).
 func (l leaf) set(cfg map[string]any, v any) {
 	if !l.inList() {
-		setPath(cfg, l.path, v)
+		SetPath(cfg, l.path, v)
 		return
 	}
 	var cur any = cfg
@@ -348,9 +348,9 @@ func put(container any, k string, index bool, v any) {
 	}
 }
 
-// setPath stores v at path in cfg, creating (or replacing non-map values
-// with) intermediate maps.
-func setPath(cfg map[string]any, path []string, v any) {
+// SetPath stores v at path in cfg (a parameter's Path), creating (or
+// replacing non-map values with) intermediate maps.
+func SetPath(cfg map[string]any, path []string, v any) {
 	cur := cfg
 	for _, k := range path[:len(path)-1] {
 		next, ok := cur[k].(map[string]any)
@@ -445,7 +445,7 @@ func (g Grid) At(i int) map[string]any {
 	}
 	for _, l := range g.params {
 		n := len(l.dom.values)
-		setPath(p, l.path, cloneValue(l.dom.values[i%n]))
+		SetPath(p, l.path, cloneValue(l.dom.values[i%n]))
 		i /= n
 	}
 	return p
@@ -607,7 +607,7 @@ func (s Space) FromUnit(u []float64, r *rand.Rand) (map[string]any, error) {
 			if math.IsNaN(u[i]) {
 				return nil, &Error{Op: "from unit", Path: pathString(l.path), Err: fmt.Errorf("coordinate %d is NaN", i)}
 			}
-			setPath(cfg, l.path, l.dom.fromUnit(u[i]))
+			SetPath(cfg, l.path, l.dom.fromUnit(u[i]))
 			i++
 		}
 	}

@@ -391,22 +391,9 @@ func (s *Searcher) decode(x []float64) map[string]any {
 		case d.p.Integer:
 			v = int(x[i])
 		}
-		setPath(point, d.p.Path, v)
+		space.SetPath(point, d.p.Path, v)
 	}
 	return point
-}
-
-// setPath stores v at path in m, creating intermediate maps.
-func setPath(m map[string]any, path []string, v any) {
-	for _, k := range path[:len(path)-1] {
-		next, ok := m[k].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			m[k] = next
-		}
-		m = next
-	}
-	m[path[len(path)-1]] = v
 }
 
 // OnResult remembers the trial's objectives and constraint violation if

@@ -9,64 +9,16 @@ import (
 	"testing"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/internal/motest"
 	"github.com/hone-tune/hone/pareto"
 	"github.com/hone-tune/hone/search/random"
 	"github.com/hone-tune/hone/space"
 )
 
-// twoObjectives are f1 and f2, both minimised.
-var twoObjectives = hone.Objectives{{Metric: "f1", Mode: hone.Min}, {Metric: "f2", Mode: hone.Min}}
-
-// zdtSpace is ZDT1's space with n = 6.
-func zdtSpace() space.Space {
-	sp := space.Space{}
-	for i := range 6 {
-		sp[fmt.Sprintf("x%d", i)] = space.Uniform(0, 1)
-	}
-	return sp
-}
-
-// zdt1 is Zitzler, Deb and Thiele's first problem over zdtSpace.
-func zdt1(cfg hone.Config) []float64 {
-	x := make([]float64, 6)
-	for i := range x {
-		x[i], _ = hone.Number(cfg[fmt.Sprintf("x%d", i)])
-	}
-	g := 0.0
-	for _, v := range x[1:] {
-		g += v
-	}
-	g = 1 + 9*g/5
-	return []float64{x[0], g * (1 - math.Sqrt(x[0]/g))}
-}
-
-// result is a done result with f1 and f2.
-func result(f []float64) *hone.Result {
-	return &hone.Result{Metrics: map[string]any{"f1": f[0], "f2": f[1]}, Done: true}
-}
-
-// run suggests n trials one at a time, completing each with f, and
-// returns the objective vectors.
-func run(t *testing.T, s hone.Searcher, n int, f func(hone.Config) []float64) [][]float64 {
-	t.Helper()
-	var out [][]float64
-	for i := range n {
-		id := fmt.Sprintf("t%d", i)
-		cfg, err := s.Suggest(id)
-		if err != nil {
-			t.Fatalf("suggest %s: %v", id, err)
-		}
-		v := f(cfg)
-		s.OnTrialComplete(id, result(v), false)
-		out = append(out, v)
-	}
-	return out
-}
-
 func newSearcher(t *testing.T, sp space.Space, mod func(*Options)) *Searcher {
 	t.Helper()
 	o := DefaultOptions()
-	o.Objectives = twoObjectives
+	o.Objectives = motest.Objectives()
 	o.Seed = 1
 	if mod != nil {
 		mod(&o)
@@ -90,13 +42,13 @@ func TestImprovesOverRandom(t *testing.T) {
 	ref := []float64{1.1, 11}
 	var ga, rnd []float64
 	for seed := range uint64(5) {
-		s := newSearcher(t, zdtSpace(), func(o *Options) { o.Seed, o.PopulationSize = seed, 30 })
-		ga = append(ga, pareto.Hypervolume(run(t, s, 300, zdt1), ref))
-		r, err := random.New(zdtSpace(), -1, nil, seed)
+		s := newSearcher(t, motest.ZDTSpace(), func(o *Options) { o.Seed, o.PopulationSize = seed, 30 })
+		ga = append(ga, pareto.Hypervolume(motest.Run(t, s, 300, motest.ZDT1), ref))
+		r, err := random.New(motest.ZDTSpace(), -1, nil, seed)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rnd = append(rnd, pareto.Hypervolume(run(t, r, 300, zdt1), ref))
+		rnd = append(rnd, pareto.Hypervolume(motest.Run(t, r, 300, motest.ZDT1), ref))
 	}
 	t.Logf("nsga2 %v, random %v", ga, rnd)
 	if median(ga) <= slices.Max(rnd) {
@@ -107,10 +59,10 @@ func TestImprovesOverRandom(t *testing.T) {
 // TestDeterministic: the same seed and calls give the same suggestions;
 // another seed others.
 func TestDeterministic(t *testing.T) {
-	sp := zdtSpace()
+	sp := motest.ZDTSpace()
 	sp["act"] = space.Choice("relu", "tanh")
 	sp["layers"] = space.RandInt(1, 5)
-	f := func(cfg hone.Config) []float64 { return zdt1(cfg) }
+	f := func(cfg hone.Config) []float64 { return motest.ZDT1(cfg) }
 	configs := func(seed uint64) []hone.Config {
 		s := newSearcher(t, sp, func(o *Options) { o.Seed, o.PopulationSize = seed, 6 })
 		var out []hone.Config
@@ -121,7 +73,7 @@ func TestDeterministic(t *testing.T) {
 				t.Fatal(err)
 			}
 			out = append(out, cfg)
-			s.OnTrialComplete(id, result(f(cfg)), i%7 == 3)
+			s.OnTrialComplete(id, motest.Result(f(cfg)), i%7 == 3)
 		}
 		return out
 	}
@@ -155,12 +107,12 @@ func TestGenerations(t *testing.T) {
 	}
 	s.OnTrialComplete("0", nil, true)                                             // failed
 	s.OnTrialComplete("1", &hone.Result{Metrics: map[string]any{"f1": 1}}, false) // lacks f2
-	s.OnTrialComplete("p", result([]float64{1, 1}), false)
-	s.OnTrialComplete("2", result([]float64{0, 2}), false)
+	s.OnTrialComplete("p", motest.Result([]float64{1, 1}), false)
+	s.OnTrialComplete("2", motest.Result([]float64{0, 2}), false)
 	if g, n := s.Generation(); g != 0 || n != 2 {
 		t.Fatalf("generation %d with %d completed, want 0 with 2", g, n)
 	}
-	s.OnResult("3", result([]float64{2, 0}))
+	s.OnResult("3", motest.Result([]float64{2, 0}))
 	s.OnTrialComplete("3", &hone.Result{}, false) // its OnResult counts
 	if g, n := s.Generation(); g != 1 || n != 0 {
 		t.Fatalf("generation %d with %d completed, want 1 with 0", g, n)
@@ -170,7 +122,7 @@ func TestGenerations(t *testing.T) {
 	}
 	// Trial 4, of generation 0, completes late: it joins the next
 	// selection, and dominates p.
-	s.OnTrialComplete("4", result([]float64{0.5, 0.5}), false)
+	s.OnTrialComplete("4", motest.Result([]float64{0.5, 0.5}), false)
 	genes := map[string][]float64{}
 	for _, p := range s.parents {
 		genes[p.id] = p.x
@@ -187,7 +139,7 @@ func TestGenerations(t *testing.T) {
 				t.Errorf("child %v: gene %d = %v is no parent's", cfg, k, v)
 			}
 		}
-		s.OnTrialComplete(id, result([]float64{3, 3}), false)
+		s.OnTrialComplete(id, motest.Result([]float64{3, 3}), false)
 	}
 	if g, _ := s.Generation(); g != 2 {
 		t.Fatalf("generation %d, want 2", g)
@@ -201,7 +153,7 @@ func TestGenerations(t *testing.T) {
 // of largest crowding distance; with constraints, feasible ones before
 // infeasible ones, these by violation.
 func TestSelection(t *testing.T) {
-	s := newSearcher(t, zdtSpace(), func(o *Options) { o.PopulationSize = 4 })
+	s := newSearcher(t, motest.ZDTSpace(), func(o *Options) { o.PopulationSize = 4 })
 	ms := func(pts [][]float64, viol []float64) []*member {
 		out := make([]*member, len(pts))
 		for i, p := range pts {
@@ -255,7 +207,7 @@ func TestTournament(t *testing.T) {
 	}
 	// Among two parents, the second draw excludes the first: both are
 	// chosen.
-	s := newSearcher(t, zdtSpace(), func(o *Options) { o.PopulationSize = 2 })
+	s := newSearcher(t, motest.ZDTSpace(), func(o *Options) { o.PopulationSize = 2 })
 	s.parents = []*member{a, b}
 	for range 20 {
 		p0 := s.tournament(-1)
@@ -331,9 +283,9 @@ func TestNewErrors(t *testing.T) {
 		{"points_to_evaluate", func(o *Options) { o.Points = []map[string]any{{"nope": 1}} }},
 	} {
 		o := DefaultOptions()
-		o.Objectives = twoObjectives
+		o.Objectives = motest.Objectives()
 		c.mod(&o)
-		_, err := New(zdtSpace(), o)
+		_, err := New(motest.ZDTSpace(), o)
 		var pe *hone.ParamError
 		if !errors.As(err, &pe) || pe.Param != c.param || pe.Plugin != "nsga2" {
 			t.Errorf("%s: error %v, want a ParamError naming it", c.param, err)
@@ -346,22 +298,22 @@ func TestNewErrors(t *testing.T) {
 func TestCheckObjectives(t *testing.T) {
 	below := 1.0
 	cs := hone.Constraints{{Metric: "mem", Below: &below}}
-	s := newSearcher(t, zdtSpace(), func(o *Options) { o.Constraints = cs })
-	if err := s.CheckObjectives(twoObjectives, cs); err != nil {
+	s := newSearcher(t, motest.ZDTSpace(), func(o *Options) { o.Constraints = cs })
+	if err := s.CheckObjectives(motest.Objectives(), cs); err != nil {
 		t.Errorf("its own objectives: %v", err)
 	}
 	var pe *hone.ParamError
-	if err := s.CheckObjectives(twoObjectives[:1], cs); !errors.As(err, &pe) || pe.Param != "objectives" {
+	if err := s.CheckObjectives(motest.Objectives()[:1], cs); !errors.As(err, &pe) || pe.Param != "objectives" {
 		t.Errorf("other objectives: %v", err)
 	}
-	if err := s.CheckObjectives(twoObjectives, nil); !errors.As(err, &pe) || pe.Param != "constraints" {
+	if err := s.CheckObjectives(motest.Objectives(), nil); !errors.As(err, &pe) || pe.Param != "constraints" {
 		t.Errorf("other constraints: %v", err)
 	}
 }
 
 // TestNumSamples: after NumSamples suggestions the search is done.
 func TestNumSamples(t *testing.T) {
-	s := newSearcher(t, zdtSpace(), func(o *Options) { o.NumSamples = 3 })
+	s := newSearcher(t, motest.ZDTSpace(), func(o *Options) { o.NumSamples = 3 })
 	for i := range 3 {
 		if _, err := s.Suggest(fmt.Sprint(i)); err != nil {
 			t.Fatal(err)
@@ -381,7 +333,7 @@ func TestStateRoundTrip(t *testing.T) {
 		o.PopulationSize = 5
 		o.Constraints = hone.Constraints{{Metric: "f2", Below: &below}}
 	}
-	a := newSearcher(t, zdtSpace(), mod)
+	a := newSearcher(t, motest.ZDTSpace(), mod)
 	step := func(s *Searcher, i int) hone.Config {
 		id := fmt.Sprint(i)
 		cfg, err := s.Suggest(id)
@@ -390,7 +342,7 @@ func TestStateRoundTrip(t *testing.T) {
 		}
 		if i >= 2 {
 			prev := fmt.Sprint(i - 2) // two trials in flight
-			s.OnResult(prev, result([]float64{float64(i % 5), float64(i % 3)}))
+			s.OnResult(prev, motest.Result([]float64{float64(i % 5), float64(i % 3)}))
 			s.OnTrialComplete(prev, nil, i%11 == 0)
 		}
 		return cfg
@@ -402,7 +354,7 @@ func TestStateRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := newSearcher(t, zdtSpace(), func(o *Options) { mod(o); o.Seed = 99 })
+	b := newSearcher(t, motest.ZDTSpace(), func(o *Options) { mod(o); o.Seed = 99 })
 	if err := b.UnmarshalState(data); err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +366,7 @@ func TestStateRoundTrip(t *testing.T) {
 	if !slices.Equal(a.Parents(), b.Parents()) {
 		t.Errorf("parents %v, restored %v", a.Parents(), b.Parents())
 	}
-	other := newSearcher(t, zdtSpace(), func(o *Options) { mod(o); o.PopulationSize = 6 })
+	other := newSearcher(t, motest.ZDTSpace(), func(o *Options) { mod(o); o.PopulationSize = 6 })
 	if err := other.UnmarshalState(data); err == nil {
 		t.Error("a snapshot of population 5 restored into population 6")
 	}
@@ -423,7 +375,7 @@ func TestStateRoundTrip(t *testing.T) {
 // TestMaxPending: a generation's children do not wait for results, so
 // the controller sizes the pending bound (hone.PendingAuto).
 func TestMaxPending(t *testing.T) {
-	if got := newSearcher(t, zdtSpace(), nil).MaxPending(); got != hone.PendingAuto {
+	if got := newSearcher(t, motest.ZDTSpace(), nil).MaxPending(); got != hone.PendingAuto {
 		t.Errorf("MaxPending() = %d, want hone.PendingAuto", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/hone-tune/hone/search/fidelity"
+	"github.com/hone-tune/hone/space"
 )
 
 // row is one observation the densities are fitted to: a trial's
@@ -210,13 +211,13 @@ func (s *Searcher) propose(good, bad []row) map[string]any {
 	if s.multivariate {
 		for _, g := range groups(len(s.dims), good, bad) {
 			for i, v := range s.chooseJoint(g, good, bad) {
-				setPath(point, s.dims[g[i]].path, v)
+				space.SetPath(point, s.dims[g[i]].path, v)
 			}
 		}
 		return point
 	}
 	for i, d := range s.dims {
-		setPath(point, d.path, s.choose(i, d, column(good, i), column(bad, i)))
+		space.SetPath(point, d.path, s.choose(i, d, column(good, i), column(bad, i)))
 	}
 	return point
 }
@@ -407,19 +408,6 @@ func (s *Searcher) chooseJoint(g []int, good, bad []row) []any {
 		}
 	}
 	return out
-}
-
-// setPath stores v at path in m, creating intermediate maps.
-func setPath(m map[string]any, path []string, v any) {
-	for _, k := range path[:len(path)-1] {
-		next, ok := m[k].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			m[k] = next
-		}
-		m = next
-	}
-	m[path[len(path)-1]] = v
 }
 
 // freshEnough reports whether, with the floor at index floor and the first

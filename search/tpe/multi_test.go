@@ -9,63 +9,10 @@ import (
 	"testing"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/internal/motest"
 	"github.com/hone-tune/hone/pareto"
 	"github.com/hone-tune/hone/search/random"
-	"github.com/hone-tune/hone/space"
 )
-
-// moObjectives are f1 and f2, both minimised.
-var moObjectives = hone.Objectives{{Metric: "f1", Mode: hone.Min}, {Metric: "f2", Mode: hone.Min}}
-
-// zdtSpace is ZDT1's space with n = 6.
-func zdtSpace() space.Space {
-	sp := space.Space{}
-	for i := range 6 {
-		sp[fmt.Sprintf("x%d", i)] = space.Uniform(0, 1)
-	}
-	return sp
-}
-
-// zdt1 is Zitzler, Deb and Thiele's first problem over zdtSpace.
-func zdt1(cfg hone.Config) []float64 {
-	x := make([]float64, 6)
-	for i := range x {
-		x[i], _ = hone.Number(cfg[fmt.Sprintf("x%d", i)])
-	}
-	g := 0.0
-	for _, v := range x[1:] {
-		g += v
-	}
-	g = 1 + 9*g/5
-	return []float64{x[0], g * (1 - math.Sqrt(x[0]/g))}
-}
-
-// moResult is a done result with f1, f2 and, if given, mem.
-func moResult(f []float64, mem ...float64) *hone.Result {
-	m := map[string]any{"f1": f[0], "f2": f[1]}
-	if len(mem) > 0 {
-		m["mem"] = mem[0]
-	}
-	return &hone.Result{Metrics: m, Done: true}
-}
-
-// moRun suggests n trials one at a time, completing each with f, and
-// returns the objective vectors.
-func moRun(t *testing.T, s hone.Searcher, n int, f func(hone.Config) []float64) [][]float64 {
-	t.Helper()
-	var out [][]float64
-	for i := range n {
-		id := fmt.Sprintf("t%d", i)
-		cfg, err := s.Suggest(id)
-		if err != nil {
-			t.Fatalf("suggest %s: %v", id, err)
-		}
-		v := f(cfg)
-		s.OnTrialComplete(id, moResult(v), false)
-		out = append(out, v)
-	}
-	return out
-}
 
 // TestMultiObjectiveImprovesOverRandom: on ZDT1 at 120 trials, the
 // multi-objective TPE's median hypervolume over five seeds is above the
@@ -74,17 +21,17 @@ func TestMultiObjectiveImprovesOverRandom(t *testing.T) {
 	ref := []float64{1.1, 11}
 	var rnd []float64
 	for seed := range uint64(5) {
-		r, err := random.New(zdtSpace(), -1, nil, seed)
+		r, err := random.New(motest.ZDTSpace(), -1, nil, seed)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rnd = append(rnd, pareto.Hypervolume(moRun(t, r, 120, zdt1), ref))
+		rnd = append(rnd, pareto.Hypervolume(motest.Run(t, r, 120, motest.ZDT1), ref))
 	}
 	for _, mv := range []bool{false, true} {
 		var hv []float64
 		for seed := range uint64(5) {
-			s := mustNew(t, zdtSpace(), Options{Objectives: moObjectives, NumSamples: -1, Seed: seed, Multivariate: mv})
-			hv = append(hv, pareto.Hypervolume(moRun(t, s, 120, zdt1), ref))
+			s := mustNew(t, motest.ZDTSpace(), Options{Objectives: motest.Objectives(), NumSamples: -1, Seed: seed, Multivariate: mv})
+			hv = append(hv, pareto.Hypervolume(motest.Run(t, s, 120, motest.ZDT1), ref))
 		}
 		t.Logf("multivariate %v: %v; random %v", mv, hv, rnd)
 		if median(hv) <= slices.Max(rnd) {
@@ -183,16 +130,16 @@ func cmpFloat(a, b float64) int {
 func TestMultiObjectiveObservations(t *testing.T) {
 	objs := hone.Objectives{{Metric: "f1", Mode: hone.Max}, {Metric: "f2"}}
 	below := 2.0
-	s := mustNew(t, zdtSpace(), Options{Objectives: objs, Constraints: hone.Constraints{{Metric: "mem", Below: &below}}, NumSamples: -1})
+	s := mustNew(t, motest.ZDTSpace(), Options{Objectives: objs, Constraints: hone.Constraints{{Metric: "mem", Below: &below}}, NumSamples: -1})
 	for i := range 4 {
 		if _, err := s.Suggest(fmt.Sprint(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s.OnTrialComplete("0", moResult([]float64{1, 2}, 3), false)
-	s.OnResult("1", moResult([]float64{4, 5}, 1))
+	s.OnTrialComplete("0", motest.Result([]float64{1, 2}, 3), false)
+	s.OnResult("1", motest.Result([]float64{4, 5}, 1))
 	s.OnTrialComplete("1", &hone.Result{Metrics: map[string]any{"f1": 9}}, false)
-	s.OnTrialComplete("2", moResult([]float64{1, 1}), true)
+	s.OnTrialComplete("2", motest.Result([]float64{1, 1}), true)
 	s.OnTrialComplete("3", &hone.Result{Metrics: map[string]any{"f1": math.NaN(), "f2": 1}}, false)
 	if len(s.obs) != 2 {
 		t.Fatalf("%d observations, want 2", len(s.obs))
@@ -210,30 +157,30 @@ func TestMultiObjectiveObservations(t *testing.T) {
 // CheckObjectives wants the experiment's objectives and constraints.
 func TestMultiObjectiveOptions(t *testing.T) {
 	var pe *hone.ParamError
-	rs := mustNew(t, zdtSpace(), Options{Objectives: moObjectives, NumSamples: 5, Rungs: &Rungs{TimeAttr: "training_iteration", Budgets: []float64{1, 3}}})
-	if err := rs.CheckObjectives(moObjectives, nil); err != nil {
+	rs := mustNew(t, motest.ZDTSpace(), Options{Objectives: motest.Objectives(), NumSamples: 5, Rungs: &Rungs{TimeAttr: "training_iteration", Budgets: []float64{1, 3}}})
+	if err := rs.CheckObjectives(motest.Objectives(), nil); err != nil {
 		t.Errorf("rungs with two objectives: %v", err)
 	}
-	_, err := New(zdtSpace(), Options{Objectives: moObjectives, NumSamples: 5, FidelityCheck: true, Rungs: &Rungs{TimeAttr: "training_iteration", Budgets: []float64{1, 3}}})
+	_, err := New(motest.ZDTSpace(), Options{Objectives: motest.Objectives(), NumSamples: 5, FidelityCheck: true, Rungs: &Rungs{TimeAttr: "training_iteration", Budgets: []float64{1, 3}}})
 	if !errors.As(err, &pe) || pe.Param != "fidelity_check" {
 		t.Errorf("fidelity check with two objectives: %v", err)
 	}
-	_, err = New(zdtSpace(), Options{Objectives: hone.Objectives{{Metric: "a"}, {Metric: "a"}}, NumSamples: 5})
+	_, err = New(motest.ZDTSpace(), Options{Objectives: hone.Objectives{{Metric: "a"}, {Metric: "a"}}, NumSamples: 5})
 	if !errors.As(err, &pe) || pe.Param != "objectives" {
 		t.Errorf("twice the same metric: %v", err)
 	}
-	s := mustNew(t, zdtSpace(), Options{Objectives: moObjectives, NumSamples: 5})
-	if err := s.CheckObjectives(moObjectives, nil); err != nil {
+	s := mustNew(t, motest.ZDTSpace(), Options{Objectives: motest.Objectives(), NumSamples: 5})
+	if err := s.CheckObjectives(motest.Objectives(), nil); err != nil {
 		t.Errorf("its objectives: %v", err)
 	}
-	if err := s.CheckObjectives(moObjectives[:1], nil); !errors.As(err, &pe) || pe.Param != "objectives" {
+	if err := s.CheckObjectives(motest.Objectives()[:1], nil); !errors.As(err, &pe) || pe.Param != "objectives" {
 		t.Errorf("other objectives: %v", err)
 	}
 	s.SetRungs("training_iteration", []float64{1, 3})
 	if ta, bs := s.Rungs(); ta != "training_iteration" || !slices.Equal(bs, []float64{1, 3}) {
 		t.Errorf("rungs set with two objectives: %q %v", ta, bs)
 	}
-	one := mustNew(t, zdtSpace(), Options{Metric: "f1", NumSamples: 5, Rungs: &Rungs{TimeAttr: "training_iteration", Budgets: []float64{1, 3}}})
+	one := mustNew(t, motest.ZDTSpace(), Options{Metric: "f1", NumSamples: 5, Rungs: &Rungs{TimeAttr: "training_iteration", Budgets: []float64{1, 3}}})
 	if err := one.CheckObjectives(hone.Objectives{{Metric: "f1", Mode: hone.Min}}, nil); err != nil {
 		t.Errorf("one objective with rungs: %v", err)
 	}
@@ -244,7 +191,7 @@ func TestMultiObjectiveOptions(t *testing.T) {
 // original does; a snapshot of other objectives is refused.
 func TestMultiObjectiveState(t *testing.T) {
 	below := 4.0
-	opts := Options{Objectives: moObjectives, Constraints: hone.Constraints{{Metric: "f2", Below: &below}},
+	opts := Options{Objectives: motest.Objectives(), Constraints: hone.Constraints{{Metric: "f2", Below: &below}},
 		NumSamples: -1, NStartupTrials: 5, Multivariate: true, ConstantLiar: true, Seed: 3}
 	step := func(s *Searcher, i int) hone.Config {
 		id := fmt.Sprint(i)
@@ -254,12 +201,12 @@ func TestMultiObjectiveState(t *testing.T) {
 		}
 		if i >= 2 {
 			prev := fmt.Sprint(i - 2)
-			s.OnResult(prev, moResult([]float64{float64(i % 5), float64(i % 7)}))
+			s.OnResult(prev, motest.Result([]float64{float64(i % 5), float64(i % 7)}))
 			s.OnTrialComplete(prev, nil, i%9 == 0)
 		}
 		return cfg
 	}
-	a, c := mustNew(t, zdtSpace(), opts), mustNew(t, zdtSpace(), opts)
+	a, c := mustNew(t, motest.ZDTSpace(), opts), mustNew(t, motest.ZDTSpace(), opts)
 	for i := range 20 {
 		if ca, cc := step(a, i), step(c, i); !reflect.DeepEqual(ca, cc) {
 			t.Fatalf("suggestion %d differs between two searchers of one seed", i)
@@ -271,7 +218,7 @@ func TestMultiObjectiveState(t *testing.T) {
 	}
 	o2 := opts
 	o2.Seed = 77
-	b := mustNew(t, zdtSpace(), o2)
+	b := mustNew(t, motest.ZDTSpace(), o2)
 	if err := b.UnmarshalState(data); err != nil {
 		t.Fatal(err)
 	}
@@ -282,13 +229,13 @@ func TestMultiObjectiveState(t *testing.T) {
 	}
 	o3 := opts
 	o3.Constraints = nil
-	if err := mustNew(t, zdtSpace(), o3).UnmarshalState(data); err == nil {
+	if err := mustNew(t, motest.ZDTSpace(), o3).UnmarshalState(data); err == nil {
 		t.Error("a snapshot under a constraint restored into a searcher without")
 	}
 	o4 := opts
 	o4.Objectives, o4.Constraints = nil, nil
 	o4.Metric = "f1"
-	if err := mustNew(t, zdtSpace(), o4).UnmarshalState(data); err == nil {
+	if err := mustNew(t, motest.ZDTSpace(), o4).UnmarshalState(data); err == nil {
 		t.Error("a snapshot of two objectives restored into a searcher of one")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/internal/motest"
 )
 
 // moAt is a result at time t with f1, f2 and mem.
@@ -18,7 +19,7 @@ func moAt(t float64, f []float64, mem float64) *hone.Result {
 // and 9 of t.
 func moRungOpts(seed uint64) Options {
 	below := 1.0
-	return Options{Objectives: moObjectives, Constraints: hone.Constraints{{Metric: "mem", Below: &below}},
+	return Options{Objectives: motest.Objectives(), Constraints: hone.Constraints{{Metric: "mem", Below: &below}},
 		NumSamples: -1, Seed: seed, NStartupTrials: 5, Multivariate: true, ConstantLiar: true,
 		Rungs: &Rungs{TimeAttr: "t", Budgets: []float64{1, 3, 9}}}
 }
@@ -35,7 +36,7 @@ func TestMultiObjectiveRungRanking(t *testing.T) {
 	o := moRungOpts(1)
 	o.NStartupTrials = 3
 	o.Gamma = func(int) int { return 3 }
-	s := mustNew(t, zdtSpace(), o)
+	s := mustNew(t, motest.ZDTSpace(), o)
 	for _, id := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
 		if _, err := s.Suggest(id); err != nil {
 			t.Fatal(err)
@@ -93,7 +94,7 @@ func TestMultiObjectiveRungRanking(t *testing.T) {
 }
 
 // moRungRun suggests n trials, two running at a time, each reporting
-// zdt1's losses plus 1/t at t = 1, 3 and 9 while their f1 + f2 at t = 1
+// motest.ZDT1's losses plus 1/t at t = 1, 3 and 9 while their f1 + f2 at t = 1
 // is below a bar that rises with t (a stand-in for ASHA's promotions),
 // and calls check before each suggestion. It returns the suggestions.
 func moRungRun(t *testing.T, s *Searcher, n int, check func(s *Searcher)) []hone.Config {
@@ -105,7 +106,7 @@ func moRungRun(t *testing.T, s *Searcher, n int, check func(s *Searcher)) []hone
 	}
 	var running []live
 	finish := func(l live) {
-		f := zdt1(l.cfg)
+		f := motest.ZDT1(l.cfg)
 		for _, b := range []float64{1, 3, 9} {
 			r := moAt(b, []float64{f[0] + 1/b, f[1] + 1/b}, f[0]*2)
 			if b == 9 || f[0]+f[1] > 4/b {
@@ -139,7 +140,7 @@ func moRungRun(t *testing.T, s *Searcher, n int, check func(s *Searcher)) []hone
 // low rung never outranks one that went further.
 func TestMultiObjectiveRungOrder(t *testing.T) {
 	models, below := 0, 0
-	moRungRun(t, mustNew(t, zdtSpace(), moRungOpts(2)), 80, func(s *Searcher) {
+	moRungRun(t, mustNew(t, motest.ZDTSpace(), moRungOpts(2)), 80, func(s *Searcher) {
 		good, bad, ok := s.training()
 		if !ok {
 			return
@@ -170,22 +171,22 @@ func TestMultiObjectiveRungOrder(t *testing.T) {
 // run, another seed another; a searcher restored from a snapshot taken
 // mid-run continues exactly as the original.
 func TestMultiObjectiveRungDeterminismAndState(t *testing.T) {
-	a := moRungRun(t, mustNew(t, zdtSpace(), moRungOpts(3)), 40, nil)
-	b := moRungRun(t, mustNew(t, zdtSpace(), moRungOpts(3)), 40, nil)
-	c := moRungRun(t, mustNew(t, zdtSpace(), moRungOpts(4)), 40, nil)
+	a := moRungRun(t, mustNew(t, motest.ZDTSpace(), moRungOpts(3)), 40, nil)
+	b := moRungRun(t, mustNew(t, motest.ZDTSpace(), moRungOpts(3)), 40, nil)
+	c := moRungRun(t, mustNew(t, motest.ZDTSpace(), moRungOpts(4)), 40, nil)
 	if fmt.Sprint(a) != fmt.Sprint(b) {
 		t.Error("same seed, different suggestions")
 	}
 	if fmt.Sprint(a) == fmt.Sprint(c) {
 		t.Error("another seed, the same suggestions")
 	}
-	s := mustNew(t, zdtSpace(), moRungOpts(3))
+	s := mustNew(t, motest.ZDTSpace(), moRungOpts(3))
 	moRungRun(t, s, 25, nil) // one trial left running
 	data, err := s.MarshalState()
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := mustNew(t, zdtSpace(), moRungOpts(99))
+	r := mustNew(t, motest.ZDTSpace(), moRungOpts(99))
 	if err := r.UnmarshalState(data); err != nil {
 		t.Fatal(err)
 	}
