@@ -370,6 +370,22 @@ func CheckRanked(plugin string, own Objective, weights []float64, objs Objective
 	return nil
 }
 
+// CheckSorted is the MultiObjective check of a scheduler that ranks trials
+// by non-dominated sorting of every objective (MO-ASHA, MO-HyperBand),
+// plugin naming it and name in its messages: with several objectives it
+// takes no metric or mode of its own (own). Its errors are *ParamError.
+func CheckSorted(plugin, name string, own Objective, objs Objectives) error {
+	switch {
+	case len(objs) < 2:
+		return nil
+	case own.Metric != "":
+		return &ParamError{Plugin: plugin, Param: "metric", Err: fmt.Errorf("metric = %q: with several objectives %s ranks trials by all of them (%s); leave metric empty", own.Metric, name, strings.Join(objs.Metrics(), ", "))}
+	case own.Mode != "":
+		return &ParamError{Plugin: plugin, Param: "mode", Err: fmt.Errorf("mode = %q: with several objectives each takes its own mode; leave mode empty", own.Mode)}
+	}
+	return nil
+}
+
 // weightedSum is a scalarised objective's terms (Objectives.Scalarized).
 type weightedSum struct {
 	objs    Objectives

@@ -28,7 +28,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/internal/pyfloat"
@@ -386,16 +385,7 @@ func (s *Scheduler) objective(c hone.Control) hone.Objective {
 // package's doc). With several objectives its own metric and mode must be
 // empty. Its errors are *hone.ParamError.
 func (s *Scheduler) CheckObjectives(objs hone.Objectives, _ hone.Constraints) error {
-	if len(objs) < 2 {
-		return nil
-	}
-	if s.cfg.Metric != "" {
-		return invalid("metric", "metric = %q: with several objectives ASHA ranks trials by all of them (%s); leave metric empty", s.cfg.Metric, strings.Join(objs.Metrics(), ", "))
-	}
-	if s.cfg.Mode != "" {
-		return invalid("mode", "mode = %q: with several objectives each takes its own mode; leave mode empty", s.cfg.Mode)
-	}
-	return nil
+	return hone.CheckSorted("asha", "ASHA", hone.Objective{Metric: s.cfg.Metric, Mode: s.cfg.Mode}, objs)
 }
 
 // multi returns the objectives and constraints ASHA ranks trials by, and

@@ -346,16 +346,7 @@ func (s *Scheduler) CheckObjectives(objs hone.Objectives, cs hone.Constraints) e
 	if s.bohb {
 		return fmt.Errorf("hyperband_for_bohb: %d objectives (%s) and %d constraints: %w", len(objs), strings.Join(objs.Metrics(), ", "), len(cs), hone.ErrOneObjective)
 	}
-	if len(objs) < 2 {
-		return nil
-	}
-	if s.cfg.Metric != "" {
-		return invalid("metric", "metric = %q: with several objectives HyperBand ranks trials by all of them (%s); leave metric empty", s.cfg.Metric, strings.Join(objs.Metrics(), ", "))
-	}
-	if s.cfg.Mode != "" {
-		return invalid("mode", "mode = %q: with several objectives each takes its own mode; leave mode empty", s.cfg.Mode)
-	}
-	return nil
+	return hone.CheckSorted("hyperband", "HyperBand", hone.Objective{Metric: s.cfg.Metric, Mode: s.cfg.Mode}, objs)
 }
 
 // multi returns the objectives and constraints HyperBand ranks trials by,
