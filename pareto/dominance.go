@@ -274,3 +274,17 @@ func Crowding(points [][]float64, idx []int) []float64 {
 	}
 	return dist
 }
+
+// Fronts groups the indices of points by their rank (as Sort and
+// SortConstrained give), best rank first, each group in index order:
+// Fronts(ranks)[r] holds the points of rank r.
+func Fronts(ranks []int) [][]int {
+	var out [][]int
+	for i, r := range ranks {
+		for len(out) <= r {
+			out = append(out, nil)
+		}
+		out[r] = append(out[r], i)
+	}
+	return out
+}

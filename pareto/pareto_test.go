@@ -526,3 +526,21 @@ func TestSortConstrainedProperties(t *testing.T) {
 		}
 	})
 }
+
+// TestFronts: the groups of Fronts hold every index once, by rank, in
+// index order.
+func TestFronts(t *testing.T) {
+	got := Fronts([]int{1, 0, 2, 0, 1})
+	want := [][]int{{1, 3}, {0, 4}, {2}}
+	if len(got) != len(want) {
+		t.Fatalf("Fronts = %v, want %v", got, want)
+	}
+	for r := range want {
+		if !slices.Equal(got[r], want[r]) {
+			t.Errorf("Fronts = %v, want %v", got, want)
+		}
+	}
+	if got := Fronts(nil); got != nil {
+		t.Errorf("Fronts(nil) = %v", got)
+	}
+}

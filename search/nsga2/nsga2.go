@@ -445,7 +445,7 @@ func (s *Searcher) OnTrialComplete(trialID string, last *hone.Result, failed boo
 func (s *Searcher) selectElite(cand []*member) []*member {
 	slices.SortFunc(cand, func(a, b *member) int { return a.seq - b.seq })
 	ranks := sortFronts(cand)
-	byRank := fronts(ranks)
+	byRank := pareto.Fronts(ranks)
 	var out []*member
 	for _, f := range byRank {
 		if len(out)+len(f) <= s.opts.PopulationSize {
@@ -487,7 +487,7 @@ func cmpDesc(a, b float64) int {
 func rankPopulation(pop []*member) {
 	ranks := sortFronts(pop)
 	pts := losses(pop)
-	for _, f := range fronts(ranks) {
+	for _, f := range pareto.Fronts(ranks) {
 		for k, d := range pareto.Crowding(pts, f) {
 			pop[f[k]].rank, pop[f[k]].crowd = ranks[f[k]], d
 		}
@@ -510,16 +510,4 @@ func losses(ms []*member) [][]float64 {
 		pts[i] = m.loss
 	}
 	return pts
-}
-
-// fronts groups indices by rank, ascending, each group in index order.
-func fronts(ranks []int) [][]int {
-	var out [][]int
-	for i, r := range ranks {
-		for len(out) <= r {
-			out = append(out, nil)
-		}
-		out[r] = append(out[r], i)
-	}
-	return out
 }

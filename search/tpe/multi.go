@@ -38,7 +38,7 @@ func splitGeneral(rows []row, k int, multi bool) (good, bad []row) {
 	}
 	chosen := make([]bool, len(rows))
 	n := 0
-	for _, f := range fronts(pareto.SortConstrained(pts, viol)) {
+	for _, f := range pareto.Fronts(pareto.SortConstrained(pts, viol)) {
 		if n >= k {
 			break
 		}
@@ -72,18 +72,6 @@ func splitGeneral(rows []row, k int, multi bool) (good, bad []row) {
 		bad = bad[n:] // the newest maxBad
 	}
 	return good, bad
-}
-
-// fronts groups indices by rank, ascending, each group in index order.
-func fronts(ranks []int) [][]int {
-	var out [][]int
-	for i, r := range ranks {
-		for len(out) <= r {
-			out = append(out, nil)
-		}
-		out[r] = append(out[r], i)
-	}
-	return out
 }
 
 // greedySubset returns k of the points pts[f[j]] (one front) chosen
