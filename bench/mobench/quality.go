@@ -34,7 +34,7 @@ type QualityInfo struct {
 func (r *Report) WriteQuality(w io.Writer, info QualityInfo) {
 	fmt.Fprintf(w, "Written by `%s` on %s, %s/%s/%d CPUs: %d seeds per method and problem, a budget of %g full-fidelity evaluations per run; %s. What is measured is in the package documentation of `bench/mobench`; the multi-fidelity comparison of MO-ASHA against NSGA-II's budget is in `bench/MOASHA_RESULTS.md` (`cd bench && go run ./cmd/mobudget`).\n\n",
 		info.Command, info.When.UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), r.Seeds, r.Budget, info.Optuna)
-	met, judged := 0, 0
+	met, judged, undecided := 0, 0, 0
 	var rows []string
 	for _, p := range r.problems() {
 		hone, base := r.best(p, false), r.best(p, true)
@@ -44,7 +44,14 @@ func (r *Report) WriteQuality(w io.Writer, info QualityInfo) {
 		judged++
 		h, b := hone.Median(), base.Median()
 		verdict := "below"
-		if h >= b {
+		switch {
+		case h == 0 && b == 0:
+			// No median run reached the reference point's box: the
+			// problem tells no method from another at this budget.
+			verdict = "undecided: every median is 0"
+			judged--
+			undecided++
+		case h >= b:
 			verdict = "at or above"
 			met++
 		}
@@ -54,7 +61,11 @@ func (r *Report) WriteQuality(w io.Writer, info QualityInfo) {
 		}
 		rows = append(rows, fmt.Sprintf("| %s | `%s` %.4f | `%s` %.4f | %s | %s |", p, hone.Method, h, base.Method, b, ratio, verdict))
 	}
-	fmt.Fprintf(w, "- **Goal**: hone's best multi-objective method at or above the best baseline's median hypervolume on every problem at equal budget: **%d of %d** problems.\n\n", met, judged)
+	fmt.Fprintf(w, "- **Goal**: hone's best multi-objective method at or above the best baseline's median hypervolume on every problem at equal budget: **%d of %d** problems", met, judged)
+	if undecided > 0 {
+		fmt.Fprintf(w, " (and %d where every median is 0, which this budget does not decide)", undecided)
+	}
+	fmt.Fprintf(w, ".\n\n")
 	fmt.Fprintf(w, "| problem | hone's best (median HV) | best baseline (median HV) | ratio | verdict |\n|---|---|---|---|---|\n")
 	for _, row := range rows {
 		fmt.Fprintln(w, row)
