@@ -165,6 +165,9 @@ type Scheduler struct {
 	trialOf  map[string]*bracket
 	warned   bool
 	advisor  fidelity.Advisor
+	// own is the scheduler's one objective as a list, for MO-ASHA with
+	// one objective and constraints, made on first use (not state).
+	own hone.Objectives
 }
 
 var (
@@ -397,7 +400,10 @@ func (s *Scheduler) multi(c hone.Control) (hone.Objectives, hone.Constraints, bo
 		return nil, nil, false
 	}
 	if len(objs) < 2 {
-		objs = hone.Objectives{s.objective(c)}
+		if s.own == nil {
+			s.own = hone.Objectives{s.objective(c)}
+		}
+		objs = s.own
 	}
 	return objs, cs, true
 }
