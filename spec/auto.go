@@ -24,11 +24,34 @@ import (
 const autoStartup = 10
 
 // autoEta is the reduction factor of the ASHA that scheduler: auto
-// chooses, and autoRungs the number of rungs below max_t it aims for.
+// chooses, and autoRungs the number of rungs below max_t it aims for
+// (AutoASHA).
 const (
 	autoEta   = 3
 	autoRungs = 3
 )
+
+// AutoASHA is the ASHA that scheduler: auto chooses for trials that report
+// timeAttr up to maxT (at least η² = 9): reduction factor η = 3, one
+// bracket, promotion top, and the grace period maxT/η^k with k the largest
+// of 1 to 3 that keeps it at 1 or more. Its rungs are anchored at maxT, as
+// HyperBand's budgets are: the top rung is maxT itself, so no trial is
+// stopped a fraction of a rung short of the full budget (with maxT 10, the
+// rungs are 10/9, 10/3 and 10, where a grace period of 1 would stop trials
+// at 9, having spent nine tenths of a full run for nothing).
+func AutoASHA(timeAttr string, maxT float64) asha.Config {
+	k := autoRungs
+	for k > 1 && maxT/math.Pow(autoEta, float64(k)) < 1 {
+		k--
+	}
+	d := math.Pow(autoEta, float64(k))
+	grace := maxT / d
+	for grace*d > maxT {
+		grace = math.Nextafter(grace, 0)
+	}
+	return asha.Config{TimeAttr: timeAttr, MaxT: maxT, GracePeriod: grace, ReductionFactor: autoEta,
+		Brackets: 1, StopLastTrials: true, Promotion: asha.PromoteTop}
+}
 
 // autoChoice is what the auto entries resolve to.
 type autoChoice struct {
@@ -101,11 +124,10 @@ func (s *Spec) autoScheduler(ch *autoChoice) {
 		ch.Scheduler = "fifo"
 		ch.SchedulerWhy = fmt.Sprintf("max_t %s (from %s) is below %s: too short for successive halving", formatNum(maxT), from, formatNum(minT))
 	default:
-		grace := math.Max(1, math.Floor(maxT/math.Pow(autoEta, autoRungs)))
 		ch.Scheduler = "asha"
-		ch.ASHA = asha.Config{TimeAttr: attr, MaxT: maxT, GracePeriod: grace, ReductionFactor: autoEta, Brackets: 1, StopLastTrials: true, Promotion: asha.PromoteTop}
-		ch.SchedulerWhy = fmt.Sprintf("trials report %s up to max_t %s (from %s): ASHA with grace_period %s, reduction_factor %d and promotion top stops weak trials early, without waiting for others",
-			attr, formatNum(maxT), from, formatNum(grace), autoEta)
+		ch.ASHA = AutoASHA(attr, maxT)
+		ch.SchedulerWhy = fmt.Sprintf("trials report %s up to max_t %s (from %s): ASHA with grace_period %s (max_t/%s, so that its top rung is max_t itself), reduction_factor %d and promotion top stops weak trials early, without waiting for others",
+			attr, formatNum(maxT), from, formatNum(ch.ASHA.GracePeriod), formatNum(maxT/ch.ASHA.GracePeriod), autoEta)
 		if s.severalObjectives() {
 			ch.SchedulerWhy += "; with " + s.objectivesText() + " it is MO-ASHA, which ranks a rung's trials by non-dominated sorting"
 		}

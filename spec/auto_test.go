@@ -70,8 +70,11 @@ func TestAutoTable(t *testing.T) {
 		searcher, scheduler string
 	}{
 		{"no budget", "", "tpe", "fifo"},
-		{"training_iteration", "stop: {training_iteration: 100}\n", "tpe", "asha (time_attr training_iteration, max_t 100, grace_period 3, reduction_factor 3, promotion top)"},
-		{"scheduler max_t", "scheduler: {name: auto, time_attr: epoch, max_t: 30}\n", "tpe", "asha (time_attr epoch, max_t 30, grace_period 1, reduction_factor 3, promotion top)"},
+		{"training_iteration", "stop: {training_iteration: 100}\n", "tpe", "asha (time_attr training_iteration, max_t 100, grace_period 3.7037037037037037, reduction_factor 3, promotion top)"},
+		{"power of three", "stop: {training_iteration: 81}\n", "tpe", "asha (time_attr training_iteration, max_t 81, grace_period 3, reduction_factor 3, promotion top)"},
+		{"scheduler max_t", "scheduler: {name: auto, time_attr: epoch, max_t: 30}\n", "tpe", "asha (time_attr epoch, max_t 30, grace_period 1.1111111111111112, reduction_factor 3, promotion top)"},
+		{"two rungs", "stop: {training_iteration: 10}\n", "tpe", "asha (time_attr training_iteration, max_t 10, grace_period 1.1111111111111112, reduction_factor 3, promotion top)"},
+		{"shortest", "stop: {training_iteration: 9}\n", "tpe", "asha (time_attr training_iteration, max_t 9, grace_period 1, reduction_factor 3, promotion top)"},
 		{"max_t too short", "stop: {training_iteration: 8}\n", "tpe", "fifo"},
 		{"time attr without max_t", "scheduler: {name: auto, time_attr: epoch}\nstop: {training_iteration: 100}\n", "tpe", "fifo"},
 		{"few samples", "num_samples: 19\n", "random", "fifo"},
@@ -87,7 +90,7 @@ func TestAutoTable(t *testing.T) {
 		{"named asha", "scheduler: {name: asha, max_t: 27}\n", "tpe", "asha"},
 		{"bohb, auto scheduler", "searcher: bohb\nstop: {training_iteration: 27}\n", "bohb", "hyperband_for_bohb (max_t 27)"},
 		{"bohb without a budget", "searcher: bohb\n", "bohb", "hyperband_for_bohb (max_t 81)"},
-		{"several objectives", "metric: null\nobjectives: [{metric: loss}, {metric: ms}]\nstop: {training_iteration: 100}\n", "tpe", "asha (time_attr training_iteration, max_t 100, grace_period 3, reduction_factor 3, promotion top)"},
+		{"several objectives", "metric: null\nobjectives: [{metric: loss}, {metric: ms}]\nstop: {training_iteration: 100}\n", "tpe", "asha (time_attr training_iteration, max_t 100, grace_period 3.7037037037037037, reduction_factor 3, promotion top)"},
 		{"several objectives, few samples", "metric: null\nobjectives: [{metric: loss}, {metric: ms}]\nnum_samples: 19\n", "random", "fifo"},
 		{"several objectives, many samples", "metric: null\nobjectives: [{metric: loss}, {metric: ms}]\nnum_samples: 1000\n", "nsga2", "fifo"},
 		{"several objectives, unbounded", "metric: null\nobjectives: [{metric: loss}, {metric: ms}]\nnum_samples: -1\n", "nsga2", "fifo"},

@@ -21,6 +21,7 @@ import (
 	"github.com/hone-tune/hone/search/random"
 	"github.com/hone-tune/hone/search/tpe"
 	"github.com/hone-tune/hone/space"
+	"github.com/hone-tune/hone/spec"
 	"github.com/hone-tune/hone/store/local"
 )
 
@@ -267,10 +268,15 @@ func (r *recorder) ShouldStopAll() bool {
 	return r.over || r.err != nil || r.tr.Spent >= r.tr.Budget-budgetSlack*math.Max(1, r.tr.Budget)
 }
 
-// MOASHAConfig is the ASHA of the experiment methods: max_t the problem's
-// Steps, grace period 1, reduction factor Eta, one bracket and promotion
-// top, the parameters scheduler: auto gives ASHA for that budget.
+// MOASHAConfig is the ASHA of the experiment methods: the one scheduler:
+// auto chooses for max_t the problem's Steps (spec.AutoASHA: reduction
+// factor 3, rungs anchored at max_t, one bracket, promotion top). Below 9
+// steps, where auto would choose FIFO, it is one rung at grace period 1,
+// which stops no trial of a single-fidelity problem.
 func MOASHAConfig(env Env) asha.Config {
+	if env.MaxT >= 9 {
+		return spec.AutoASHA(env.TimeAttr, env.MaxT)
+	}
 	return asha.Config{TimeAttr: env.TimeAttr, MaxT: env.MaxT, GracePeriod: 1, ReductionFactor: env.Eta,
 		Brackets: 1, StopLastTrials: true, Promotion: asha.PromoteTop}
 }

@@ -113,7 +113,7 @@ func TestValidateCommand(t *testing.T) {
 	code, out, errOut = c.run("validate", auto)
 	wantOut := auto + ": ok (searcher auto, scheduler auto, experiment directory " + filepath.Join(filepath.Dir(auto), "results", "auto") + ")\n" +
 		"  searcher auto: tpe: num_samples 200 leaves the model at least 182 suggestions; TPE with a joint density over the 2 parameters, pending trials as liars, so trials suggested together do not repeat each other, fed at asha's rungs, with the fidelity check\n" +
-		"  scheduler auto: asha (time_attr training_iteration, max_t 81, grace_period 3, reduction_factor 3, promotion top): trials report training_iteration up to max_t 81 (from stop.training_iteration): ASHA with grace_period 3, reduction_factor 3 and promotion top stops weak trials early, without waiting for others\n"
+		"  scheduler auto: asha (time_attr training_iteration, max_t 81, grace_period 3, reduction_factor 3, promotion top): trials report training_iteration up to max_t 81 (from stop.training_iteration): ASHA with grace_period 3 (max_t/27, so that its top rung is max_t itself), reduction_factor 3 and promotion top stops weak trials early, without waiting for others\n"
 	if code != exitOK || out != wantOut || errOut != "" {
 		t.Errorf("validate auto: %d\n%s\nwant\n%s\nstderr %q", code, out, wantOut, errOut)
 	}
