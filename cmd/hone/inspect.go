@@ -26,6 +26,7 @@ import (
 
 func (a *app) statusCmd() *cobra.Command {
 	var notStarted bool
+	var reference string
 	cmd := &cobra.Command{
 		Use:   "status DIR",
 		Short: "Print the trials of a running or finished experiment",
@@ -37,7 +38,12 @@ A trial shown STOPPED was running when the experiment stopped (Ctrl-C, a
 signal, a crash); hone resume continues it from its latest checkpoint.
 Trials that never started (queued, or left over when a stop condition
 ended the experiment) are counted as "not started" and listed only with
---not-started.`,
+--not-started.
+
+With several objectives or a constraint, it also prints the Pareto front's
+size and its hypervolume; --reference gives the reference point, one value
+per objective, comma-separated, in the metrics' own units and order, else
+it is derived from the front.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			x, err := inspect(cmd.Context(), args[0])
@@ -53,10 +59,17 @@ ended the experiment) are counted as "not started" and listed only with
 				return withCode(exitFailed, err)
 			}
 			metric := obj.Metric
+			ref, err := parseReference(reference, objs)
+			if err != nil {
+				return withCode(exitUsage, err)
+			}
 			var front *report.Front
 			var extra []string
+			if ref != nil && !severalObjectives(objs, cons) {
+				return withCode(exitUsage, errors.New("--reference: the experiment has one objective and no constraint, so there is no front to measure"))
+			}
 			if severalObjectives(objs, cons) {
-				if front, err = report.ParetoFront(e, objs, cons, nil); err != nil {
+				if front, err = report.ParetoFront(e, objs, cons, ref); err != nil {
 					return withCode(exitFailed, err)
 				}
 				extra, metric = addObjectives(rows, front), ""
@@ -84,6 +97,7 @@ ended the experiment) are counted as "not started" and listed only with
 		},
 	}
 	cmd.Flags().BoolVar(&notStarted, "not-started", false, "also list the trials that never started")
+	cmd.Flags().StringVar(&reference, "reference", "", "with several objectives, the hypervolume's reference point: one value per objective, comma-separated, in the metrics' units (default: derived from the front)")
 	return cmd
 }
 

@@ -189,6 +189,15 @@ func TestResultsPareto(t *testing.T) {
 		if front != len(ids) {
 			t.Errorf("%s marks %d trials on the front, want %d:\n%s", cmd, front, len(ids), out)
 		}
+		// The reference point given, as results --pareto takes it.
+		code, out, _ = c.run(cmd, dir, "--reference", "0,100")
+		if code != exitOK || !strings.Contains(out, "Hypervolume: "+progress.Display(given)+" against the reference point accuracy=0, latency_ms=100 (given with --reference)") {
+			t.Errorf("%s --reference 0,100: %d, want hypervolume %s:\n%s", cmd, code, progress.Display(given), out)
+		}
+		code, _, errOut = c.run(cmd, dir, "--reference", "0")
+		if code != exitUsage || !strings.Contains(errOut, "1 values for 2 objectives") {
+			t.Errorf("%s --reference 0: %d, want a usage error naming the count:\n%s", cmd, code, errOut)
+		}
 	}
 	// The table as JSON: every trial, the front first, with each
 	// objective's value.
