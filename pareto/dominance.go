@@ -232,6 +232,71 @@ func SortConstrained(points [][]float64, violation []float64) []int {
 	return ranks
 }
 
+// TopFronts returns the first fronts of the points under Deb's
+// constrained domination, as Fronts(SortConstrained(points, violation))
+// groups them, but only as many as hold k points or more (all of them
+// when there are fewer than k points). It peels the feasible fronts one
+// at a time with Front, so it costs O(F·n log n) for two or three
+// objectives, F the number of fronts returned, where SortConstrained
+// costs O(M·n²): what a caller that wants the best k points (a TPE good
+// set) needs, without ranking the rest. It panics when violation and
+// points differ in length.
+func TopFronts(points [][]float64, violation []float64, k int) [][]int {
+	if len(violation) != len(points) {
+		panic(fmt.Sprintf("pareto: %d violations for %d points", len(violation), len(points)))
+	}
+	var left, infeasible []int
+	for i, v := range violation {
+		if v <= 0 {
+			left = append(left, i)
+		} else {
+			infeasible = append(infeasible, i)
+		}
+	}
+	var out [][]int
+	n := 0
+	sub := make([][]float64, 0, len(left))
+	for len(left) > 0 && n < k {
+		sub = sub[:0]
+		for _, i := range left {
+			sub = append(sub, points[i])
+		}
+		on := Front(sub) // ascending indices into left
+		front := make([]int, len(on))
+		rest := left[:0:0]
+		j := 0
+		for q, i := range left {
+			if j < len(on) && on[j] == q {
+				front[j] = i
+				j++
+			} else {
+				rest = append(rest, i)
+			}
+		}
+		out = append(out, front)
+		n += len(front)
+		left = rest
+	}
+	if n >= k || len(infeasible) == 0 {
+		return out
+	}
+	slices.SortStableFunc(infeasible, func(i, j int) int {
+		return cmp.Compare(loss(violation[i]), loss(violation[j]))
+	})
+	for q := 0; q < len(infeasible) && n < k; {
+		end := q + 1
+		for end < len(infeasible) && loss(violation[infeasible[end]]) == loss(violation[infeasible[q]]) {
+			end++
+		}
+		group := slices.Clone(infeasible[q:end])
+		slices.Sort(group)
+		out = append(out, group)
+		n += len(group)
+		q = end
+	}
+	return out
+}
+
 // Crowding returns the crowding distance of NSGA-II (Deb et al. 2002) of
 // the points points[idx[k]], usually one front, in the order of idx: for
 // each objective the points are sorted by it, the first and last get +Inf,

@@ -527,6 +527,38 @@ func TestSortConstrainedProperties(t *testing.T) {
 	})
 }
 
+// TopFronts is the prefix of Fronts(SortConstrained(...)) that first
+// holds k points, or all of it when there are fewer.
+func TestTopFrontsProperties(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		d := rapid.IntRange(1, 4).Draw(t, "d")
+		pts := pointsGen(d, 0, 30).Draw(t, "points")
+		viol := make([]float64, len(pts))
+		for i := range viol {
+			viol[i] = float64(rapid.IntRange(-2, 3).Draw(t, "violation")) // ≤ 0 is feasible
+		}
+		k := rapid.IntRange(0, 35).Draw(t, "k")
+		all := Fronts(SortConstrained(pts, viol))
+		want, n := [][]int{}, 0
+		for _, f := range all {
+			if n >= k {
+				break
+			}
+			want = append(want, f)
+			n += len(f)
+		}
+		got := TopFronts(pts, viol, k)
+		if len(got) != len(want) {
+			t.Fatalf("TopFronts(k=%d) = %v, want %v (all fronts %v)", k, got, want, all)
+		}
+		for r := range want {
+			if !slices.Equal(got[r], want[r]) {
+				t.Fatalf("TopFronts(k=%d) = %v, want %v", k, got, want)
+			}
+		}
+	})
+}
+
 // TestFronts: the groups of Fronts hold every index once, by rank, in
 // index order.
 func TestFronts(t *testing.T) {

@@ -14,7 +14,8 @@ const tinyWeight = 1e-12
 
 // splitGeneral is split for several objectives or constraints: the good
 // rows are the k observations that rank first by non-dominated sorting
-// under constrained domination (pareto.SortConstrained: feasible ones
+// under constrained domination (pareto.TopFronts, the first fronts of
+// pareto.SortConstrained: feasible ones
 // first, by their Pareto ranks, then infeasible ones by their total
 // violation), filled front by front; of the front that does not fit,
 // the subset chosen by greedy hypervolume subset selection (several
@@ -38,7 +39,7 @@ func splitGeneral(rows []row, k int, multi bool) (good, bad []row) {
 	}
 	chosen := make([]bool, len(rows))
 	n := 0
-	for _, f := range pareto.Fronts(pareto.SortConstrained(pts, viol)) {
+	for _, f := range pareto.TopFronts(pts, viol, k) {
 		if n >= k {
 			break
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/internal/motest"
 	"github.com/hone-tune/hone/space"
 )
 
@@ -615,6 +616,23 @@ func BenchmarkSuggest(b *testing.B) {
 		}
 		s.OnTrialComplete(id, result("loss", r.Float64()), false)
 	}
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := s.Suggest(fmt.Sprint("b", i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSuggestMulti measures one model suggestion with two objectives
+// (ZDT1 over six floats) after 1000 observations: the largest run auto
+// gives multi-objective TPE (num_samples < 1000).
+func BenchmarkSuggestMulti(b *testing.B) {
+	s, err := New(motest.ZDTSpace(), Options{Objectives: motest.Objectives(), NumSamples: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	motest.Run(b, s, 1000, motest.ZDT1)
 	b.ResetTimer()
 	for i := range b.N {
 		if _, err := s.Suggest(fmt.Sprint("b", i)); err != nil {
