@@ -1,6 +1,15 @@
 // Package progress is a terminal progress reporter for experiments: a
 // hone.Callback that prints a table of trials.
 //
+// With one objective the table shows its metric, the best trial so far
+// and, at the end, the best trial's configuration. With several
+// objectives, or any constraint (WithObjectives), there is no single best
+// trial: the table shows a column per objective and the Pareto front of
+// the finished trials so far, the trials no other beats on every
+// objective (under constraints, the feasible ones while any is), and the
+// summary lists the front's trials with their values and configurations,
+// as hone results --pareto does.
+//
 // On a terminal it redraws the table in place (ANSI cursor movement) at
 // most once per interval; on anything else (a file, a pipe, CI logs) it
 // prints a plain table once per interval. Either way it draws only when a
@@ -13,6 +22,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -25,6 +35,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/pareto"
 )
 
 // Reporter is a hone.Callback that reports progress to a writer. It is
@@ -40,9 +51,20 @@ import (
 // interrupted or ran out of budget while it ran; a resume continues it),
 // and trials that never started are not listed: the summary counts them
 // as "not started".
+//
+// With several objectives or a constraint (WithObjectives) it shows the
+// Pareto front of the TERMINATED trials whose last result has a finite
+// value of every objective, where it would show the best trial: the same
+// trials hone results --pareto counts. The front is worked out afresh at
+// each draw, in O(n log n) for two or three objectives.
 type Reporter struct {
-	w        io.Writer
-	obj      hone.Objective // no Metric: no metric column, no best trial
+	w   io.Writer
+	obj hone.Objective // no Metric: no metric column, no best trial
+	// objs and cons are set in multi mode (several objectives, or a
+	// constraint), when obj is not: a column per objective and the
+	// Pareto front instead of the best trial.
+	objs     hone.Objectives
+	cons     hone.Constraints
 	interval time.Duration
 	maxRows  int
 	clock    hone.Clock
@@ -76,13 +98,19 @@ type row struct {
 	config   map[string]string // flattened with "/", display text
 	value    float64           // last value of the metric
 	hasValue bool
-	reported bool // has a result
-	iter     int
-	total    float64  // seconds
-	errText  string   // the error's first line
-	errMore  []string // the error's other lines: a failed process's last lines of stderr
-	started  bool     // a callback said it started in this run
-	stopped  bool     // still RUNNING when the experiment ended
+	// In multi mode, vals[i] is the last value of objective i, present
+	// when has[i]; violation is the last result's constraint violation
+	// (0: feasible).
+	vals      []float64
+	has       []bool
+	violation float64
+	reported  bool // has a result
+	iter      int
+	total     float64  // seconds
+	errText   string   // the error's first line
+	errMore   []string // the error's other lines: a failed process's last lines of stderr
+	started   bool     // a callback said it started in this run
+	stopped   bool     // still RUNNING when the experiment ended
 }
 
 // Stopped is how the final table shows a trial that was still RUNNING when
@@ -106,7 +134,27 @@ type Option func(*Reporter)
 // WithObjective sets the objective whose metric is shown in the table and
 // used to pick the best trial (an empty mode means min).
 func WithObjective(o hone.Objective) Option {
-	return func(r *Reporter) { r.obj = o.WithDefaults() }
+	return func(r *Reporter) { r.obj, r.objs, r.cons = o.WithDefaults(), nil, nil }
+}
+
+// WithObjectives sets the experiment's objectives and constraints (an
+// empty mode means min). With one objective and no constraint it is
+// WithObjective of that objective; with none, it sets nothing. With
+// several objectives, or any constraint, the table has a column per
+// objective, the line under its header is the Pareto front of the
+// finished trials so far (with constraints, of the feasible ones while
+// any is, else of the least infeasible: Deb's rule), WithMaxRows keeps
+// the front's trials after the running ones, and the summary lists the
+// front's trials in place of the best trial.
+func WithObjectives(objs hone.Objectives, cs hone.Constraints) Option {
+	switch {
+	case len(objs) == 0:
+		return func(*Reporter) {}
+	case len(objs) == 1 && len(cs) == 0:
+		return WithObjective(objs[0])
+	}
+	objs, cs = objs.WithDefaults(), slices.Clone(cs)
+	return func(r *Reporter) { r.obj, r.objs, r.cons = hone.Objective{}, objs, cs }
 }
 
 // WithMetric is WithObjective of the objective name and mode.
@@ -119,8 +167,9 @@ func WithMetric(name string, mode hone.Mode) Option {
 func WithInterval(d time.Duration) Option { return func(r *Reporter) { r.interval = d } }
 
 // WithMaxRows caps the trials listed in a table (default 20). Beyond it the
-// table lists running trials first, then the best by the metric, and says
-// how many it left out.
+// table lists running trials first, then the best by the metric (with
+// several objectives, the trials on the Pareto front), then the oldest,
+// and says how many it left out.
 func WithMaxRows(n int) Option { return func(r *Reporter) { r.maxRows = max(n, 1) } }
 
 // WithClock sets the clock (default: the system clock).
@@ -129,7 +178,8 @@ func WithClock(c hone.Clock) Option { return func(r *Reporter) { r.clock = c } }
 // WithSize sets the terminal's size, in characters and lines, instead of
 // reading it from the writer (0 means unknown). On a terminal the live
 // table fits it: config columns are left out before the table is wider
-// than the terminal (the trial, its status and the metric always stay),
+// than the terminal (the trial, its status and the metric, or each
+// objective's, always stay),
 // and the trials beyond the lines it has are summarised in one line.
 func WithSize(width, height int) Option {
 	return func(r *Reporter) {
@@ -247,8 +297,9 @@ func (r *Reporter) OnExperimentResume(trials []*hone.Trial) {
 }
 
 // OnExperimentEnd brings every trial up to date, draws the final table and
-// prints a summary with the best trial's configuration. Trials that never
-// started are counted, not listed.
+// prints a summary with the best trial's configuration (with several
+// objectives or a constraint, the Pareto front's trials). Trials that
+// never started are counted, not listed.
 func (r *Reporter) OnExperimentEnd(trials []*hone.Trial) {
 	r.notStarted = 0
 	for _, t := range trials {
@@ -310,7 +361,19 @@ func (r *Reporter) setResult(w *row, res *hone.Result) {
 	if r.obj.Metric != "" {
 		w.value, w.hasValue = r.obj.Value(res)
 	}
+	if r.multi() {
+		w.vals, w.has = w.vals[:0], w.has[:0]
+		for _, o := range r.objs {
+			v, ok := o.Value(res)
+			w.vals, w.has = append(w.vals, v), append(w.has, ok)
+		}
+		w.violation = r.cons.Violation(res)
+	}
 }
+
+// multi reports whether the reporter shows several objectives or
+// constraints: a Pareto front rather than a best trial.
+func (r *Reporter) multi() bool { return len(r.objs) > 0 }
 
 func (r *Reporter) now() time.Time {
 	now := r.clock.Now()
@@ -438,14 +501,20 @@ func (r *Reporter) best(rows []*row) *row {
 // table renders the header lines and the trials table. On a terminal of
 // known width the table leaves out config columns (the last first) until
 // it fits, then the iteration and time columns; the trial, its status and
-// the metric stay. live tables also fit the terminal's height (the final
+// the metric (or each objective's) stay. live tables also fit the terminal's height (the final
 // table may scroll): the rows that do not fit are summarised in one line.
 func (r *Reporter) table(now time.Time, live bool) []string {
 	rows := r.sorted()
 	lines := []string{fmt.Sprintf("== Status: %s (%s) | %s elapsed ==",
 		plural(len(rows)+r.notStarted, "trial"), counts(rows, r.notStarted), now.Sub(r.start).Round(time.Second))}
 	keys := varyingKeys(rows)
-	if b := r.best(rows); b != nil {
+	var f *front
+	if r.multi() {
+		f = r.front(rows)
+		if l := r.frontLine(f); l != "" {
+			lines = append(lines, l)
+		}
+	} else if b := r.best(rows); b != nil {
 		l := fmt.Sprintf("Best trial so far: %s with %s=%s", b.id, r.obj.Metric, num(b.value))
 		if len(keys) > 0 {
 			l += " (" + params(b, keys) + ")"
@@ -467,10 +536,10 @@ func (r *Reporter) table(now time.Time, live bool) []string {
 	if avail > 0 {
 		limit = min(limit, avail)
 	}
-	shown, hidden, cols, dropped := r.fit(rows, keys, limit)
+	shown, hidden, cols, dropped := r.fit(rows, keys, limit, f)
 	for avail > 0 && limit > 1 && len(shown)+len(notes(hidden, dropped)) > avail {
 		limit--
-		shown, hidden, cols, dropped = r.fit(rows, keys, limit)
+		shown, hidden, cols, dropped = r.fit(rows, keys, limit, f)
 	}
 
 	var b strings.Builder
@@ -513,9 +582,9 @@ type column struct {
 
 // fit picks at most limit rows to show and the columns that fit the
 // terminal's width, and returns the names of the columns left out, in
-// the table's order.
-func (r *Reporter) fit(rows []*row, keys []string, limit int) (shown, hidden []*row, cols []column, dropped []string) {
-	shown, hidden = r.pick(rows, limit)
+// the table's order. f is the Pareto front in multi mode, else nil.
+func (r *Reporter) fit(rows []*row, keys []string, limit int, f *front) (shown, hidden []*row, cols []column, dropped []string) {
+	shown, hidden = r.pick(rows, limit, f)
 	add := func(head string, elide int, cell func(w *row) string) {
 		c := column{cells: []string{head}, pos: len(cols), elide: elide}
 		for _, w := range shown {
@@ -535,6 +604,14 @@ func (r *Reporter) fit(rows []*row, keys []string, limit int) (shown, hidden []*
 		add(r.obj.Metric, 0, func(w *row) string {
 			if w.hasValue {
 				return num(w.value)
+			}
+			return ""
+		})
+	}
+	for i, o := range r.objs {
+		add(o.Metric, 0, func(w *row) string {
+			if i < len(w.has) && w.has[i] {
+				return num(w.vals[i])
 			}
 			return ""
 		})
@@ -586,27 +663,27 @@ func (r *Reporter) fit(rows []*row, keys []string, limit int) (shown, hidden []*
 }
 
 // pick chooses at most limit rows to show: running trials first, then the
-// best by the metric, then the oldest; shown rows keep creation order.
-func (r *Reporter) pick(rows []*row, limit int) (shown, hidden []*row) {
+// best by the metric (in multi mode, the trials on f, the front), then
+// the oldest; shown rows keep creation order.
+func (r *Reporter) pick(rows []*row, limit int, f *front) (shown, hidden []*row) {
 	if len(rows) <= limit {
 		return rows, nil
 	}
-	byPriority := slices.Clone(rows)
-	slices.SortStableFunc(byPriority, func(a, b *row) int {
-		ar, br := a.status == hone.StatusRunning, b.status == hone.StatusRunning
-		switch {
-		case ar != br:
-			if ar {
-				return -1
+	byPriority := slices.Clone(rows) // in creation order
+	if r.multi() {
+		group := func(w *row) int {
+			switch {
+			case w.status == hone.StatusRunning:
+				return 0
+			case f != nil && f.on[w]:
+				return 1
 			}
-			return 1
-		case r.better(a, b):
-			return -1
-		case r.better(b, a):
-			return 1
+			return 2
 		}
-		return 0
-	})
+		slices.SortStableFunc(byPriority, func(a, b *row) int { return cmp.Compare(group(a), group(b)) })
+	} else {
+		slices.SortStableFunc(byPriority, r.byPriority)
+	}
 	keep := map[*row]bool{}
 	for _, w := range byPriority[:limit] {
 		keep[w] = true
@@ -619,6 +696,24 @@ func (r *Reporter) pick(rows []*row, limit int) (shown, hidden []*row) {
 		}
 	}
 	return shown, hidden
+}
+
+// byPriority orders rows for pick with one objective: running trials
+// first, then by the metric.
+func (r *Reporter) byPriority(a, b *row) int {
+	ar, br := a.status == hone.StatusRunning, b.status == hone.StatusRunning
+	switch {
+	case ar != br:
+		if ar {
+			return -1
+		}
+		return 1
+	case r.better(a, b):
+		return -1
+	case r.better(b, a):
+		return 1
+	}
+	return 0
 }
 
 // summary renders the end-of-experiment summary.
@@ -636,7 +731,9 @@ func (r *Reporter) summary(now time.Time) []string {
 	}
 	lines := []string{fmt.Sprintf("Experiment %s after %s: %s (%s).",
 		verb, now.Sub(r.start).Round(time.Second), plural(len(rows)+r.notStarted, "trial"), counts(rows, r.notStarted))}
-	if b := r.best(rows); b != nil {
+	if r.multi() {
+		lines = append(lines, r.frontSummary(r.front(rows))...)
+	} else if b := r.best(rows); b != nil {
 		lines = append(lines, fmt.Sprintf("Best trial: %s with %s=%s at iteration %d, config:", b.id, r.obj.Metric, num(b.value), b.iter))
 		keys := make([]string, 0, len(b.config))
 		for k := range b.config {
@@ -652,6 +749,182 @@ func (r *Reporter) summary(now time.Time) []string {
 	lines = append(lines, failures(rows)...)
 	if r.notStarted > 0 {
 		lines = append(lines, fmt.Sprintf("%s never started (no results) and %s not listed.", plural(r.notStarted, "trial"), isAre(r.notStarted)))
+	}
+	return lines
+}
+
+// Limits on what the Pareto front's lines show.
+const (
+	// frontIDs is the most front trials the live line names.
+	frontIDs = 5
+	// frontTrials is the most front trials the summary lists.
+	frontTrials = 10
+)
+
+// front is the Pareto front of the finished trials at one draw, in multi
+// mode: the points are the TERMINATED rows whose last result has a finite
+// value of every objective, as hone results --pareto takes them.
+type front struct {
+	finished int // TERMINATED rows
+	points   int // of them, those with every objective
+	feasible int // of the points, those that satisfy every constraint
+	// rows are the trials on the front, in creation order; on holds them.
+	rows []*row
+	on   map[*row]bool
+}
+
+// point reads w's objectives as losses to minimise into dst, and reports
+// whether every one has a finite value.
+func (r *Reporter) point(dst []float64, w *row) ([]float64, bool) {
+	dst = dst[:0]
+	if len(w.vals) != len(r.objs) {
+		return dst, false
+	}
+	for i, o := range r.objs {
+		v := w.vals[i]
+		if !w.has[i] || math.IsNaN(v) || math.IsInf(v, 0) {
+			return dst, false
+		}
+		dst = append(dst, o.Loss(v))
+	}
+	return dst, true
+}
+
+// front works out the Pareto front of rows, given in creation order. The
+// front is that of Deb's constrained domination (the rank 0 of
+// pareto.SortConstrained): the non-dominated feasible points while any
+// point is feasible, else every point of the least violation. It takes
+// pareto.Front's time, O(n log n) for two or three objectives.
+func (r *Reporter) front(rows []*row) *front {
+	f := &front{on: map[*row]bool{}}
+	var cands []*row
+	var points [][]float64
+	least := math.Inf(1)
+	for _, w := range rows {
+		if w.status != hone.StatusTerminated {
+			continue
+		}
+		f.finished++
+		p, ok := r.point(nil, w)
+		if !ok {
+			continue
+		}
+		f.points++
+		v := w.violation
+		if math.IsNaN(v) {
+			v = math.Inf(1)
+		}
+		switch {
+		case v <= 0:
+			if f.feasible == 0 {
+				cands, points = cands[:0], points[:0]
+			}
+			f.feasible++
+			cands, points = append(cands, w), append(points, p)
+		case f.feasible > 0:
+		case v < least:
+			least = v
+			cands, points = append(cands[:0], w), append(points[:0], p)
+		case v == least:
+			cands, points = append(cands, w), append(points, p)
+		}
+	}
+	if f.feasible > 0 {
+		for _, i := range pareto.Front(points) { // increasing: creation order
+			f.rows = append(f.rows, cands[i])
+		}
+	} else {
+		f.rows = cands
+	}
+	for _, w := range f.rows {
+		f.on[w] = true
+	}
+	return f
+}
+
+// objectiveList renders "loss (min), ms (min)".
+func (r *Reporter) objectiveList() string {
+	s := make([]string, len(r.objs))
+	for i, o := range r.objs {
+		s[i] = o.String()
+	}
+	return strings.Join(s, ", ")
+}
+
+// feasibility renders, with constraints, how many of f's points are
+// feasible: "; 2 feasible under memory_mb ≤ 4000"; "" without.
+func (r *Reporter) feasibility(f *front) string {
+	if len(r.cons) == 0 {
+		return ""
+	}
+	cs := make([]string, len(r.cons))
+	for i, c := range r.cons {
+		cs[i] = c.String()
+	}
+	s := fmt.Sprintf("; %d feasible under %s", f.feasible, strings.Join(cs, ", "))
+	if f.feasible == 0 {
+		s += ", so the front is of the least infeasible"
+	}
+	return s
+}
+
+// frontLine renders the line under the live table's header: the front's
+// size among the finished trials and its first trials; "" while no
+// finished trial has every objective.
+func (r *Reporter) frontLine(f *front) string {
+	if f.points == 0 {
+		return ""
+	}
+	ids := make([]string, 0, min(len(f.rows), frontIDs)+1)
+	for _, w := range f.rows[:min(len(f.rows), frontIDs)] {
+		ids = append(ids, w.id)
+	}
+	if n := len(f.rows) - frontIDs; n > 0 {
+		ids = append(ids, fmt.Sprintf("… (%d more)", n))
+	}
+	return fmt.Sprintf("Pareto front so far (%s): %d of %s: %s%s", r.objectiveList(),
+		len(f.rows), plural(f.finished, "finished trial"), strings.Join(ids, ", "), r.feasibility(f))
+}
+
+// frontSummary renders the summary's lines about the front: its size,
+// then its trials by the first objective, best first (then by the
+// others, then by creation), each with its values and configuration.
+func (r *Reporter) frontSummary(f *front) []string {
+	if f.points == 0 {
+		return []string{fmt.Sprintf("No finished trial reported every objective (%s).", strings.Join(r.objs.Metrics(), ", "))}
+	}
+	lines := []string{fmt.Sprintf("Pareto front: %d of %s (%s)%s:", len(f.rows),
+		plural(f.finished, "finished trial"), r.objectiveList(), r.feasibility(f))}
+	type entry struct {
+		w      *row
+		losses []float64
+	}
+	on := make([]entry, len(f.rows))
+	for i, w := range f.rows {
+		p, _ := r.point(nil, w) // on the front: every objective is there
+		on[i] = entry{w, p}
+	}
+	slices.SortStableFunc(on, func(a, b entry) int {
+		for i := range a.losses {
+			if c := cmp.Compare(a.losses[i], b.losses[i]); c != 0 {
+				return c
+			}
+		}
+		return cmp.Compare(a.w.index, b.w.index)
+	})
+	for _, e := range on[:min(len(on), frontTrials)] {
+		vals := make([]string, len(r.objs))
+		for i, o := range r.objs {
+			vals[i] = o.Metric + "=" + num(e.w.vals[i])
+		}
+		l := fmt.Sprintf("  %s: %s", e.w.id, strings.Join(vals, ", "))
+		if keys := slices.Sorted(maps.Keys(e.w.config)); len(keys) > 0 {
+			l += " (" + params(e.w, keys) + ")"
+		}
+		lines = append(lines, l)
+	}
+	if n := len(on) - frontTrials; n > 0 {
+		lines = append(lines, fmt.Sprintf("  … and %d more: hone results --pareto lists them all", n))
 	}
 	return lines
 }

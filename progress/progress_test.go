@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/pareto"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the golden files in testdata")
@@ -540,5 +542,381 @@ func TestTTYTinyTerminal(t *testing.T) {
 	want := "== Status: 3 trials (3 RUNNIN\nTrial     Status   loss  iter\nt0000000  RUNNING\n... 2 more trials not shown (\n... 2 more columns: lr, total\n"
 	if got != want {
 		t.Errorf("tiny terminal:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// two returns the objectives of the tests with several: accuracy
+// maximised, latency minimised.
+func two() hone.Objectives {
+	return hone.Objectives{{Metric: "acc", Mode: hone.Max}, {Metric: "ms", Mode: hone.Min}}
+}
+
+// mres sets t's last result to metrics, at iteration it, and returns it.
+func mres(t *hone.Trial, it int, metrics map[string]any) *hone.Result {
+	r := &hone.Result{TrialID: t.ID, Metrics: metrics, TrainingIteration: it, TimeTotal: 10 * float64(it)}
+	t.LastResult = r
+	return r
+}
+
+// multiScenario runs eight trials with two objectives, one callback every
+// 10 s of clock time. At the end t0000000, t0000001 and t0000003 are the
+// front: t0000002 is dominated by t0000001, t0000004 by t0000000;
+// t0000005 fails, t0000006 lacks ms, and t0000007, which would dominate
+// them all, is still running.
+func multiScenario(r *Reporter, clk *fakeClock) []*hone.Trial {
+	metrics := []map[string]any{
+		{"acc": 0.9, "ms": 50},
+		{"acc": 0.8, "ms": 20},
+		{"acc": 0.7, "ms": 30},
+		{"acc": 0.95, "ms": 80},
+		{"acc": 0.85, "ms": 60},
+		nil,
+		{"acc": 0.99},
+		{"acc": 0.99, "ms": 5},
+	}
+	var trials []*hone.Trial
+	step := func(f func()) {
+		f()
+		clk.advance(10 * time.Second)
+	}
+	for i, m := range metrics {
+		tr := trial(i, hone.Config{"lr": 0.01 * float64(i+1), "layers": 2 + i%2})
+		trials = append(trials, tr)
+		step(func() { r.OnTrialStart(tr) })
+		switch {
+		case m == nil:
+			step(func() {
+				tr.Status, tr.Error = hone.StatusError, "trial process failed: exit status 1"
+				r.OnTrialError(tr, errors.New(tr.Error))
+			})
+		case i == len(metrics)-1:
+			step(func() { r.OnTrialResult(tr, mres(tr, 1, m)) })
+		default:
+			step(func() { r.OnTrialResult(tr, mres(tr, 1, m)) })
+			step(func() {
+				tr.Status = hone.StatusTerminated
+				r.OnTrialComplete(tr)
+			})
+		}
+	}
+	r.OnExperimentEnd(trials)
+	return trials
+}
+
+// frontIDsOf returns the ids on the reporter's current front.
+func frontIDsOf(r *Reporter) []string {
+	var ids []string
+	for _, w := range r.front(r.sorted()).rows {
+		ids = append(ids, w.id)
+	}
+	return ids
+}
+
+func TestMultiGolden(t *testing.T) {
+	var out bytes.Buffer
+	clk := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	r := New(&out, WithObjectives(two(), nil), WithClock(clk))
+	multiScenario(r, clk)
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := frontIDsOf(r), []string{"t0000000", "t0000001", "t0000003"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("front %q, want %q", got, want)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"Trial     Status      layers  lr    acc   ms  iter  total time (s)\n",
+		"Pareto front so far (acc (max), ms (min)): 3 of 6 finished trials: t0000000, t0000001, t0000003\n",
+		"Pareto front: 3 of 6 finished trials (acc (max), ms (min)):\n" +
+			"  t0000003: acc=0.95, ms=80 (layers=3, lr=0.04)\n" +
+			"  t0000000: acc=0.9, ms=50 (layers=2, lr=0.01)\n" +
+			"  t0000001: acc=0.8, ms=20 (layers=3, lr=0.02)\n" +
+			"1 trial failed:\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "Best trial") {
+		t.Errorf("a best trial with several objectives:\n%s", got)
+	}
+	golden(t, "multi.golden", got)
+}
+
+// TestMultiNoCompleteTrial: until a finished trial has every objective
+// there is no front line, and the summary says so.
+func TestMultiNoCompleteTrial(t *testing.T) {
+	var out bytes.Buffer
+	clk := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	r := New(&out, WithObjectives(two(), nil), WithClock(clk), WithInterval(time.Second))
+	a := trial(0, hone.Config{"lr": 0.1})
+	b := trial(1, hone.Config{"lr": 0.2})
+	r.OnTrialStart(a)
+	r.OnTrialStart(b)
+	r.OnTrialResult(a, mres(a, 1, map[string]any{"acc": 0.5})) // no ms
+	a.Status = hone.StatusTerminated
+	r.OnTrialComplete(a)
+	r.OnTrialResult(b, mres(b, 1, map[string]any{"acc": 0.5, "ms": 3})) // running
+	r.OnExperimentEnd([]*hone.Trial{a, b})
+	got := out.String()
+	if strings.Contains(got, "Pareto front") {
+		t.Errorf("a front without a finished trial with every objective:\n%s", got)
+	}
+	if !strings.Contains(got, "No finished trial reported every objective (acc, ms).\n") {
+		t.Errorf("no line saying there is no front:\n%s", got)
+	}
+}
+
+// constrained returns terminated trials with the given acc, ms and mem.
+func constrained(rows [][3]float64) []*hone.Trial {
+	var trials []*hone.Trial
+	for i, v := range rows {
+		tr := trial(i, hone.Config{"i": i})
+		mres(tr, 1, map[string]any{"acc": v[0], "ms": v[1], "mem": v[2]})
+		tr.Status = hone.StatusTerminated
+		trials = append(trials, tr)
+	}
+	return trials
+}
+
+func TestMultiConstraintNoneFeasible(t *testing.T) {
+	below := 100.0
+	cs := hone.Constraints{{Metric: "mem", Below: &below}}
+	var out bytes.Buffer
+	clk := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	r := New(&out, WithObjectives(two(), cs), WithClock(clk))
+	// t0000001 and t0000003 break the constraint least (by 20); t0000001
+	// dominates t0000003 but, by Deb's rule, infeasible trials compare by
+	// their violation only: both are on the front. t0000002 dominates
+	// both but breaks the constraint more.
+	trials := constrained([][3]float64{{0.9, 10, 150}, {0.8, 20, 120}, {0.99, 1, 130}, {0.7, 30, 120}})
+	r.OnExperimentEnd(trials)
+	if got, want := frontIDsOf(r), []string{"t0000001", "t0000003"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("front %q, want %q", got, want)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"Pareto front: 2 of 4 finished trials (acc (max), ms (min)); 0 feasible under mem ≤ 100, so the front is of the least infeasible:\n" +
+			"  t0000001: acc=0.8, ms=20 (i=1)\n" +
+			"  t0000003: acc=0.7, ms=30 (i=3)\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	var live bytes.Buffer
+	lr := New(&live, WithObjectives(two(), cs), WithClock(clk), WithTTY(true))
+	lr.OnExperimentResume(trials)
+	lr.OnTrialStart(trial(4, hone.Config{"i": 4}))
+	if want := "Pareto front so far (acc (max), ms (min)): 2 of 4 finished trials: t0000001, t0000003; 0 feasible under mem ≤ 100, so the front is of the least infeasible\n"; !strings.Contains(live.String(), want) {
+		t.Errorf("live table lacks %q:\n%s", want, live.String())
+	}
+}
+
+func TestMultiConstraintSomeFeasible(t *testing.T) {
+	below, above := 100.0, 0.5
+	cs := hone.Constraints{{Metric: "mem", Below: &below}, {Metric: "acc", Above: &above}}
+	var out bytes.Buffer
+	clk := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	r := New(&out, WithObjectives(two(), cs), WithClock(clk), WithTTY(true))
+	// Feasible: t0000000, t0000001, t0000003, t0000004; t0000003 is
+	// dominated by t0000001. t0000002 dominates them all but breaks
+	// mem; t0000005 breaks acc.
+	trials := constrained([][3]float64{
+		{0.9, 10, 50}, {0.8, 5, 90}, {0.99, 1, 130}, {0.7, 30, 100}, {0.95, 40, 10}, {0.4, 1, 10},
+	})
+	r.OnExperimentResume(trials)
+	r.OnTrialStart(trial(6, hone.Config{"i": 6}))
+	if got, want := frontIDsOf(r), []string{"t0000000", "t0000001", "t0000004"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("front %q, want %q", got, want)
+	}
+	if want := "Pareto front so far (acc (max), ms (min)): 3 of 6 finished trials: t0000000, t0000001, t0000004; 4 feasible under mem ≤ 100, acc ≥ 0.5\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("live table lacks %q:\n%s", want, out.String())
+	}
+	out.Reset()
+	r.OnExperimentEnd(trials)
+	want := "Pareto front: 3 of 6 finished trials (acc (max), ms (min)); 4 feasible under mem ≤ 100, acc ≥ 0.5:\n" +
+		"  t0000004: acc=0.95, ms=40 (i=4)\n" +
+		"  t0000000: acc=0.9, ms=10 (i=0)\n" +
+		"  t0000001: acc=0.8, ms=5 (i=1)\n"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, out.String())
+	}
+}
+
+// TestMultiFrontMatchesSortConstrained checks the front against rank 0 of
+// pareto.SortConstrained, which hone results --pareto uses, on random
+// experiments with and without feasible trials, ties, missing and NaN
+// values and trials that did not finish.
+func TestMultiFrontMatchesSortConstrained(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	below := 5.0
+	cs := hone.Constraints{{Metric: "mem", Below: &below}}
+	objs := hone.Objectives{{Metric: "a", Mode: hone.Max}, {Metric: "b", Mode: hone.Min}, {Metric: "c", Mode: hone.Min}}
+	for round := range 300 {
+		nobj := 2 + round%2
+		r := New(&bytes.Buffer{}, WithObjectives(objs[:nobj], cs))
+		var trials []*hone.Trial
+		var points [][]float64
+		var violation []float64
+		var ids []string
+		memMin := 4.0 + float64(round%3)*2 // 4: some feasible; 6, 8: maybe none
+		for i := range 30 {
+			tr := trial(i, nil)
+			m := map[string]any{"mem": memMin + float64(rng.IntN(4))}
+			for _, o := range objs[:nobj] {
+				m[o.Metric] = float64(rng.IntN(6))
+			}
+			switch rng.IntN(10) {
+			case 0:
+				delete(m, "b")
+			case 1:
+				m["a"] = math.NaN()
+			case 2:
+				tr.Status = hone.StatusRunning
+			case 3:
+				tr.Status = hone.StatusError
+			}
+			if tr.Status == hone.StatusRunning && rng.IntN(2) == 0 {
+				tr.Status = hone.StatusTerminated
+			}
+			res := mres(tr, 1, m)
+			trials = append(trials, tr)
+			p, all := objs[:nobj].Losses(nil, res)
+			if tr.Status == hone.StatusTerminated && all {
+				points = append(points, p)
+				violation = append(violation, cs.Violation(res))
+				ids = append(ids, tr.ID)
+			}
+		}
+		r.OnExperimentEnd(trials)
+		var want []string
+		for i, rank := range pareto.SortConstrained(points, violation) {
+			if rank == 0 {
+				want = append(want, ids[i])
+			}
+		}
+		if got := frontIDsOf(r); !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d: front %q, want %q", round, got, want)
+		}
+	}
+}
+
+// TestMultiMaxRowsKeepsFront: with few rows the table keeps the running
+// trial, then the front's trials, then the oldest.
+func TestMultiMaxRowsKeepsFront(t *testing.T) {
+	var out bytes.Buffer
+	clk := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	r := New(&out, WithObjectives(two(), nil), WithClock(clk), WithMaxRows(4))
+	// t0000007 and t0000008 are the front (they dominate every other
+	// finished trial); t0000005 is running.
+	var trials []*hone.Trial
+	for i := range 10 {
+		tr := trial(i, hone.Config{"i": i})
+		m := map[string]any{"acc": 0.1 * float64(i%5), "ms": 100 - float64(i%5)}
+		switch i {
+		case 7:
+			m = map[string]any{"acc": 0.9, "ms": 20}
+		case 8:
+			m = map[string]any{"acc": 0.8, "ms": 10}
+		}
+		mres(tr, 1, m)
+		if i != 5 {
+			tr.Status = hone.StatusTerminated
+		}
+		trials = append(trials, tr)
+	}
+	r.OnExperimentEnd(trials)
+	if got, want := frontIDsOf(r), []string{"t0000007", "t0000008"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("front %q, want %q", got, want)
+	}
+	got := out.String()
+	var shown []string
+	for _, l := range strings.Split(got, "\n") {
+		if id, _, ok := strings.Cut(l, "  "); ok && strings.HasPrefix(id, "t000000") {
+			shown = append(shown, id)
+		}
+	}
+	// The rows, then the summary's front lines.
+	if want := []string{"t0000000", "t0000005", "t0000007", "t0000008"}; !reflect.DeepEqual(shown, want) {
+		t.Errorf("rows shown %q, want %q:\n%s", shown, want, got)
+	}
+	if !strings.Contains(got, "... 6 more trials not shown (6 TERMINATED)") {
+		t.Errorf("no hidden-trials line:\n%s", got)
+	}
+}
+
+// TestMultiLongFront: the live line names five front trials and counts
+// the others; the summary lists ten and points to hone results.
+func TestMultiLongFront(t *testing.T) {
+	var out bytes.Buffer
+	clk := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	r := New(&out, WithObjectives(two(), nil), WithClock(clk), WithTTY(true))
+	var trials []*hone.Trial
+	for i := range 13 {
+		tr := trial(i, hone.Config{"i": i})
+		// Each is more accurate and slower than the one before: all on
+		// the front, but t0000012 is dominated by t0000011.
+		m := map[string]any{"acc": float64(i), "ms": float64(i)}
+		if i == 12 {
+			m = map[string]any{"acc": 11.0, "ms": 12.0}
+		}
+		mres(tr, 1, m)
+		tr.Status = hone.StatusTerminated
+		trials = append(trials, tr)
+	}
+	r.OnExperimentResume(trials)
+	r.OnTrialStart(trial(13, hone.Config{"i": 13}))
+	if want := "Pareto front so far (acc (max), ms (min)): 12 of 13 finished trials: t0000000, t0000001, t0000002, t0000003, t0000004, … (7 more)\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("live table lacks %q:\n%s", want, out.String())
+	}
+	out.Reset()
+	r.OnExperimentEnd(trials)
+	got := out.String()
+	want := "Pareto front: 12 of 13 finished trials (acc (max), ms (min)):\n"
+	for i := 11; i > 1; i-- {
+		want += fmt.Sprintf("  t%07d: acc=%d, ms=%d (i=%d)\n", i, i, i, i)
+	}
+	want += "  … and 2 more: hone results --pareto lists them all\n"
+	if !strings.Contains(got, want) {
+		t.Errorf("summary lacks\n%s\nin\n%s", want, got)
+	}
+}
+
+// TestObjectivesOfOne: with one objective and no constraint,
+// WithObjectives draws what WithObjective draws, byte for byte.
+func TestObjectivesOfOne(t *testing.T) {
+	for _, o := range []hone.Objective{{Metric: "loss", Mode: hone.Min}, {Metric: "loss"}, {Metric: "loss", Mode: hone.Max}} {
+		draw := func(opt Option) string {
+			var out bytes.Buffer
+			clk := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+			scenario(New(&out, opt, WithClock(clk), WithMaxRows(2)), clk)
+			return out.String()
+		}
+		one, list := draw(WithObjective(o)), draw(WithObjectives(hone.Objectives{o}, nil))
+		if one != list {
+			t.Errorf("%v: WithObjectives draws\n%s\nWithObjective draws\n%s", o, list, one)
+		}
+		if !strings.Contains(one, "Best trial: ") {
+			t.Errorf("%v: no best trial:\n%s", o, one)
+		}
+	}
+	// And the plain golden file stays as it was.
+	var out bytes.Buffer
+	clk := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	scenario(New(&out, WithObjectives(hone.Objectives{{Metric: "loss"}}, nil), WithClock(clk)), clk)
+	golden(t, "plain.golden", out.String())
+}
+
+// TestObjectivesLastOptionWins: WithObjective after WithObjectives, or
+// the other way round, leaves the last one in force.
+func TestObjectivesLastOptionWins(t *testing.T) {
+	r := New(&bytes.Buffer{}, WithObjectives(two(), nil), WithMetric("loss", hone.Min))
+	if r.multi() || r.obj.Metric != "loss" {
+		t.Errorf("WithMetric after WithObjectives: objs %v, obj %v", r.objs, r.obj)
+	}
+	r = New(&bytes.Buffer{}, WithMetric("loss", hone.Min), WithObjectives(two(), nil))
+	if !r.multi() || r.obj.Metric != "" {
+		t.Errorf("WithObjectives after WithMetric: objs %v, obj %v", r.objs, r.obj)
 	}
 }

@@ -96,7 +96,7 @@ func Build(s *Spec, dir string, stdout io.Writer) (*Plan, error) {
 	if stdout != nil {
 		var opts []progress.Option
 		if objs := s.ResolvedObjectives(); len(objs) > 0 {
-			opts = append(opts, progress.WithObjective(objs.Primary()))
+			opts = append(opts, progress.WithObjectives(objs, s.Constraints))
 		}
 		callbacks = append(callbacks, progress.New(stdout, opts...))
 	}

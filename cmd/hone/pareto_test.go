@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -347,11 +348,24 @@ func TestExampleMultiObjective(t *testing.T) {
 	c := cli{t: t}
 	storage := t.TempDir()
 	example := filepath.Join(repoRoot(t), "examples", "multiobjective.yaml")
-	if code, out, errOut := c.run("run", example, "--storage", storage); code != exitOK {
-		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
+	code, runOut, errOut := c.run("run", example, "--storage", storage)
+	if code != exitOK {
+		t.Fatalf("run: exit %d\n%s\n%s", code, runOut, errOut)
 	}
 	dir := filepath.Join(storage, "multiobjective")
 	ids, pts := frontOf(t, dir, 1500)
+	// The run's summary lists the same front, not a best trial by the
+	// first objective.
+	_, summary, _ := strings.Cut(runOut, "Experiment finished after")
+	head := fmt.Sprintf("Pareto front: %d of 24 finished trials (accuracy (max), latency_ms (min)); ", len(ids))
+	if !strings.Contains(summary, head) || strings.Contains(runOut, "Best trial") {
+		t.Errorf("run's summary lacks %q:\n%s", head, summary)
+	}
+	for _, id := range ids {
+		if !strings.Contains(summary, "\n  "+id+": accuracy=") {
+			t.Errorf("run's summary does not list %s of the front:\n%s", id, summary)
+		}
+	}
 	code, out, errOut := c.run("results", dir, "--pareto", "--reference", "0.5,10", "--format", "json")
 	var js struct {
 		Finished    int     `json:"finished"`
