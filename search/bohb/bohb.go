@@ -634,8 +634,9 @@ func (s *Searcher) Floor() float64 {
 	return s.mon.Floor(s.rule())
 }
 
-// Links returns the fidelity rule's judgement of each pair of consecutive
-// budgets (nil without FidelityCheck), for reports and tests.
+// Links returns the fidelity rule's judgement of each budget but the
+// highest (fidelity.Monitor.Links; nil without FidelityCheck), for reports
+// and tests.
 func (s *Searcher) Links() []fidelity.Link {
 	if !s.opts.FidelityCheck {
 		return nil

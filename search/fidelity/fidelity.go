@@ -3,14 +3,19 @@
 // that use several budgets: the rule of docs/SEMANTICS.md §5.
 //
 // A Monitor records the loss (lower is better) each trial had at each
-// budget, or rung, it reached. For each pair of consecutive budgets it
-// measures the Spearman rank correlation of the losses of the trials seen at
-// both. A pair whose correlation, over at least Rule.MinPairs trials, is
-// below Rule.Threshold is misleading: the lower budget ranks
-// configurations otherwise than the higher one does. Every budget up to the
-// highest misleading pair's lower budget is then distrusted, and the
-// lowest budget above them is the floor (Monitor.Floor). With no
-// misleading pair the floor is the lowest budget.
+// budget, or rung, it reached. Each budget but the highest is linked to
+// the highest budget above it that shares at least Rule.MinPairs trials
+// with it (to the next budget while none does), and the link measures the
+// Spearman rank correlation of the losses of the trials seen at both. A
+// link whose correlation, over at least Rule.MinPairs trials, is below
+// Rule.Threshold is misleading: its budget ranks configurations otherwise
+// than the higher one does. Every budget up to the highest misleading
+// one is then distrusted, and the lowest budget above them is the floor
+// (Monitor.Floor). With no misleading link the floor is the lowest budget.
+// Links reach as high as the evidence allows because correlations
+// between neighbours do not compose: budgets that each agree fairly with
+// the next can, from the lowest, rank configurations in reverse of the
+// highest.
 //
 // What the users of the rule do with the floor:
 //
@@ -97,7 +102,7 @@ type AdvisorUser interface {
 	SetAdvisor(a Advisor)
 }
 
-// Link is the judgement of one pair of consecutive budgets.
+// Link is the judgement of one budget, Lo, against a higher one, Hi.
 type Link struct {
 	Lo, Hi float64 // the budgets
 	Pairs  int     // trials observed at both
@@ -154,13 +159,18 @@ func (m *Monitor) Observe(trial string, budget, loss float64) {
 		row.ids = append(row.ids, trial)
 	}
 	row.loss[trial] = loss
-	// Only a trial also observed at a neighbouring budget changes a pair:
-	// of link i-1 (budgets i-1, i) or link i (budgets i, i+1).
-	for _, j := range []int{i - 1, i + 1} {
-		if j >= 0 && j < len(m.budgets) {
-			if _, ok := m.rows[m.budgets[j]].loss[trial]; ok && m.valid {
-				m.dirty[min(i, j)] = true
+	// Only a trial also observed at another budget changes a pair; which
+	// budget a link compares with depends on the pairs' counts, so every
+	// link is judged again (there are a handful).
+	if !m.valid {
+		return
+	}
+	for j, b := range m.budgets {
+		if _, ok := m.rows[b].loss[trial]; ok && j != i {
+			for k := range m.dirty {
+				m.dirty[k] = true
 			}
+			return
 		}
 	}
 }
@@ -207,8 +217,15 @@ func (m *Monitor) Entries() []Entry {
 	return out
 }
 
-// Links judges every pair of consecutive budgets under rule r. The slice
-// is shared: do not modify it.
+// Links judges every budget but the highest under rule r, lowest first:
+// link i compares budget i with the highest budget above it that has at
+// least MinPairs trials observed at both, or with the next budget when
+// none has (a link that cannot be judged yet). Comparing with the highest
+// budget that can be judged asks whether budget i predicts the budgets
+// that count, not only its neighbour: correlations between neighbours do
+// not compose, and budgets that each agree fairly with the next (ρ 0.7,
+// 0.3, 0.2) can rank configurations in reverse of the highest from the
+// lowest. The slice is shared: do not modify it.
 func (m *Monitor) Links(r Rule) []Link {
 	r = r.withDefaults()
 	if !m.valid || m.cachedRule != r {
@@ -224,6 +241,12 @@ func (m *Monitor) Links(r Rule) []Link {
 			continue
 		}
 		lo, hi := m.budgets[i], m.budgets[i+1]
+		for j := len(m.budgets) - 1; j > i+1; j-- {
+			if m.count(lo, m.budgets[j]) >= r.MinPairs {
+				hi = m.budgets[j]
+				break
+			}
+		}
 		a, b := m.pairs(lo, hi)
 		l := Link{Lo: lo, Hi: hi, Pairs: len(a), Rho: Spearman(a, b)}
 		rho := l.Rho
@@ -234,6 +257,21 @@ func (m *Monitor) Links(r Rule) []Link {
 		m.cached[i], m.dirty[i] = l, false
 	}
 	return m.cached
+}
+
+// count returns the number of trials observed at both lo and hi.
+func (m *Monitor) count(lo, hi float64) int {
+	rl, rh := m.rows[lo], m.rows[hi]
+	if len(rh.ids) > len(rl.ids) {
+		rl, rh = rh, rl
+	}
+	n := 0
+	for _, id := range rh.ids {
+		if _, ok := rl.loss[id]; ok {
+			n++
+		}
+	}
+	return n
 }
 
 // pairs returns the losses at lo and at hi of the trials observed at both,
@@ -249,17 +287,17 @@ func (m *Monitor) pairs(lo, hi float64) (a, b []float64) {
 	return a, b
 }
 
-// Floor returns the lowest trusted budget under rule r: the budget above
-// the highest misleading pair, or the lowest budget if no pair misleads;
-// 0 if nothing was observed.
+// Floor returns the lowest trusted budget under rule r: the budget next
+// above the highest budget whose link misleads, or the lowest budget if
+// none does; 0 if nothing was observed.
 func (m *Monitor) Floor(r Rule) float64 {
 	if len(m.budgets) == 0 {
 		return 0
 	}
 	floor := m.budgets[0]
-	for _, l := range m.Links(r) {
+	for i, l := range m.Links(r) {
 		if l.Misleading {
-			floor = l.Hi
+			floor = m.budgets[i+1]
 		}
 	}
 	return floor

@@ -169,11 +169,77 @@ func TestFloor(t *testing.T) {
 		return float64(i)
 	}, 1, 3, 9, 27)
 	if f := m.Floor(r); f != 9 {
-		t.Fatalf("floor %v, want 9 (1→3 and 3→9 mislead, 9→27 does not)", f)
+		t.Fatalf("floor %v, want 9 (3 ranks in reverse of 27; 1 and 9 agree with 27)", f)
 	}
 	var empty Monitor
 	if f := empty.Floor(r); f != 0 {
 		t.Fatalf("empty floor %v", f)
+	}
+}
+
+// Correlations between neighbours do not compose: budgets 1, 3, 9 and 27
+// each agree with the next (ρ about 0.5: each budget's losses turn a
+// third of the way from one ranking, reversed, to the highest budget's
+// ranking), yet budget 1 ranks the trials in reverse of 27 and budget 3
+// nearly so. Each budget is judged against 27, the highest budget it
+// shares six trials with, so 1 and 3 are distrusted and the floor is 9.
+func TestLinksReachTheHighestBudget(t *testing.T) {
+	perm := []float64{5, 10, 2, 7, 0, 11, 3, 8, 1, 6, 9, 4} // about uncorrelated with the index
+	budgets := []float64{1, 3, 9, 27}
+	loss := func(i, k int) float64 {
+		th := math.Pi * float64(k) / 3 // 0 at budget 1, π at 27
+		return -math.Cos(th)*(float64(i)-5.5) + math.Sin(th)*(perm[i]-5.5)
+	}
+	var m Monitor
+	for k, b := range budgets {
+		for i := range perm {
+			m.Observe(fmt.Sprint("t", i), b, loss(i, k))
+		}
+	}
+	col := func(k int) []float64 {
+		out := make([]float64, len(perm))
+		for i := range out {
+			out[i] = loss(i, k)
+		}
+		return out
+	}
+	for k := 0; k+1 < len(budgets); k++ {
+		if rho := Spearman(col(k), col(k+1)); rho < 0.2 {
+			t.Fatalf("budgets %v and %v: ρ %v, want them to agree (≥ 0.2)", budgets[k], budgets[k+1], rho)
+		}
+	}
+	links := m.Links(Rule{})
+	if len(links) != 3 {
+		t.Fatalf("links %+v", links)
+	}
+	for k, l := range links {
+		if l.Lo != budgets[k] || l.Hi != 27 || l.Pairs != len(perm) || l.Misleading != (k < 2) {
+			t.Errorf("link %d: %+v, want %v against 27 over %d trials, misleading %v", k, l, budgets[k], len(perm), k < 2)
+		}
+	}
+	if !(links[0].Rho < -0.9) {
+		t.Errorf("budget 1 against 27: ρ %v, want about −1", links[0].Rho)
+	}
+	if f := m.Floor(Rule{}); f != 9 {
+		t.Fatalf("floor %v, want 9", f)
+	}
+	// Until budgets 1 and 27 share six trials, budget 1 is judged against
+	// the highest budget that does.
+	var early Monitor
+	for k, b := range budgets[:3] {
+		for i := range perm {
+			early.Observe(fmt.Sprint("t", i), b, loss(i, k))
+		}
+	}
+	for i := range 5 {
+		early.Observe(fmt.Sprint("t", i), 27, loss(i, 3))
+	}
+	if l := early.Links(Rule{})[0]; l.Hi != 9 || l.Pairs != len(perm) {
+		t.Fatalf("with 5 trials at 27, budget 1's link %+v, want against 9", l)
+	}
+	early.Observe("t5", 27, loss(5, 3))
+	if l := early.Links(Rule{})[0]; l.Hi != 27 || l.Pairs != 6 {
+		t.Fatalf("with 6 trials at 27, budget 1's link %+v, want against 27 over 6", l)
 	}
 }
 

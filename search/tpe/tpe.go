@@ -158,10 +158,11 @@
 // trials filling the good set first. The model is used once NStartupTrials
 // trials have been observed.
 //
-// With FidelityCheck the losses at consecutive budgets are compared (the
-// rule of package fidelity, docs/SEMANTICS.md §5): when a budget ranks the
-// trials seen at both otherwise than the next one (Spearman correlation
-// below 0.2 over at least 6 trials), that budget and every lower one are
+// With FidelityCheck each budget's losses are compared with those of the
+// highest budget that shares at least 6 trials with it, else of the next
+// (the rule of package fidelity, docs/SEMANTICS.md §5): when a budget
+// ranks the trials seen at both otherwise (Spearman correlation below 0.2
+// over at least 6 trials), that budget and every lower one are
 // distrusted. Only trials observed at the floor (the lowest trusted
 // budget) or above are ranked, pending trials below it are liars (with
 // ConstantLiar), and
@@ -673,8 +674,9 @@ func (s *Searcher) Floor() float64 {
 	return s.mon.Floor(s.rule())
 }
 
-// Links returns the fidelity rule's judgement of each pair of consecutive
-// budgets observed (nil without rungs), for reports and tests.
+// Links returns the fidelity rule's judgement of each budget observed but
+// the highest (fidelity.Monitor.Links; nil without rungs), for reports and
+// tests.
 func (s *Searcher) Links() []fidelity.Link {
 	if s.budgets == nil {
 		return nil
