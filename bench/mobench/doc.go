@@ -16,4 +16,16 @@
 // step u of a problem costs Problem.Cost(u), 1 at full fidelity, so a
 // multi-fidelity method spends the same budget on more, cheaper
 // evaluations. The hypervolume counts full-fidelity evaluations only.
+//
+// The CPU column is each method's own computation per run, not the
+// problem's evaluations, measured as bench/searchbench measures it. For
+// hone's methods it is the calling thread's CPU clock around every call
+// into the searcher and, for the experiment methods, the scheduler (FIFO's
+// too), with benchutil.CPUMeter through wrappers that forward every
+// optional ability the controller checks, so that the wrapped run makes
+// the same decisions as the plain one; each timed call adds the timer's
+// own overhead (benchutil.TimerOverhead, a microsecond or two). It leaves
+// out the controller, the runner and the simulated executor around them.
+// For Optuna's samplers it is time.thread_time in Python around study.ask
+// with its suggest_float calls and around study.tell.
 package mobench

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/bench/internal/benchutil"
 	"github.com/hone-tune/hone/bench/mofunctions"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/runner"
@@ -105,7 +106,10 @@ func (e Experiment) Method() Method {
 // paused and resumed goes on from its checkpoint's step. The trace holds
 // one evaluation per trial, at the deepest step it reached (it cost
 // Cost(step) in all); the arrivals are its full-fidelity evaluations in
-// the order they arrived, with the budget spent by then.
+// the order they arrived, with the budget spent by then. The trace's CPU
+// is that of every call into the searcher and the scheduler (FIFO's too
+// when Build gives none), which Run wraps after Build, once they are
+// wired to each other (benchutil.TimeSearcher, benchutil.TimeScheduler).
 func (e Experiment) Run(ctx context.Context, p *mofunctions.Problem, seed uint64, budget float64) (*Trace, []Arrival, error) {
 	conc := e.Concurrency
 	if conc <= 0 {
@@ -120,14 +124,16 @@ func (e Experiment) Run(ctx context.Context, p *mofunctions.Problem, seed uint64
 	if fifoOnly {
 		sc = fifo.New()
 	}
+	meter := &benchutil.CPUMeter{}
 	rec := &recorder{p: p, tr: &Trace{Problem: p.Name, Method: e.Name, Seed: seed, Budget: budget}, at: map[string]int{}}
 	exp := &hone.Experiment{
 		Name: e.Name, Objectives: env.Objectives, Seed: seed,
 		MaxConcurrentTrials: conc,
 		Checkpoint:          hone.CheckpointConfig{NumToKeep: 1},
-		Searcher:            sr, Scheduler: sc,
-		Stoppers:  []hone.Stopper{rec},
-		Callbacks: []hone.Callback{rec},
+		Searcher:            benchutil.TimeSearcher(sr, meter),
+		Scheduler:           benchutil.TimeScheduler(sc, meter),
+		Stoppers:            []hone.Stopper{rec},
+		Callbacks:           []hone.Callback{rec},
 	}
 	dir, err := os.MkdirTemp("", fmt.Sprintf("mobench-%s-%s-%d-", p.Name, e.Name, seed))
 	if err != nil {
@@ -164,6 +170,7 @@ func (e Experiment) Run(ctx context.Context, p *mofunctions.Problem, seed uint64
 			return nil, nil, fmt.Errorf("%s on %s, seed %d: trial %s failed: %s", e.Name, p.Name, seed, t.ID, t.Error)
 		}
 	}
+	rec.tr.CPU = meter.Total()
 	return rec.tr, rec.arrivals, nil
 }
 

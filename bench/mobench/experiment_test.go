@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/hone-tune/hone/bench/mofunctions"
 )
@@ -111,6 +112,42 @@ func TestExperimentsPassCheck(t *testing.T) {
 		}
 		if tr.Spent < 9 || len(arr) == 0 || len(arr) >= len(tr.Evals) {
 			t.Errorf("%s: spent %v of 10, %d trials, %d at full fidelity", e.Name, tr.Spent, len(tr.Evals), len(arr))
+		}
+	}
+}
+
+// TestHoneCPU: hone's methods, plain searchers and experiments, measure
+// their searcher's and scheduler's CPU time, and the report shows it.
+func TestHoneCPU(t *testing.T) {
+	p := mofunctions.DTLZ2MFProblem()
+	tr, _, err := TPEMOASHA().Run(context.Background(), p, 1, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.CPU <= 0 {
+		t.Errorf("tpe-mo-asha: cpu %v", tr.CPU)
+	}
+	tr, err = NSGA2().Run(context.Background(), p, 1, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.CPU <= 0 {
+		t.Errorf("nsga2: cpu %v", tr.CPU)
+	}
+	for _, c := range []struct {
+		cpu  []time.Duration
+		want string
+	}{
+		{nil, "-"},
+		{[]time.Duration{0, 0}, "-"},
+		{[]time.Duration{2345 * time.Microsecond}, "2.3ms"},
+		{[]time.Duration{42 * time.Millisecond, 44 * time.Millisecond}, "43ms"},
+		{[]time.Duration{99900 * time.Microsecond}, "100ms"},
+		{[]time.Duration{110 * time.Millisecond}, "0.11s"},
+		{[]time.Duration{16480 * time.Millisecond}, "16.48s"},
+	} {
+		if got := (&Cell{CPU: c.cpu}).cpuText(); got != c.want {
+			t.Errorf("cpu %v: %q, want %q", c.cpu, got, c.want)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/hone-tune/hone"
+	"github.com/hone-tune/hone/bench/internal/benchutil"
 	"github.com/hone-tune/hone/bench/mofunctions"
 	"github.com/hone-tune/hone/search/random"
 	"github.com/hone-tune/hone/space"
@@ -42,13 +43,16 @@ func Objectives(p *mofunctions.Problem) hone.Objectives {
 // "t0", "t1", …), evaluates it, and reports a done result whose metrics
 // are f1..fM (OnResult, then OnTrialComplete), until the budget is spent
 // or the searcher is done. build gets the problem's space, its objectives
-// and the seed.
+// and the seed. The trace's CPU is that of every call into the searcher
+// (benchutil.TimeSearcher).
 func SearcherMethod(name string, build func(sp space.Space, objectives hone.Objectives, seed uint64) (hone.Searcher, error)) Method {
 	return Method{Name: name, Run: func(ctx context.Context, p *mofunctions.Problem, seed uint64, budget float64) (*Trace, error) {
-		s, err := build(SpaceOf(p), Objectives(p), seed)
+		plain, err := build(SpaceOf(p), Objectives(p), seed)
 		if err != nil {
 			return nil, fmt.Errorf("building %s: %w", name, err)
 		}
+		meter := &benchutil.CPUMeter{}
+		s := benchutil.TimeSearcher(plain, meter)
 		tr := &Trace{Problem: p.Name, Method: name, Seed: seed, Budget: budget}
 		cost := p.Cost(p.Steps)
 		for n := 0; tr.Spent+cost <= budget+budgetSlack; n++ {
@@ -81,6 +85,7 @@ func SearcherMethod(name string, build func(sp space.Space, objectives hone.Obje
 			tr.Evals = append(tr.Evals, Eval{X: x, Step: p.Steps, Values: v})
 			tr.Spent += cost
 		}
+		tr.CPU = meter.Total()
 		return tr, nil
 	}}
 }

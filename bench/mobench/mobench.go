@@ -31,8 +31,9 @@ type Trace struct {
 	// evaluations cost, both in full-fidelity evaluations.
 	Budget, Spent float64
 	Evals         []Eval
-	// CPU is the CPU time of the method's own computation (its sampler,
-	// not the problem), when the method measures it; 0 otherwise.
+	// CPU is the CPU time of the method's own computation (its searcher
+	// and scheduler, or its sampler; not the problem), when the method
+	// measures it (see the package documentation); 0 otherwise.
 	CPU time.Duration
 }
 

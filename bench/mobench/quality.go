@@ -109,8 +109,9 @@ func (r *Report) best(p string, baseline bool) *Cell {
 	return best
 }
 
-// cpuText is the cell's median CPU time, or "-" when the method does not
-// measure it.
+// cpuText is the cell's median CPU time: in seconds with two decimals
+// from 0.1 s, in whole milliseconds from 10 ms, in milliseconds with one
+// decimal below; "-" when the method does not measure it.
 func (c *Cell) cpuText() string {
 	cpu := make([]float64, len(c.CPU))
 	for i, d := range c.CPU {
@@ -119,7 +120,14 @@ func (c *Cell) cpuText() string {
 	if len(cpu) == 0 || slices.Max(cpu) <= 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.2fs", median(cpu))
+	switch m := median(cpu); {
+	case m >= 0.1:
+		return fmt.Sprintf("%.2fs", m)
+	case m >= 0.01:
+		return fmt.Sprintf("%.0fms", m*1000)
+	default:
+		return fmt.Sprintf("%.1fms", m*1000)
+	}
 }
 
 // ReplaceQuality replaces the section of several objectives in the report

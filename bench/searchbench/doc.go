@@ -89,12 +89,14 @@
 //
 // Each run's searcher CPU is the CPU time spent inside the calls into the
 // method's searcher and scheduler (hone: every call of the controller,
-// through wrappers that forward hone.PendingLimit), or into the library
-// (Goptuna: creating a trial, sampling, reporting with pruning, telling;
-// Optuna: ask, suggest, report, should_prune, tell, timed with Python's
-// time.thread_time). The Go side reads the calling thread's CPU clock
-// with the goroutine locked to its thread for the call. The function's
-// evaluation and the runner's and executor's work are not counted.
+// through benchutil.TimeSearcher and benchutil.TimeScheduler, which
+// forward the optional abilities the controller checks), or into the
+// library (Goptuna: creating a trial, sampling, reporting with pruning,
+// telling; Optuna: ask, suggest, report, should_prune, tell, timed with
+// Python's time.thread_time). The Go side reads the calling thread's CPU
+// clock with the goroutine locked to its thread for the call. The
+// function's evaluation and the runner's and executor's work are not
+// counted.
 //
 // hone's runs are deterministic: the same seed gives the same figures bit
 // for bit. Goptuna v0.9.0's TPE is not (it draws from math/rand's global

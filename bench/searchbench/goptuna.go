@@ -12,6 +12,7 @@ import (
 	gtpe "github.com/c-bata/goptuna/tpe"
 
 	"github.com/hone-tune/hone/bench/functions"
+	"github.com/hone-tune/hone/bench/internal/benchutil"
 )
 
 // goptunaStudy drives a Goptuna v0.9.0 study trial by trial (askTell),
@@ -23,7 +24,7 @@ import (
 type goptunaStudy struct {
 	p      *functions.Problem
 	study  *goptuna.Study
-	meter  *cpuMeter
+	meter  *benchutil.CPUMeter
 	trials map[int]goptuna.Trial
 }
 
@@ -31,7 +32,7 @@ func (g *goptunaStudy) ask() (int, []float64, error) {
 	var id int
 	var x []float64
 	var err error
-	g.meter.time(func() {
+	g.meter.Time(func() {
 		id, err = g.study.Storage.CreateNewTrial(g.study.ID)
 		if err != nil {
 			return
@@ -81,7 +82,7 @@ func goptunaSuggest(p *functions.Problem, t goptuna.Trial) ([]float64, error) {
 }
 
 func (g *goptunaStudy) report(id, u int, v float64) (prune bool, err error) {
-	g.meter.time(func() {
+	g.meter.Time(func() {
 		t := g.trials[id]
 		err = t.ShouldPrune(u, v)
 	})
@@ -92,7 +93,7 @@ func (g *goptunaStudy) report(id, u int, v float64) (prune bool, err error) {
 }
 
 func (g *goptunaStudy) tell(id int, v float64, pruned bool) (err error) {
-	g.meter.time(func() {
+	g.meter.Time(func() {
 		delete(g.trials, id)
 		state := goptuna.TrialStateComplete
 		if pruned {
@@ -117,7 +118,7 @@ func (g *goptunaStudy) tell(id int, v float64, pruned bool) (err error) {
 // of its randomness.
 func runGoptuna(ctx context.Context, method string, p *functions.Problem, seed uint64, budget float64, concurrency int, prune bool) (*Trace, error) {
 	rec := newRecorder(p, method, seed, budget)
-	meter := &cpuMeter{}
+	meter := &benchutil.CPUMeter{}
 	opts := []goptuna.StudyOption{
 		goptuna.StudyOptionDirection(goptuna.StudyDirectionMinimize),
 		goptuna.StudyOptionSampler(gtpe.NewSampler(gtpe.SamplerOptionSeed(int64(seed)))),
@@ -146,7 +147,7 @@ func runGoptuna(ctx context.Context, method string, p *functions.Problem, seed u
 	tr := rec.tr
 	tr.Trials = trials
 	tr.Concurrency = concurrency
-	tr.CPU = meter.total
+	tr.CPU = meter.Total()
 	tr.Wall = time.Since(start)
 	return tr, nil
 }

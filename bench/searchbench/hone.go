@@ -11,6 +11,7 @@ import (
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/bench/functions"
+	"github.com/hone-tune/hone/bench/internal/benchutil"
 	"github.com/hone-tune/hone/executor/sim"
 	"github.com/hone-tune/hone/runner"
 	"github.com/hone-tune/hone/scheduler/fifo"
@@ -139,7 +140,7 @@ func (h *honeRecorder) ShouldStopAll() bool { return h.rec.done() }
 // honeExperiment builds the experiment of hone method m. Its searcher and
 // scheduler are wrapped so that the CPU time of every call into them adds
 // to meter; a method without a scheduler gets FIFO, timed too.
-func honeExperiment(m *HoneMethod, p *functions.Problem, seed uint64, concurrency int, meter *cpuMeter) (*hone.Experiment, bool, error) {
+func honeExperiment(m *HoneMethod, p *functions.Problem, seed uint64, concurrency int, meter *benchutil.CPUMeter) (*hone.Experiment, bool, error) {
 	sr, sc, err := m.Build(Env{Space: spaceOf(p), Seed: seed, Concurrency: concurrency,
 		Metric: metricLoss, TimeAttr: metricBudget, MaxT: float64(p.Steps), Eta: eta})
 	if err != nil {
@@ -157,8 +158,8 @@ func honeExperiment(m *HoneMethod, p *functions.Problem, seed uint64, concurrenc
 		Name: m.Name, Metric: metricLoss, Mode: hone.Min, Seed: seed,
 		MaxConcurrentTrials: concurrency,
 		Checkpoint:          hone.CheckpointConfig{NumToKeep: 1},
-		Searcher:            &timedSearcher{inner: sr, m: meter},
-		Scheduler:           &timedScheduler{inner: sc, m: meter},
+		Searcher:            benchutil.TimeSearcher(sr, meter),
+		Scheduler:           benchutil.TimeScheduler(sc, meter),
 	}
 	return exp, fifoOnly, nil
 }
@@ -167,7 +168,7 @@ func honeExperiment(m *HoneMethod, p *functions.Problem, seed uint64, concurrenc
 // concurrency, in a temporary experiment directory under tmp that it
 // removes afterwards.
 func runHone(ctx context.Context, m *HoneMethod, p *functions.Problem, seed uint64, budget float64, concurrency int, tmp string) (*Trace, error) {
-	meter := &cpuMeter{}
+	meter := &benchutil.CPUMeter{}
 	exp, fifoOnly, err := honeExperiment(m, p, seed, concurrency, meter)
 	if err != nil {
 		return nil, err
@@ -220,7 +221,7 @@ func runHone(ctx context.Context, m *HoneMethod, p *functions.Problem, seed uint
 		}
 	}
 	tr.Concurrency = concurrency
-	tr.CPU = meter.total
+	tr.CPU = meter.Total()
 	tr.Wall = time.Since(start)
 	return tr, nil
 }

@@ -175,7 +175,7 @@ type RunInfo struct {
 	// (0 if unknown).
 	CPUTime time.Duration
 	// TimerOverhead is what one timed call of an empty function
-	// measures (TimerOverhead).
+	// measures (benchutil.TimerOverhead).
 	TimerOverhead time.Duration
 	// Load is the machine's load average at the start and at the end
 	// ("" if unknown).
@@ -628,7 +628,7 @@ func ratioOrNone(r float64) string {
 func writeCPUSummary(w io.Writer, cells []*Cell, ms []string, cs []int, info RunInfo) {
 	fmt.Fprintf(w, "- **Searcher CPU per run** (seconds, over every problem and seed): median, and the largest run with its number "+
 		"of steps; measured with %s around every call into the searcher and scheduler (hone) or into the library "+
-		"(Goptuna; Optuna: `time.thread_time` in Python). Target for hone: ≤ 1 s per 8,100-step run.", cpuClock)
+		"(Goptuna; Optuna: `time.thread_time` in Python). Target for hone: ≤ 1 s per 8,100-step run.", benchutil.CPUClock)
 	if info.TimerOverhead > 0 {
 		fmt.Fprintf(w, " The measurement itself is counted: an empty timed call measures %.2f µs, and a run makes a few calls per step "+
 			"(hone: the scheduler's and the searcher's OnResult), so for the cheapest methods most of the figure is this overhead.",

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hone-tune/hone"
 	"github.com/hone-tune/hone/bench/functions"
+	"github.com/hone-tune/hone/bench/internal/benchutil"
 )
 
 // TestRecorder: the budget is cut before the step that would exceed it,
@@ -219,7 +220,7 @@ func TestTimedWrappers(t *testing.T) {
 			if pl, ok := sr.(hone.PendingLimit); ok && (pl.MaxPending() > 0 || pl.MaxPending() == hone.PendingAuto) {
 				want = pl.MaxPending()
 			}
-			w := &timedSearcher{inner: sr, m: &cpuMeter{}}
+			w := benchutil.TimeSearcher(sr, &benchutil.CPUMeter{}).(hone.PendingLimit)
 			if got := w.MaxPending(); got != want && !(got <= 0 && got != hone.PendingAuto && want == 1) {
 				t.Errorf("%s c=%d: wrapped MaxPending %d, plain %d", m.Name, c, got, want)
 			}

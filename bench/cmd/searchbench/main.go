@@ -247,7 +247,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		info = searchbench.RunInfo{
 			Command: commandLine(args), Mode: md.name, Start: start, Elapsed: time.Since(start), CPUs: runtime.NumCPU(),
-			Parallel: cfg.Parallel, CPUTime: cpuUsed() - cpu0, TimerOverhead: searchbench.TimerOverhead(),
+			Parallel: cfg.Parallel, CPUTime: cpuUsed() - cpu0, TimerOverhead: benchutil.TimerOverhead(),
 		}
 		if l0, l1 := load0, loadAverage(); l0 != "" && l1 != "" {
 			info.Load = l0 + " at the start, " + l1 + " at the end"
