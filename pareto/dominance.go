@@ -202,14 +202,7 @@ func SortConstrained(points [][]float64, violation []float64) []int {
 	if len(violation) != len(points) {
 		panic(fmt.Sprintf("pareto: %d violations for %d points", len(violation), len(points)))
 	}
-	var feasible, infeasible []int
-	for i, v := range violation {
-		if v <= 0 {
-			feasible = append(feasible, i)
-		} else {
-			infeasible = append(infeasible, i)
-		}
-	}
+	feasible, infeasible := splitFeasible(violation)
 	ranks := make([]int, len(points))
 	sub := make([][]float64, len(feasible))
 	for k, i := range feasible {
@@ -220,9 +213,7 @@ func SortConstrained(points [][]float64, violation []float64) []int {
 		ranks[feasible[k]] = r
 		next = max(next, r+1)
 	}
-	slices.SortStableFunc(infeasible, func(i, j int) int {
-		return cmp.Compare(loss(violation[i]), loss(violation[j]))
-	})
+	byViolation(infeasible, violation)
 	for k, i := range infeasible {
 		if k > 0 && loss(violation[i]) > loss(violation[infeasible[k-1]]) {
 			next++
@@ -230,6 +221,27 @@ func SortConstrained(points [][]float64, violation []float64) []int {
 		ranks[i] = next
 	}
 	return ranks
+}
+
+// splitFeasible returns the indices of the feasible violations (≤ 0) and
+// of the infeasible ones, each in increasing order.
+func splitFeasible(violation []float64) (feasible, infeasible []int) {
+	for i, v := range violation {
+		if v <= 0 {
+			feasible = append(feasible, i)
+		} else {
+			infeasible = append(infeasible, i)
+		}
+	}
+	return feasible, infeasible
+}
+
+// byViolation sorts the indices idx by their violation, smallest first
+// (NaN as +Inf), keeping the order of equal ones.
+func byViolation(idx []int, violation []float64) {
+	slices.SortStableFunc(idx, func(i, j int) int {
+		return cmp.Compare(loss(violation[i]), loss(violation[j]))
+	})
 }
 
 // TopFronts returns the first fronts of the points under Deb's
@@ -245,14 +257,7 @@ func TopFronts(points [][]float64, violation []float64, k int) [][]int {
 	if len(violation) != len(points) {
 		panic(fmt.Sprintf("pareto: %d violations for %d points", len(violation), len(points)))
 	}
-	var left, infeasible []int
-	for i, v := range violation {
-		if v <= 0 {
-			left = append(left, i)
-		} else {
-			infeasible = append(infeasible, i)
-		}
-	}
+	left, infeasible := splitFeasible(violation)
 	var out [][]int
 	n := 0
 	sub := make([][]float64, 0, len(left))
@@ -280,9 +285,7 @@ func TopFronts(points [][]float64, violation []float64, k int) [][]int {
 	if n >= k || len(infeasible) == 0 {
 		return out
 	}
-	slices.SortStableFunc(infeasible, func(i, j int) int {
-		return cmp.Compare(loss(violation[i]), loss(violation[j]))
-	})
+	byViolation(infeasible, violation)
 	for q := 0; q < len(infeasible) && n < k; {
 		end := q + 1
 		for end < len(infeasible) && loss(violation[infeasible[end]]) == loss(violation[infeasible[q]]) {
