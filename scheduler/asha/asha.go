@@ -531,8 +531,10 @@ func (s *Scheduler) OnTrialComplete(c hone.Control, t *hone.Trial, r *hone.Resul
 	delete(s.trialOf, t.ID)
 }
 
-// OnTrialError forgets a failed trial unless it will be retried (it is
-// then re-added and keeps its bracket and recorded scores).
+// OnTrialError keeps a failed trial's bracket and the scores it recorded:
+// a retry is re-added to the same bracket (OnTrialAdd), and the scores of
+// a trial that is not retried still count at the rungs it reached, as
+// those of a trial stopped there do.
 func (s *Scheduler) OnTrialError(c hone.Control, t *hone.Trial) {}
 
 // OnTrialRemove forgets t.

@@ -145,6 +145,44 @@ func TestBracketSoftmax(t *testing.T) {
 	}
 }
 
+// A failed trial that is retried is added again (docs/SEMANTICS.md §3):
+// it keeps the bracket it was given, whatever the random source draws
+// now, and a trial that fails for good keeps its bracket too (its scores
+// stay at the rungs it reached). Only OnTrialRemove forgets it.
+func TestRetriedTrialKeepsItsBracket(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.MaxT, cfg.GracePeriod, cfg.ReductionFactor, cfg.Brackets = 64, 1, 4, 3
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &fixedRand{r: rand.New(rand.NewPCG(3, 4))}
+	var ids []string
+	first := map[string]int{}
+	for i := range 60 {
+		tr := &hone.Trial{ID: strconv.Itoa(i)}
+		s.OnTrialAdd(c, tr)
+		ids = append(ids, tr.ID)
+		first[tr.ID] = s.Bracket(tr.ID)
+	}
+	moved := 0
+	for _, id := range ids {
+		tr := &hone.Trial{ID: id}
+		s.OnTrialError(c, tr)
+		s.OnTrialAdd(c, tr) // the retry
+		if b := s.Bracket(id); b != first[id] {
+			moved++
+		}
+	}
+	if moved > 0 {
+		t.Fatalf("%d of %d retried trials changed bracket", moved, len(ids))
+	}
+	s.OnTrialRemove(c, &hone.Trial{ID: ids[0]})
+	if b := s.Bracket(ids[0]); b != -1 {
+		t.Fatalf("a removed trial is still in bracket %d", b)
+	}
+}
+
 // fixedRand is a Control that only offers a random source (all OnTrialAdd
 // uses).
 type fixedRand struct {
