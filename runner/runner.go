@@ -207,7 +207,7 @@ func Resume(ctx context.Context, exp *hone.Experiment, opts Options, flags hone.
 		r.ctl.Step(*l.Event)
 		acts := r.ctl.Ready()
 		if err := sameTrials(j.Lines[i+1:], acts, func() int { return j.LineNumber(i) }); err != nil {
-			return nil, fmt.Errorf("resume: %s holds a different experiment: %w; resume it with the spec it was started with, or start a new experiment directory", opts.Dir, err)
+			return nil, fmt.Errorf("resume: %s holds a different experiment: %w; resume it with the spec and the hone version it was started with (another version may decide otherwise: the choices of searcher and scheduler auto and the fidelity check have changed between versions), or start a new experiment directory", opts.Dir, err)
 		}
 		if i == last {
 			missing = missingRecords(j.Lines[i+1:], acts)

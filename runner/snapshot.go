@@ -300,7 +300,7 @@ func (r *runner) checkHead(end int64, settings hone.Settings) error {
 		ctl.Step(*l.Event)
 		acts := ctl.Ready()
 		if err := sameTrials(h.Lines[i+1:], acts, func() int { return h.LineNumber(i) }); err != nil {
-			return fmt.Errorf("%s holds a different experiment: %w; resume it with the spec it was started with, or start a new experiment directory", r.opts.Dir, err)
+			return fmt.Errorf("%s holds a different experiment: %w; resume it with the spec and the hone version it was started with (another version may decide otherwise: the choices of searcher and scheduler auto and the fidelity check have changed between versions), or start a new experiment directory", r.opts.Dir, err)
 		}
 		for k := range acts {
 			if acts[k].Kind == controller.ActRecord && acts[k].Record.Op == "trial" {
