@@ -35,7 +35,9 @@ const (
 // timeAttr up to maxT (at least η² = 9): reduction factor η = 3, one
 // bracket, promotion top, and the grace period maxT/η^k with k the largest
 // of 1 to 3 that keeps it at 1 or more. Its rungs are anchored at maxT, as
-// HyperBand's budgets are: the top rung is maxT itself, so no trial is
+// HyperBand's budgets are: the top rung is maxT itself (or, for the few
+// budgets no float times η^k equals, such as 29, the float just below
+// it, which a trial reaching maxT reaches too), so no trial is
 // stopped a fraction of a rung short of the full budget (with maxT 10, the
 // rungs are 10/9, 10/3 and 10, where a grace period of 1 would stop trials
 // at 9, having spent nine tenths of a full run for nothing).
@@ -52,6 +54,22 @@ func AutoASHA(timeAttr string, maxT float64) asha.Config {
 	return asha.Config{TimeAttr: timeAttr, MaxT: maxT, GracePeriod: grace, ReductionFactor: autoEta,
 		Brackets: 1, StopLastTrials: true, Promotion: asha.PromoteTop}
 }
+
+// RulesVersion is the version of the rules hone's plugins decide by, as a
+// new experiment records it (Spec.Rules). A resume builds the plugins by
+// the rules its experiment was started with, since a replay by other rules
+// would decide otherwise and be refused. The versions:
+//
+//   - 1: scheduler: auto's ASHA has grace period max(1, ⌊max_t/27⌋), and
+//     the fidelity check judges each budget against the next one only
+//     (fidelity.Rule.Neighbours); experiments that record no version
+//     were started under these rules.
+//   - 2: AutoASHA's rungs anchored at max_t, and the fidelity check's
+//     links reach the highest budget with enough trials.
+const RulesVersion = 2
+
+// legacyRules reports whether s's experiment decides by rules version 1.
+func (s *Spec) legacyRules() bool { return s.Rules == 1 }
 
 // autoChoice is what the auto entries resolve to.
 type autoChoice struct {
@@ -126,8 +144,13 @@ func (s *Spec) autoScheduler(ch *autoChoice) {
 	default:
 		ch.Scheduler = "asha"
 		ch.ASHA = AutoASHA(attr, maxT)
-		ch.SchedulerWhy = fmt.Sprintf("trials report %s up to max_t %s (from %s): ASHA with grace_period %s (max_t/%s, so that its top rung is max_t itself), reduction_factor %d and promotion top stops weak trials early, without waiting for others",
-			attr, formatNum(maxT), from, formatNum(ch.ASHA.GracePeriod), formatNum(maxT/ch.ASHA.GracePeriod), autoEta)
+		grace := fmt.Sprintf("%s (max_t/%s, so that its top rung is max_t itself)", formatNum(ch.ASHA.GracePeriod), formatNum(maxT/ch.ASHA.GracePeriod))
+		if s.legacyRules() {
+			ch.ASHA.GracePeriod = math.Max(1, math.Floor(maxT/math.Pow(autoEta, autoRungs)))
+			grace = formatNum(ch.ASHA.GracePeriod) + " (the rule this experiment started with: max(1, ⌊max_t/27⌋))"
+		}
+		ch.SchedulerWhy = fmt.Sprintf("trials report %s up to max_t %s (from %s): ASHA with grace_period %s, reduction_factor %d and promotion top stops weak trials early, without waiting for others",
+			attr, formatNum(maxT), from, grace, autoEta)
 		if s.severalObjectives() {
 			ch.SchedulerWhy += "; with " + s.objectivesText() + " it is MO-ASHA, which ranks a rung's trials by non-dominated sorting"
 		}

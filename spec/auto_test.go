@@ -1,6 +1,9 @@
 package spec
 
 import (
+	"fmt"
+	"github.com/hone-tune/hone"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -154,6 +157,106 @@ func TestAutoTable(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAutoASHAAnchored pins that auto's ASHA ends its rungs at max_t: for
+// every budget from 9 to 3000 steps, and fractional ones, the grace period
+// is at least 1, the top milestone ASHA builds is max_t, or a hair below
+// it, never above (where no trial would reach it), and there are two or
+// three rungs below it (three from 27 on).
+func TestAutoASHAAnchored(t *testing.T) {
+	budgets := []float64{9.5, 10.25, 26.999, 27.5, 99.9, 1e6 + 0.1}
+	for m := 9; m <= 3000; m++ {
+		budgets = append(budgets, float64(m))
+	}
+	for _, maxT := range budgets {
+		cfg := AutoASHA("epoch", maxT)
+		sc, err := asha.New(cfg)
+		if err != nil {
+			t.Fatalf("max_t %v: %v", maxT, err)
+		}
+		ms := sc.Milestones(0)
+		if cfg.GracePeriod < 1 || ms[0] != cfg.GracePeriod {
+			t.Fatalf("max_t %v: grace %v, milestones %v", maxT, cfg.GracePeriod, ms)
+		}
+		// max_t itself, or, where no float times 27 (or 9) is max_t (29,
+		// 55, ...), a hair below it: a trial that reaches max_t records
+		// there.
+		if top := ms[len(ms)-1]; top > maxT || top < maxT*(1-1e-12) {
+			t.Fatalf("max_t %v: top milestone %v (%v)", maxT, top, ms)
+		}
+		if below := len(ms) - 1; below < 2 || below > 3 || (maxT >= 27 && below != 3) {
+			t.Fatalf("max_t %v: %d rungs below max_t (%v)", maxT, below, ms)
+		}
+	}
+}
+
+// An experiment started under rules version 1 (Spec.Rules) gets the
+// grace period auto gave then, max(1, ⌊max_t/27⌋); version 2 (and 0, the
+// current version) anchors the rungs at max_t.
+func TestAutoLegacyRules(t *testing.T) {
+	for _, tc := range []struct {
+		rules int
+		grace float64
+	}{{0, 2}, {RulesVersion, 2}, {1, 1}} {
+		s, err := parse(t, autoSpec("stop: {training_iteration: 18}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Rules = tc.rules
+		want := fmt.Sprintf("asha (time_attr training_iteration, max_t 18, grace_period %s, reduction_factor 3, promotion top)", formatNum(tc.grace))
+		if got := s.auto().schedulerText(); got != want {
+			t.Errorf("rules %d: %s, want %s", tc.rules, got, want)
+		}
+		plan, err := Build(s, t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		grace := plan.Experiment.Scheduler.(*asha.Scheduler).Config().GracePeriod
+		plan.Close()
+		if grace != tc.grace {
+			t.Errorf("rules %d: the built ASHA's grace period %v, want %v", tc.rules, grace, tc.grace)
+		}
+	}
+}
+
+// Under rules version 1 the fidelity check judged each rung against the
+// next one only; the TPE a spec builds follows the experiment's version.
+// The rungs here (1, 3, 9, 27) each agree with the next while rung 1 ranks
+// in reverse of 27 and rung 3 nearly so: version 1 trusts every rung,
+// version 2 distrusts 1 and 3.
+func TestLegacyRulesFidelityLinks(t *testing.T) {
+	perm := []float64{5, 10, 2, 7, 0, 11, 3, 8, 1, 6, 9, 4}
+	rungs := []int{1, 3, 9, 27}
+	loss := func(i, k int) float64 {
+		th := math.Pi * float64(k) / 3
+		return -math.Cos(th)*(float64(i)-5.5) + math.Sin(th)*(perm[i]-5.5)
+	}
+	for _, tc := range []struct{ rules, floor int }{{1, 1}, {RulesVersion, 9}} {
+		s, err := parse(t, autoSpec("stop: {training_iteration: 27}\nsearcher: tpe\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Rules = tc.rules
+		plan, err := Build(s, t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp := plan.Experiment.Searcher.(*tpe.Searcher)
+		for i := range perm {
+			id := fmt.Sprint("t", i)
+			if _, err := tp.Suggest(id); err != nil {
+				t.Fatal(err)
+			}
+			for k, u := range rungs {
+				tp.OnResult(id, &hone.Result{TrainingIteration: u, Metrics: map[string]any{"loss": loss(i, k)}})
+			}
+		}
+		plan.Close()
+		if f := tp.Floor(); f != float64(tc.floor) {
+			t.Errorf("rules %d: floor %v, want %d; links %+v", tc.rules, f, tc.floor, tp.Links())
+		}
 	}
 }
 

@@ -489,6 +489,7 @@ func readTPE(p *Params) func(s *Spec) (hone.Searcher, error) {
 		}
 		o := o
 		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = obj.Metric, obj.Mode, s.NumSamples, s.Seed, s.PointsToEvaluate
+		o.FidelityNeighbours = s.legacyRules()
 		if s.severalObjectives() {
 			o.Objectives, o.Constraints = s.ResolvedObjectives(), s.Constraints
 			o.FidelityCheck = o.FidelityCheck && checkSet
@@ -557,6 +558,7 @@ func readBOHB(p *Params) func(s *Spec) (hone.Searcher, error) {
 		}
 		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = obj.Metric, obj.Mode, s.NumSamples, s.Seed, s.PointsToEvaluate
 		o.MaxConcurrent = s.Searcher.MaxConcurrent
+		o.FidelityNeighbours = s.legacyRules()
 		return bohb.New(s.SearchSpace, o)
 	}
 }

@@ -119,6 +119,11 @@ type Spec struct {
 	// CustomResources is how much of each custom resource (named in
 	// Resources.Custom) the machine offers.
 	CustomResources map[string]float64
+	// Rules is the version of the rules hone's plugins decide by that the
+	// experiment was started with (RulesVersion): not part of the spec's
+	// text, but of the experiment, so that a resume replays it as it ran.
+	// 0 means RulesVersion; see RulesVersion for the earlier ones.
+	Rules int
 
 	file  string         // the name errors use
 	lines map[string]pos // key path → position, from Parse

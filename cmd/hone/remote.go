@@ -222,7 +222,7 @@ func (a *app) runRemote(ctx context.Context, s *spec.Spec, u, specPath string, d
 	if err := t.exp.ClearWork(); err != nil {
 		return withCode(exitFailed, err)
 	}
-	if err := saveSpec(t.dir, specPath, data); err != nil {
+	if err := saveSpec(t.dir, specPath, data, spec.RulesVersion); err != nil {
 		return withCode(exitFailed, err)
 	}
 	fmt.Fprintf(a.stderr, "hone: running experiment %q in %s (working copy in %s)\n", s.Name, t.shown, t.dir)

@@ -85,6 +85,9 @@ func (a *app) checkResumeSpec(t *target, path string, s *spec.Spec) error {
 	// Where the experiment lives is its directory, whatever either spec
 	// says (a stored spec is named after its file, spec.yaml).
 	old.Storage, old.Name = s.Storage, s.Name
+	// Both specs decide by the experiment's rules.
+	old.Rules = storedRules(dir)
+	s.Rules = old.Rules
 	refused, allowed := spec.Compare(old, s)
 	if len(refused) > 0 {
 		return withCode(exitUsage, fmt.Errorf("%s changes %s that the experiment's decisions depend on (%s has the spec it ran with):\n  %s\nresuming with it would mix two experiments; change these back, or start a new experiment with it beside this one:\n  %s",
@@ -137,7 +140,7 @@ func (a *app) adoptSpec(dir, path string, data []byte) (finish func(error) error
 			}
 		}
 	}
-	if err := saveSpec(dir, path, data); err != nil {
+	if err := saveSpec(dir, path, data, storedRules(dir)); err != nil {
 		return nil, fmt.Errorf("adopt the spec: %w", err)
 	}
 	if had {

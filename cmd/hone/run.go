@@ -32,6 +32,21 @@ const (
 type origin struct {
 	SpecFile string `json:"spec_file"` // absolute path of the spec run was given
 	SpecDir  string `json:"spec_dir"`  // the directory its relative paths are relative to
+	// Rules is the version of the plugins' decision rules the experiment
+	// was started with (spec.RulesVersion); absent in experiments started
+	// before it was recorded, which decide by version 1.
+	Rules int `json:"rules,omitempty"`
+}
+
+// storedRules returns the version of the decision rules the experiment in
+// dir was started with: its origin's, or 1 (the rules before the version
+// was recorded) when the origin has none.
+func storedRules(dir string) int {
+	var o origin
+	if data, err := os.ReadFile(filepath.Join(dir, originFile)); err == nil && json.Unmarshal(data, &o) == nil && o.Rules > 0 {
+		return o.Rules
+	}
+	return 1
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -103,7 +118,7 @@ SIGTERM and SIGHUP (the terminal or SSH session closing) do the same.
 				}
 				return a.resumeWithSpec(cmd.Context(), t, s, path, data)
 			}
-			if err := saveSpec(dir, path, data); err != nil {
+			if err := saveSpec(dir, path, data, spec.RulesVersion); err != nil {
 				return withCode(exitFailed, err)
 			}
 			fmt.Fprintf(a.stderr, "hone: running experiment %q in %s\n", s.Name, dir)
@@ -315,9 +330,11 @@ func (a *app) specError(err error) error {
 	return withCode(exitUsage, err)
 }
 
-// saveSpec writes the spec and its origin into the new experiment
-// directory.
-func saveSpec(dir, path string, data []byte) error {
+// saveSpec writes the spec and its origin into the experiment directory,
+// with the version of the decision rules the experiment decides by
+// (spec.RulesVersion for a new one; the experiment's own when a resume
+// adopts another spec).
+func saveSpec(dir, path string, data []byte, rules int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create experiment directory: %w", err)
 	}
@@ -325,7 +342,7 @@ func saveSpec(dir, path string, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("save spec: %w", err)
 	}
-	o, err := json.MarshalIndent(origin{SpecFile: abs, SpecDir: filepath.Dir(abs)}, "", "  ")
+	o, err := json.MarshalIndent(origin{SpecFile: abs, SpecDir: filepath.Dir(abs), Rules: rules}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("save spec: %w", err)
 	}
@@ -370,7 +387,12 @@ func loadStoredSpecFrom(dir, base string) (*spec.Spec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the experiment's spec (pass --spec SPEC.yaml if it is elsewhere): %w", err)
 	}
-	return spec.Parse(data, p, base)
+	s, err := spec.Parse(data, p, base)
+	if err != nil {
+		return nil, err
+	}
+	s.Rules = storedRules(dir)
+	return s, nil
 }
 
 // runExperiment runs (flags == nil) or resumes the experiment of s in dir and
@@ -383,6 +405,10 @@ func (a *app) runExperiment(ctx context.Context, s *spec.Spec, t *target, flags 
 			return err
 		}
 		defer stopDash()
+	}
+	if flags != nil {
+		// A resume decides by the rules the experiment started with.
+		s.Rules = storedRules(t.dir)
 	}
 	plan, err := spec.Build(s, t.dir, a.stdout)
 	if err != nil {

@@ -226,26 +226,34 @@ func stopsTrials(in *hone.Event, id string, prev hone.Status, undecided bool) bo
 func (t *trialState) ID() string { return t.id }
 
 // storedSpec reads the experiment's spec as hone resume DIR does: its
-// spec.yaml, relative paths resolved against the original spec's directory.
+// spec.yaml, relative paths resolved against the original spec's
+// directory, deciding by the rules' version its origin records.
 func storedSpec(dir string) (*spec.Spec, error) {
 	p := filepath.Join(dir, "spec.yaml")
 	data, err := os.ReadFile(p)
 	if err != nil {
 		return nil, fmt.Errorf("read the stored spec: %w", err)
 	}
-	base := dir
+	base, rules := dir, 1 // an origin without a version: version 1
 	if o, err := os.ReadFile(filepath.Join(dir, "spec_origin.json")); err == nil {
 		var or struct {
 			SpecDir string `json:"spec_dir"`
+			Rules   int    `json:"rules"`
 		}
-		if json.Unmarshal(o, &or) == nil && or.SpecDir != "" {
-			base = or.SpecDir
+		if json.Unmarshal(o, &or) == nil {
+			if or.SpecDir != "" {
+				base = or.SpecDir
+			}
+			if or.Rules > 0 {
+				rules = or.Rules
+			}
 		}
 	}
 	s, err := spec.Parse(data, p, base)
 	if err != nil {
 		return nil, fmt.Errorf("parse the stored spec: %w", err)
 	}
+	s.Rules = rules
 	s.Storage, s.Name = filepath.Dir(dir), filepath.Base(dir)
 	return s, nil
 }

@@ -158,6 +158,10 @@ type Options struct {
 	// FidelityCheck applies the rank-correlation rule of package fidelity
 	// (see "Misleading budgets" in the package documentation).
 	FidelityCheck bool
+	// FidelityNeighbours applies the rule's earlier form, each budget
+	// judged against the next one only (fidelity.Rule.Neighbours), for
+	// experiments started with it.
+	FidelityNeighbours bool
 	// ConstantLiar makes the pending trials (live, not paused, and not yet
 	// observed at the model's budget or above) count as bad observations
 	// at the model's budget when candidates are scored, with the good
@@ -623,7 +627,9 @@ func (s *Searcher) observe(budget float64, x []float64, loss float64) {
 }
 
 // rule is the fidelity rule the searcher applies.
-func (s *Searcher) rule() fidelity.Rule { return fidelity.Rule{} }
+func (s *Searcher) rule() fidelity.Rule {
+	return fidelity.Rule{Neighbours: s.opts.FidelityNeighbours}
+}
 
 // Floor implements fidelity.Advisor: with FidelityCheck, the lowest budget
 // whose ranking the searcher trusts; otherwise 0, every budget trusted.

@@ -48,6 +48,11 @@ type Rule struct {
 	// Off turns the check off: no pair misleads, and the floor is the
 	// lowest budget.
 	Off bool
+	// Neighbours judges each budget against the next one only, as hone's
+	// rule did before it linked budgets to the highest one they share
+	// trials with (spec.Rules 1): experiments started under that rule
+	// resume under it, so that their replay decides as they did.
+	Neighbours bool
 }
 
 // DefaultRule returns the default thresholds: 6 pairs, correlation 0.2.
@@ -241,7 +246,7 @@ func (m *Monitor) Links(r Rule) []Link {
 			continue
 		}
 		lo, hi := m.budgets[i], m.budgets[i+1]
-		for j := len(m.budgets) - 1; j > i+1; j-- {
+		for j := len(m.budgets) - 1; !r.Neighbours && j > i+1; j-- {
 			if m.count(lo, m.budgets[j]) >= r.MinPairs {
 				hi = m.budgets[j]
 				break

@@ -223,6 +223,15 @@ func TestLinksReachTheHighestBudget(t *testing.T) {
 	if f := m.Floor(Rule{}); f != 9 {
 		t.Fatalf("floor %v, want 9", f)
 	}
+	// The rule's earlier form judged neighbours only, and trusted them all.
+	for k, l := range m.Links(Rule{Neighbours: true}) {
+		if l.Lo != budgets[k] || l.Hi != budgets[k+1] || l.Misleading {
+			t.Errorf("neighbours: link %d: %+v, want %v against %v, not misleading", k, l, budgets[k], budgets[k+1])
+		}
+	}
+	if f := m.Floor(Rule{Neighbours: true}); f != 1 {
+		t.Fatalf("neighbours: floor %v, want 1", f)
+	}
 	// Until budgets 1 and 27 share six trials, budget 1 is judged against
 	// the highest budget that does.
 	var early Monitor

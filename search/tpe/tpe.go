@@ -239,6 +239,10 @@ type Options struct {
 	// FidelityCheck applies the rank-correlation rule of package fidelity
 	// to the rungs (no effect without rungs).
 	FidelityCheck bool
+	// FidelityNeighbours applies the rule's earlier form, each budget
+	// judged against the next one only (fidelity.Rule.Neighbours), for
+	// experiments started with it.
+	FidelityNeighbours bool
 	// Points are configurations to suggest first (Ray's
 	// points_to_evaluate), in order; each may set only some parameters and
 	// the rest are sampled. Values are used as given, even outside their
@@ -274,6 +278,7 @@ type Searcher struct {
 	multivariate bool
 	liar         bool
 	check        bool
+	neighbours   bool // fidelity.Rule.Neighbours
 	points       []map[string]any
 	dims         []*dim
 
@@ -400,6 +405,7 @@ func New(sp space.Space, opts Options) (*Searcher, error) {
 		multivariate: opts.Multivariate,
 		liar:         opts.ConstantLiar,
 		check:        opts.FidelityCheck,
+		neighbours:   opts.FidelityNeighbours,
 		pending:      map[string]*trial{},
 		objs:         objs,
 		cs:           slices.Clone(opts.Constraints),
@@ -662,7 +668,9 @@ func (s *Searcher) CheckObjectives(objs hone.Objectives, cs hone.Constraints) er
 }
 
 // rule is the fidelity rule the searcher applies to its rungs.
-func (s *Searcher) rule() fidelity.Rule { return fidelity.Rule{Off: !s.check} }
+func (s *Searcher) rule() fidelity.Rule {
+	return fidelity.Rule{Off: !s.check, Neighbours: s.neighbours}
+}
 
 // Floor implements fidelity.Advisor: with rungs and FidelityCheck, the
 // lowest budget the searcher trusts (see package fidelity); otherwise 0,
