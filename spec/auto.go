@@ -199,12 +199,7 @@ func (s *Spec) autoSearcher(ch *autoChoice) {
 		s.autoMultiObjective(ch, n, need, conc)
 	case n != -1 && n < need:
 		ch.Searcher = "random"
-		concText := ""
-		if conc > 0 {
-			concText = fmt.Sprintf(" with %d trials at once", conc)
-		}
-		ch.SearcherWhy = fmt.Sprintf("num_samples %d is below %d: a model, which waits for %d results%s, would make fewer than %d suggestions",
-			n, need, autoStartup, concText, autoStartup)
+		ch.SearcherWhy = fewSamplesWhy(n, need, conc)
 	default:
 		ch.Searcher = "tpe"
 		var how []string
@@ -231,6 +226,17 @@ func (s *Spec) autoSearcher(ch *autoChoice) {
 	}
 }
 
+// fewSamplesWhy says why num_samples n, below need with conc trials at
+// once (0: unknown), leaves a model too few suggestions.
+func fewSamplesWhy(n, need, conc int) string {
+	concText := ""
+	if conc > 0 {
+		concText = fmt.Sprintf(" with %d trials at once", conc)
+	}
+	return fmt.Sprintf("num_samples %d is below %d: a model, which waits for %d results%s, would make fewer than %d suggestions",
+		n, need, autoStartup, concText, autoStartup)
+}
+
 // autoMultiObjective chooses the searcher for several objectives or
 // constraints (docs/SEMANTICS.md §5 has the evidence, bench/mobench):
 // random search when num_samples leaves a model fewer than autoStartup
@@ -243,12 +249,7 @@ func (s *Spec) autoMultiObjective(ch *autoChoice, n, need, conc int) {
 	switch {
 	case n != -1 && n < need:
 		ch.Searcher = "random"
-		concText := ""
-		if conc > 0 {
-			concText = fmt.Sprintf(" with %d trials at once", conc)
-		}
-		ch.SearcherWhy = fmt.Sprintf("%s, num_samples %d is below %d: a model, which waits for %d results%s, would make fewer than %d suggestions; random search samples the space evenly for their Pareto front",
-			what, n, need, autoStartup, concText, autoStartup)
+		ch.SearcherWhy = what + ", " + fewSamplesWhy(n, need, conc) + "; random search samples the space evenly for their Pareto front"
 	case n == -1 || n >= autoNSGA2Samples:
 		ch.Searcher = "nsga2"
 		budget := "no end to num_samples"
