@@ -387,12 +387,7 @@ func loadStoredSpecFrom(dir, base string) (*spec.Spec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the experiment's spec (pass --spec SPEC.yaml if it is elsewhere): %w", err)
 	}
-	s, err := spec.Parse(data, p, base)
-	if err != nil {
-		return nil, err
-	}
-	s.Rules = storedRules(dir)
-	return s, nil
+	return spec.Parse(data, p, base)
 }
 
 // runExperiment runs (flags == nil) or resumes the experiment of s in dir and
@@ -407,7 +402,8 @@ func (a *app) runExperiment(ctx context.Context, s *spec.Spec, t *target, flags 
 		defer stopDash()
 	}
 	if flags != nil {
-		// A resume decides by the rules the experiment started with.
+		// A resume decides by the rules the experiment started with,
+		// whichever spec it was given.
 		s.Rules = storedRules(t.dir)
 	}
 	plan, err := spec.Build(s, t.dir, a.stdout)
