@@ -16,6 +16,12 @@
 //	go run ./cmd/searchbench -long      # larger: every setting, larger budgets
 //	go run ./cmd/searchbench -smoke     # tiny; writes to bench/out/, run by go test
 //
+// More seeds can be run apart and merged: for instance
+//
+//	go run ./cmd/searchbench -save a.json
+//	go run ./cmd/searchbench -first-seed 21 -save b.json
+//	go run ./cmd/searchbench -from a.json,b.json   # the report of seeds 1 to 40
+//
 // The Optuna baselines need Debian's python3-optuna, which the command
 // installs with apt-get when it runs as root and Optuna is missing
 // (otherwise it says so and leaves them out). See package searchbench for
@@ -104,7 +110,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		quiet    = fs.Bool("q", false, "no progress lines on stderr")
 		tmpRoot  = fs.String("tmp", "", "directory for the hone experiment directories while they run (default /dev/shm if usable, else the system temporary directory)")
 		save     = fs.String("save", "", "file to save the runs' results in, to write the report again with -from (default: bench/out/searchbench-runs.json, or runs.json in -out)")
-		from     = fs.String("from", "", "write the report (and plots) from the results saved by an earlier run instead of running")
+		from     = fs.String("from", "", "write the report (and plots) from the results saved by an earlier run instead of running; several files, comma-separated, are merged seed by seed (runs of other seeds with -first-seed, or of other methods)")
 		scale    = fs.Bool("scale", true, fmt.Sprintf("also run hone's methods and random search at %d steps per run, at concurrency 1 and the highest (parallel efficiency and searcher CPU at that size)", searchbench.ScaleSteps))
 	)
 	fs.Usage = func() {
@@ -204,14 +210,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		info searchbench.RunInfo
 	)
 	if *from != "" {
-		f, err := os.Open(*from)
-		if err != nil {
+		var err error
+		if res, info, err = loadRuns(strings.Split(*from, ",")); err != nil {
 			return err
-		}
-		res, info, err = searchbench.Load(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", *from, err)
 		}
 	} else {
 		tmp, err := benchutil.TempDir(*tmpRoot, "searchbench-")
@@ -306,6 +307,39 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	w.Write(buf.Bytes())
 	fmt.Fprintf(w, "\nWritten: %s\n", reportPath)
 	return w.Flush()
+}
+
+// loadRuns reads the results saved in paths (Save), merging them when
+// there are several (searchbench.Merge): the report's command block then
+// lists the parts' commands, then the merge.
+func loadRuns(paths []string) (*searchbench.Results, searchbench.RunInfo, error) {
+	var parts []*searchbench.Results
+	var infos []searchbench.RunInfo
+	for _, path := range paths {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, searchbench.RunInfo{}, err
+		}
+		res, info, err := searchbench.Load(f)
+		f.Close()
+		if err != nil {
+			return nil, searchbench.RunInfo{}, fmt.Errorf("%s: %w", path, err)
+		}
+		parts, infos = append(parts, res), append(infos, info)
+	}
+	if len(parts) == 1 {
+		return parts[0], infos[0], nil
+	}
+	res, info, err := searchbench.Merge(parts, infos)
+	if err != nil {
+		return nil, searchbench.RunInfo{}, fmt.Errorf("-from %s: %w", strings.Join(paths, ","), err)
+	}
+	names := make([]string, len(paths))
+	for i := range paths {
+		names[i] = fmt.Sprintf("part%d.json", i+1)
+	}
+	info.Command += "\n# each part saved with -save, then merged seed by seed:\ncd bench && go run ./cmd/searchbench -from " + strings.Join(names, ",")
+	return res, info, nil
 }
 
 // commandLine returns the command that reproduces this run.

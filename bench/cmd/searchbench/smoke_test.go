@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -117,6 +118,69 @@ func TestFrom(t *testing.T) {
 	}
 	if st, err := os.Stat(filepath.Join(again, "quality", "currin-mislead.png")); err != nil || st.Size() == 0 {
 		t.Errorf("no plot from the saved run: %v", err)
+	}
+}
+
+// TestFromMerges: runs of seeds 1-2 and 3-4 merged with -from give the
+// runs of one run of seeds 1-4, and the report says so.
+func TestFromMerges(t *testing.T) {
+	base := []string{"-q", "-functions", "currin-mislead", "-methods", "random,asha,tpe-asha", "-budget", "4",
+		"-concurrency", "1,4", "-scale=false", "-plots=false"}
+	dirs := map[string]string{}
+	for name, extra := range map[string][]string{"a": {"-seeds", "2"}, "b": {"-seeds", "2", "-first-seed", "3"}, "all": {"-seeds", "4"}} {
+		dirs[name] = t.TempDir()
+		if err := run(context.Background(), append(append([]string{"-out", dirs[name]}, base...), extra...), io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+	}
+	merged, _, err := loadRuns([]string{filepath.Join(dirs["a"], "runs.json"), filepath.Join(dirs["b"], "runs.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, _, err := loadRuns([]string{filepath.Join(dirs["all"], "runs.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(merged.Cells) != len(whole.Cells) {
+		t.Fatalf("%d cells merged, %d in the run of 4 seeds", len(merged.Cells), len(whole.Cells))
+	}
+	for i, c := range merged.Cells {
+		w := whole.Cells[i]
+		if c.Seeds != 4 || !slices.Equal(c.Methods, w.Methods) {
+			t.Fatalf("cell %d: %d seeds, methods %v; want 4, %v", i, c.Seeds, c.Methods, w.Methods)
+		}
+		for _, m := range c.Methods {
+			for j, tr := range c.Traces[m] {
+				if wt := w.Traces[m][j]; tr.Seed != wt.Seed || !slices.Equal(tr.Points, wt.Points) || tr.Trials != wt.Trials {
+					t.Errorf("%s at %d, %s, seed %d: merged run differs from the run of 4 seeds", c.Problem.Name, c.Concurrency, m, wt.Seed)
+				}
+			}
+		}
+	}
+	out := t.TempDir()
+	var stdout bytes.Buffer
+	if err := run(context.Background(), []string{"-q", "-out", out, "-plots=false", "-from",
+		filepath.Join(dirs["a"], "runs.json") + "," + filepath.Join(dirs["b"], "runs.json")}, &stdout, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"× 4 seeds", "-first-seed 3", "merged seed by seed", "-from part1.json,part2.json"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("the merged report lacks %q", want)
+		}
+	}
+	// Runs of other code do not merge.
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	data, err := os.ReadFile(filepath.Join(dirs["all"], "runs.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(string(data), `"Trials":`, `"Trials":1000`, 1)
+	if err := os.WriteFile(bad, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = run(context.Background(), []string{"-q", "-out", t.TempDir(), "-from", filepath.Join(dirs["a"], "runs.json") + "," + bad}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "differs") {
+		t.Errorf("merging a changed run: %v, want an error that it differs", err)
 	}
 }
 
