@@ -66,10 +66,16 @@ func AutoASHA(timeAttr string, maxT float64) asha.Config {
 //     were started under these rules.
 //   - 2: AutoASHA's rungs anchored at max_t, and the fidelity check's
 //     links reach the highest budget with enough trials.
-const RulesVersion = 2
+//   - 3: TPE at rungs leaves the trials still running out of its bad
+//     observations (tpe.Options.RunningBad is the earlier rule).
+const RulesVersion = 3
 
 // legacyRules reports whether s's experiment decides by rules version 1.
 func (s *Spec) legacyRules() bool { return s.Rules == 1 }
+
+// rulesBefore reports whether s's experiment was started under a rules
+// version older than v.
+func (s *Spec) rulesBefore(v int) bool { return s.Rules != 0 && s.Rules < v }
 
 // autoChoice is what the auto entries resolve to.
 type autoChoice struct {

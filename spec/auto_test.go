@@ -400,3 +400,51 @@ func TestBuildWiresAsyncBOHB(t *testing.T) {
 		t.Errorf("asha's advisor is %v, want the bohb searcher", sc.Advisor())
 	}
 }
+
+// TestRunningTrialsRules: from rules version 3 TPE at rungs leaves the
+// trials still running out of its bad observations; an experiment started
+// under version 1 or 2 keeps counting them (tpe.Options.RunningBad). The
+// same calls then give the same suggestions within each group and
+// different ones across.
+func TestRunningTrialsRules(t *testing.T) {
+	suggest := func(rules int) string {
+		s, err := parse(t, autoSpec("stop: {training_iteration: 27}\nsearcher: tpe\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Rules = rules
+		plan, err := Build(s, t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer plan.Close()
+		tp := plan.Experiment.Searcher.(*tpe.Searcher)
+		var out []string
+		for i := range 30 {
+			id := fmt.Sprint("t", i)
+			cfg, err := tp.Suggest(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprint(cfg))
+			// Every third trial stays running after its first rung,
+			// where it did well; the others stop there.
+			loss := float64((i * 7) % 11)
+			if i%3 == 0 {
+				loss = -1
+			}
+			tp.OnResult(id, &hone.Result{TrainingIteration: 1, Metrics: map[string]any{"loss": loss}})
+			if i%3 != 0 {
+				tp.OnTrialComplete(id, nil, false)
+			}
+		}
+		return strings.Join(out, "\n")
+	}
+	current, v3, v2, v1 := suggest(0), suggest(3), suggest(2), suggest(1)
+	if current != v3 || v2 != v1 {
+		t.Fatal("versions 0 and 3, or 1 and 2, suggested differently")
+	}
+	if current == v2 {
+		t.Fatal("versions 2 and 3 suggested the same: the running trials' rule does not follow the experiment's version")
+	}
+}

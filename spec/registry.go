@@ -490,6 +490,7 @@ func readTPE(p *Params) func(s *Spec) (hone.Searcher, error) {
 		o := o
 		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = obj.Metric, obj.Mode, s.NumSamples, s.Seed, s.PointsToEvaluate
 		o.FidelityNeighbours = s.legacyRules()
+		o.RunningBad = s.rulesBefore(3)
 		if s.severalObjectives() {
 			o.Objectives, o.Constraints = s.ResolvedObjectives(), s.Constraints
 			o.FidelityCheck = o.FidelityCheck && checkSet

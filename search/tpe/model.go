@@ -57,7 +57,8 @@ func (s *Searcher) training() (good, bad []row, ok bool) {
 // or above ranks by the highest budget it reached, then by its loss there;
 // pending trials not observed there are the liars. The good rows are the
 // first gamma(n) of the ranking s.ranked keeps, and the bad ones the
-// newest maxBad of the other rows, found from the newest trial back: a
+// newest maxBad of the other rows but the running trials (unless
+// runningBad), found from the newest trial back: a
 // suggestion costs O(maxBad + the trials skipped), not O(every trial), so
 // that it stays cheap under ASHA's thousands of trials. The result is
 // split's over every row (rowsAt).
@@ -91,6 +92,7 @@ func (s *Searcher) rungTraining() (good, bad []row, ok bool) {
 		t := s.all[i]
 		switch {
 		case t.top >= floor && isGood[t.seq]:
+		case t.top >= floor && !t.done && !s.runningBad: // not judged yet
 		case t.top >= floor:
 			bad = append(bad, row{seq: t.seq, loss: t.topLoss, x: t.x, level: t.top})
 		case s.liar && !t.done:
@@ -102,8 +104,9 @@ func (s *Searcher) rungTraining() (good, bad []row, ok bool) {
 }
 
 // rowsAt returns the rows of rung training at floor index floor, in
-// suggestion order, and how many are observations: the definition that
-// rungTraining computes faster (tests compare the two).
+// suggestion order, and how many are observations: with split, and
+// without the running trials among the bad rows (unless runningBad), the
+// definition that rungTraining computes faster (tests compare the two).
 func (s *Searcher) rowsAt(floor int) (rows []row, n int) {
 	for _, t := range s.all {
 		switch {

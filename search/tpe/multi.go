@@ -162,7 +162,8 @@ func goodWeights(good []row) {
 // rows of each budget are weighted by their hypervolume contributions
 // among the good rows of that budget only (goodWeights), so that losses at
 // different budgets are never compared. The bad rows are the newest
-// maxBad of the other observed trials and the liars, as in rungTraining.
+// maxBad of the other observed trials but the running ones (unless
+// runningBad) and the liars, as in rungTraining.
 // Both are in suggestion order.
 func (s *Searcher) rungSplitGeneral(n int) (good, bad []row) {
 	k := min(max(s.gamma(n), 0), n)
@@ -192,6 +193,7 @@ func (s *Searcher) rungSplitGeneral(n int) (good, bad []row) {
 	for i := len(s.all) - 1; i >= 0 && len(bad) < maxBad; i-- {
 		switch t := s.all[i]; {
 		case t.top >= 0 && isGood[t.seq]:
+		case t.top >= 0 && !t.done && !s.runningBad: // not judged yet
 		case t.top >= 0:
 			bad = append(bad, row{seq: t.seq, loss: t.topLoss, x: t.x, level: t.top, losses: t.topLosses, viol: t.topViol})
 		case s.liar && !t.done:

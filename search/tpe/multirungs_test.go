@@ -58,13 +58,27 @@ func TestMultiObjectiveRungRanking(t *testing.T) {
 	up("g", 3, []float64{0.5, 0.5}, 5) // infeasible
 	s.OnTrialComplete("f", moAt(1, []float64{0, 0}, 0), false)
 	// h is pending: a liar.
+	ids := map[int]string{0: "a", 1: "b", 2: "c", 3: "d", 4: "e", 5: "f", 6: "g", 7: "h"}
+	names := func(rows []row) (out []string) {
+		for _, r := range rows {
+			out = append(out, ids[r.seq])
+		}
+		return out
+	}
+	// c, e and g are still running: not judged yet, so not bad.
+	if good, bad, ok := s.training(); !ok || !slices.Equal(names(good), []string{"a", "b", "d"}) || !slices.Equal(names(bad), []string{"f", "h"}) {
+		t.Fatalf("good %v, bad %v (model %v); want [a b d], [f h] while c, e and g run", names(good), names(bad), ok)
+	}
+	// Every observed trial but a is complete: a, still running, is good.
+	for _, id := range []string{"b", "c", "d", "e", "g"} {
+		s.OnTrialComplete(id, nil, false)
+	}
 	good, bad, ok := s.training()
 	if !ok {
 		t.Fatal("no model")
 	}
 	// Front {b, c, d} at budget 3 has the reference point (3.2, 3.2): d
 	// adds 1.44, then b and c 0.2 each, b the earlier.
-	ids := map[int]string{0: "a", 1: "b", 2: "c", 3: "d", 4: "e", 5: "f", 6: "g", 7: "h"}
 	var g, b []string
 	for _, r := range good {
 		g = append(g, ids[r.seq])

@@ -135,7 +135,26 @@ func sameTraining(s *Searcher) error {
 	if !ok {
 		return nil
 	}
-	wantGood, wantBad := split(rows, s.gamma(n))
+	wantGood, _ := split(rows, s.gamma(n))
+	// The bad rows are the others but the running trials observed at the
+	// floor or above (unless runningBad), the newest maxBad of them.
+	inGood, running := map[int]bool{}, map[int]bool{}
+	for _, r := range wantGood {
+		inGood[r.seq] = true
+	}
+	for _, t := range s.all {
+		running[t.seq] = !t.done
+	}
+	var wantBad []row
+	for _, r := range rows {
+		if !r.liar && (inGood[r.seq] || running[r.seq] && !s.runningBad) {
+			continue
+		}
+		wantBad = append(wantBad, r)
+	}
+	if len(wantBad) > maxBad {
+		wantBad = wantBad[len(wantBad)-maxBad:]
+	}
 	// Printed, so that NaN coordinates compare equal and nil equals empty.
 	if fmt.Sprint(good) != fmt.Sprint(wantGood) || fmt.Sprint(bad) != fmt.Sprint(wantBad) {
 		return fmt.Errorf("rungTraining:\n good %v\n bad %v\nsplit:\n good %v\n bad %v", good, bad, wantGood, wantBad)

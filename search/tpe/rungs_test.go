@@ -88,11 +88,37 @@ func feedRungs(t *testing.T, s *Searcher, n int, f func(x, b float64) float64) [
 }
 
 // Trials rank by the highest budget they reached, then by their loss
-// there: the good ones are those that went furthest. The model waits for
+// there: the good ones are those that went furthest, running or not. The
+// bad ones are the complete others: a trial still running has not been
+// judged, so it is not bad at the budget it is about to pass (with
+// RunningBad, the earlier rule, it is). The model waits for
 // NStartupTrials observed trials.
 func TestRanking(t *testing.T) {
 	sp := space.Space{"x": space.Uniform(0, 1)}
+	legacy := rungOpts(false)
+	legacy.RunningBad = true
+	old := mustNew(t, sp, legacy)
 	s := mustNew(t, sp, rungOpts(false))
+	for i := range 12 {
+		id := fmt.Sprint(i)
+		old.Suggest(id)
+		old.OnResult(id, at(1, float64(i)))
+		switch i {
+		case 3, 8:
+			old.OnResult(id, at(9, float64(20-i)))
+		case 5:
+			old.OnResult(id, at(3, -5))
+		}
+		if i%2 == 0 {
+			old.OnTrialComplete(id, nil, false)
+		}
+	}
+	if good, bad, ok := old.training(); !ok || len(good) != 2 || len(bad) != 10 {
+		t.Fatalf("RunningBad: %d good, %d bad, %v; want 2 and the 10 others", len(good), len(bad), ok)
+	}
+	if err := sameTraining(old); err != nil {
+		t.Fatal(err)
+	}
 	for i := range 12 {
 		if _, _, ok := s.training(); ok != (i >= 6) {
 			t.Fatalf("after %d trials: model %v", i, ok)
@@ -111,16 +137,21 @@ func TestRanking(t *testing.T) {
 		}
 	}
 	good, bad, ok := s.training()
-	if !ok || len(good) != 2 || len(bad) != 10 {
-		t.Fatalf("%d good, %d bad, %v; want 2 of 12 (⌈12/10⌉)", len(good), len(bad), ok)
+	if !ok || len(good) != 2 {
+		t.Fatalf("%d good, %v; want 2 of 12 (⌈12/10⌉)", len(good), ok)
 	}
 	if good[0].seq != 3 || good[1].seq != 8 || good[0].level != 2 {
-		t.Fatalf("good %+v; want the two trials at budget 9", good)
+		t.Fatalf("good %+v; want the two trials at budget 9 (3 still running)", good)
 	}
-	for i, r := range bad {
-		if i > 0 && r.seq < bad[i-1].seq {
-			t.Fatalf("bad rows out of suggestion order: %+v", bad)
-		}
+	var badSeqs []int
+	for _, r := range bad {
+		badSeqs = append(badSeqs, r.seq)
+	}
+	if !slices.Equal(badSeqs, []int{0, 2, 4, 6, 10}) {
+		t.Fatalf("bad rows %v; want the complete trials but 8, in suggestion order", badSeqs)
+	}
+	if err := sameTraining(s); err != nil {
+		t.Fatal(err)
 	}
 	// With 21 observed the best three: both at 9, then the one at 3.
 	for i := 12; i < 21; i++ {

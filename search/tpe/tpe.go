@@ -155,8 +155,17 @@
 // reached, then by its loss there (Optuna's ranking of pruned trials; the
 // scheduler's promotions are thus part of the model): the good trials are
 // those that went furthest and did best there, the highest rung with
-// trials filling the good set first. The model is used once NStartupTrials
-// trials have been observed.
+// trials filling the good set first. The bad ones are the other trials
+// that are complete (stopped by the scheduler, or done): a trial still
+// running has not been judged, since the scheduler let it go on past its
+// last rung, and it would otherwise count as bad at a budget it is about
+// to pass, next to the configurations that do best (hone: Optuna leaves
+// running trials out of the model; one trial at a time nothing is
+// running when the model is used, so this changes only concurrent runs,
+// where it lowered final regret on bench/searchbench, docs/SEMANTICS.md
+// §5). With ConstantLiar, running trials not yet observed at the floor
+// (below) are the liars. The model is used once NStartupTrials trials have
+// been observed.
 //
 // With FidelityCheck each budget's losses are compared with those of the
 // highest budget that shares at least 6 trials with it, else of the next
@@ -243,6 +252,11 @@ type Options struct {
 	// judged against the next one only (fidelity.Rule.Neighbours), for
 	// experiments started with it.
 	FidelityNeighbours bool
+	// RunningBad keeps the earlier rule at rungs, by which a trial still
+	// running counts among the bad observations at the highest budget it
+	// has reached (unless it ranks among the good ones), for experiments
+	// started with it (spec.Rules 1 and 2).
+	RunningBad bool
 	// Points are configurations to suggest first (Ray's
 	// points_to_evaluate), in order; each may set only some parameters and
 	// the rest are sampled. Values are used as given, even outside their
@@ -279,6 +293,7 @@ type Searcher struct {
 	liar         bool
 	check        bool
 	neighbours   bool // fidelity.Rule.Neighbours
+	runningBad   bool // Options.RunningBad
 	points       []map[string]any
 	dims         []*dim
 
@@ -406,6 +421,7 @@ func New(sp space.Space, opts Options) (*Searcher, error) {
 		liar:         opts.ConstantLiar,
 		check:        opts.FidelityCheck,
 		neighbours:   opts.FidelityNeighbours,
+		runningBad:   opts.RunningBad,
 		pending:      map[string]*trial{},
 		objs:         objs,
 		cs:           slices.Clone(opts.Constraints),
