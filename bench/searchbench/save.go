@@ -100,9 +100,16 @@ func loadCells(saved []savedCell) ([]*Cell, error) {
 // Optuna's version where it ran. The info of the merge has the earliest
 // start, the sums of the wall and CPU times, each part's load, and the
 // parts' distinct commands, one per line.
-func Merge(parts []*Results, infos []RunInfo) (*Results, RunInfo, error) {
-	if len(parts) == 0 || len(parts) != len(infos) {
-		return nil, RunInfo{}, fmt.Errorf("merge: %d results and %d infos", len(parts), len(infos))
+//
+// only, if not nil, holds for each part the methods to take from it (nil:
+// every method): those methods' runs in the earlier parts are dropped, so
+// that a part run again with new code replaces what it ran.
+func Merge(parts []*Results, infos []RunInfo, only [][]string) (*Results, RunInfo, error) {
+	if len(parts) == 0 || len(parts) != len(infos) || only != nil && len(only) != len(parts) {
+		return nil, RunInfo{}, fmt.Errorf("merge: %d results, %d infos and %d method lists", len(parts), len(infos), len(only))
+	}
+	if only == nil {
+		only = make([][]string, len(parts))
 	}
 	out := &Results{}
 	for i, p := range parts {
@@ -118,10 +125,10 @@ func Merge(parts []*Results, infos []RunInfo) (*Results, RunInfo, error) {
 		out.Optuna, out.OptunaRan = p.Optuna, true
 	}
 	var err error
-	if out.Cells, err = mergeCells(parts, func(r *Results) []*Cell { return r.Cells }); err != nil {
+	if out.Cells, err = mergeCells(parts, only, func(r *Results) []*Cell { return r.Cells }); err != nil {
 		return nil, RunInfo{}, err
 	}
-	if out.Scale, err = mergeCells(parts, func(r *Results) []*Cell { return r.Scale }); err != nil {
+	if out.Scale, err = mergeCells(parts, only, func(r *Results) []*Cell { return r.Scale }); err != nil {
 		return nil, RunInfo{}, fmt.Errorf("%w (the runs at %d steps)", err, ScaleSteps)
 	}
 	return out, mergeInfo(infos), nil
@@ -158,8 +165,9 @@ func mergeInfo(infos []RunInfo) RunInfo {
 	return info
 }
 
-// mergeCells merges the cells that of picks from each part (Merge).
-func mergeCells(parts []*Results, of func(*Results) []*Cell) ([]*Cell, error) {
+// mergeCells merges the cells that of picks from each part, taking from
+// part i only the methods only[i] if it is not nil (Merge).
+func mergeCells(parts []*Results, only [][]string, of func(*Results) []*Cell) ([]*Cell, error) {
 	type key struct {
 		problem     string
 		concurrency int
@@ -168,6 +176,11 @@ func mergeCells(parts []*Results, of func(*Results) []*Cell) ([]*Cell, error) {
 	cells := map[key]*Cell{}
 	runs := map[key]map[string]map[uint64]*Trace{}
 	for i, part := range parts {
+		for _, byMethod := range runs {
+			for _, m := range only[i] {
+				delete(byMethod, m)
+			}
+		}
 		for _, c := range of(part) {
 			k := key{c.Problem.Name, c.Concurrency}
 			m := cells[k]
@@ -179,6 +192,9 @@ func mergeCells(parts []*Results, of func(*Results) []*Cell) ([]*Cell, error) {
 				return nil, fmt.Errorf("merge: %s at concurrency %d: budget %g in part %d, %g before", k.problem, k.concurrency, c.Budget, i+1, m.Budget)
 			}
 			for method, ts := range c.Traces {
+				if only[i] != nil && !slices.Contains(only[i], method) {
+					continue
+				}
 				bySeed := runs[k][method]
 				if bySeed == nil {
 					bySeed = map[uint64]*Trace{}

@@ -34,7 +34,7 @@ func TestMerge(t *testing.T) {
 	a := part([]uint64{1, 2}, 0, "tpe", "random")
 	b := part([]uint64{3, 4}, 0, "random", "tpe")
 	b.Cells[0].Traces["random"] = append(b.Cells[0].Traces["random"], part([]uint64{2}, 0, "random").Cells[0].Traces["random"]...)
-	res, info, err := Merge([]*Results{a, b}, infos)
+	res, info, err := Merge([]*Results{a, b}, infos, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,10 +60,25 @@ func TestMerge(t *testing.T) {
 	}
 
 	// Hone's methods from one part, the baselines from another.
-	if res, _, err := Merge([]*Results{part([]uint64{1, 2}, 0, "random"), part([]uint64{1, 2}, 0, "random", "auto")}, infos); err != nil {
+	if res, _, err := Merge([]*Results{part([]uint64{1, 2}, 0, "random"), part([]uint64{1, 2}, 0, "random", "auto")}, infos, nil); err != nil {
 		t.Errorf("merging methods: %v", err)
 	} else if got := strings.Join(res.Cells[0].Methods, ","); got != "random,auto" {
 		t.Errorf("methods %s, want random,auto", got)
+	}
+
+	// A part run again with new code replaces the methods it is taken for.
+	if res, _, err := Merge([]*Results{part([]uint64{1, 2}, 0, "random", "tpe", "auto"), part([]uint64{1, 2}, 0.5, "random", "auto")},
+		infos, [][]string{nil, {"auto"}}); err != nil {
+		t.Errorf("replacing auto: %v", err)
+	} else {
+		c := res.Cells[0]
+		if got := strings.Join(c.Methods, ","); got != "random,tpe,auto" {
+			t.Errorf("methods %s, want random,tpe,auto", got)
+		}
+		if c.Traces["auto"][0].Final() != 1.5 || c.Traces["tpe"][0].Final() != 1 || c.Traces["random"][0].Final() != 1 {
+			t.Errorf("finals auto %g, tpe %g, random %g; want auto's from the second part (1.5), the others from the first (1)",
+				c.Traces["auto"][0].Final(), c.Traces["tpe"][0].Final(), c.Traces["random"][0].Final())
+		}
 	}
 
 	for _, bad := range []struct {
@@ -83,7 +98,7 @@ func TestMerge(t *testing.T) {
 		{"Optuna versions differ", []*Results{{Optuna: "Optuna 3.1.0", OptunaRan: true}, {Optuna: "Optuna 3.6.1", OptunaRan: true}},
 			"part 2 ran Optuna"},
 	} {
-		if _, _, err := Merge(bad.parts, infos); err == nil || !strings.Contains(err.Error(), bad.want) {
+		if _, _, err := Merge(bad.parts, infos, nil); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%s: error %v, want one containing %q", bad.name, err, bad.want)
 		}
 	}

@@ -22,6 +22,11 @@
 //	go run ./cmd/searchbench -first-seed 21 -save b.json
 //	go run ./cmd/searchbench -from a.json,b.json   # the report of seeds 1 to 40
 //
+// and methods run again after a change replace their earlier runs:
+//
+//	go run ./cmd/searchbench -methods auto -optuna=false -save c.json
+//	go run ./cmd/searchbench -from a.json,c.json:auto
+//
 // The Optuna baselines need Debian's python3-optuna, which the command
 // installs with apt-get when it runs as root and Optuna is missing
 // (otherwise it says so and leaves them out). See package searchbench for
@@ -110,7 +115,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		quiet    = fs.Bool("q", false, "no progress lines on stderr")
 		tmpRoot  = fs.String("tmp", "", "directory for the hone experiment directories while they run (default /dev/shm if usable, else the system temporary directory)")
 		save     = fs.String("save", "", "file to save the runs' results in, to write the report again with -from (default: bench/out/searchbench-runs.json, or runs.json in -out)")
-		from     = fs.String("from", "", "write the report (and plots) from the results saved by an earlier run instead of running; several files, comma-separated, are merged seed by seed (runs of other seeds with -first-seed, or of other methods)")
+		from     = fs.String("from", "", "write the report (and plots) from the results saved by an earlier run instead of running; several files, comma-separated, are merged seed by seed (runs of other seeds with -first-seed, or of other methods); file:m1+m2 takes only methods m1 and m2 from file, in place of the earlier files' runs of them")
 		scale    = fs.Bool("scale", true, fmt.Sprintf("also run hone's methods and random search at %d steps per run, at concurrency 1 and the highest (parallel efficiency and searcher CPU at that size)", searchbench.ScaleSteps))
 	)
 	fs.Usage = func() {
@@ -315,7 +320,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func loadRuns(paths []string) (*searchbench.Results, searchbench.RunInfo, error) {
 	var parts []*searchbench.Results
 	var infos []searchbench.RunInfo
-	for _, path := range paths {
+	var only [][]string
+	for _, arg := range paths {
+		path, methods, _ := strings.Cut(arg, ":")
+		var take []string
+		if methods != "" {
+			take = strings.Split(methods, "+")
+			for _, m := range take {
+				if !slices.Contains(searchbench.Methods(), m) {
+					return nil, searchbench.RunInfo{}, fmt.Errorf("-from %s: unknown method %q (methods: %s)", arg, m, strings.Join(searchbench.Methods(), ", "))
+				}
+			}
+		}
+		only = append(only, take)
 		f, err := os.Open(path)
 		if err != nil {
 			return nil, searchbench.RunInfo{}, err
@@ -327,16 +344,19 @@ func loadRuns(paths []string) (*searchbench.Results, searchbench.RunInfo, error)
 		}
 		parts, infos = append(parts, res), append(infos, info)
 	}
-	if len(parts) == 1 {
+	if len(parts) == 1 && only[0] == nil {
 		return parts[0], infos[0], nil
 	}
-	res, info, err := searchbench.Merge(parts, infos)
+	res, info, err := searchbench.Merge(parts, infos, only)
 	if err != nil {
 		return nil, searchbench.RunInfo{}, fmt.Errorf("-from %s: %w", strings.Join(paths, ","), err)
 	}
 	names := make([]string, len(paths))
 	for i := range paths {
 		names[i] = fmt.Sprintf("part%d.json", i+1)
+		if only[i] != nil {
+			names[i] += ":" + strings.Join(only[i], "+")
+		}
 	}
 	info.Command += "\n# each part saved with -save, then merged seed by seed:\ncd bench && go run ./cmd/searchbench -from " + strings.Join(names, ",")
 	return res, info, nil

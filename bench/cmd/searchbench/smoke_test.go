@@ -182,6 +182,21 @@ func TestFromMerges(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "differs") {
 		t.Errorf("merging a changed run: %v, want an error that it differs", err)
 	}
+	// Unless the later file is taken for the changed method, whose runs
+	// then replace the earlier ones.
+	res, info, err := loadRuns([]string{filepath.Join(dirs["all"], "runs.json"), bad + ":asha"})
+	if err != nil {
+		t.Fatalf("replacing asha: %v", err)
+	}
+	if got := res.Cells[0].Traces["asha"][0].Trials; got < 1000 {
+		t.Errorf("asha's first run has %d trials, want the replacing file's (1000 and more)", got)
+	}
+	if !strings.Contains(info.Command, "-from part1.json,part2.json:asha") {
+		t.Errorf("command %q does not say which methods were taken from the second file", info.Command)
+	}
+	if _, _, err := loadRuns([]string{bad + ":nope"}); err == nil || !strings.Contains(err.Error(), `unknown method "nope"`) {
+		t.Errorf("an unknown method to take: %v", err)
+	}
 }
 
 // lineWith returns the first line of s containing sub, or "".
