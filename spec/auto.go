@@ -70,9 +70,6 @@ func AutoASHA(timeAttr string, maxT float64) asha.Config {
 //     observations (tpe.Options.RunningBad is the earlier rule).
 const RulesVersion = 3
 
-// legacyRules reports whether s's experiment decides by rules version 1.
-func (s *Spec) legacyRules() bool { return s.Rules == 1 }
-
 // rulesBefore reports whether s's experiment was started under a rules
 // version older than v.
 func (s *Spec) rulesBefore(v int) bool { return s.Rules != 0 && s.Rules < v }
@@ -151,7 +148,7 @@ func (s *Spec) autoScheduler(ch *autoChoice) {
 		ch.Scheduler = "asha"
 		ch.ASHA = AutoASHA(attr, maxT)
 		grace := fmt.Sprintf("%s (max_t/%s, so that its top rung is max_t itself)", formatNum(ch.ASHA.GracePeriod), formatNum(maxT/ch.ASHA.GracePeriod))
-		if s.legacyRules() {
+		if s.rulesBefore(2) {
 			ch.ASHA.GracePeriod = math.Max(1, math.Floor(maxT/math.Pow(autoEta, autoRungs)))
 			grace = formatNum(ch.ASHA.GracePeriod) + " (the rule this experiment started with: max(1, ⌊max_t/27⌋))"
 		}

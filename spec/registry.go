@@ -489,7 +489,7 @@ func readTPE(p *Params) func(s *Spec) (hone.Searcher, error) {
 		}
 		o := o
 		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = obj.Metric, obj.Mode, s.NumSamples, s.Seed, s.PointsToEvaluate
-		o.FidelityNeighbours = s.legacyRules()
+		o.FidelityNeighbours = s.rulesBefore(2)
 		o.RunningBad = s.rulesBefore(3)
 		if s.severalObjectives() {
 			o.Objectives, o.Constraints = s.ResolvedObjectives(), s.Constraints
@@ -559,7 +559,7 @@ func readBOHB(p *Params) func(s *Spec) (hone.Searcher, error) {
 		}
 		o.Metric, o.Mode, o.NumSamples, o.Seed, o.Points = obj.Metric, obj.Mode, s.NumSamples, s.Seed, s.PointsToEvaluate
 		o.MaxConcurrent = s.Searcher.MaxConcurrent
-		o.FidelityNeighbours = s.legacyRules()
+		o.FidelityNeighbours = s.rulesBefore(2)
 		return bohb.New(s.SearchSpace, o)
 	}
 }
