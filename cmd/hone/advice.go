@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -61,12 +60,9 @@ func newRunCommand(t *target, specFile string) string {
 // was started (or last resumed) with, if it is still there, else the
 // experiment's own copy.
 func adviceSpec(dir string) string {
-	if data, err := os.ReadFile(filepath.Join(dir, originFile)); err == nil {
-		var o origin
-		if json.Unmarshal(data, &o) == nil && o.SpecFile != "" {
-			if _, err := os.Stat(o.SpecFile); err == nil {
-				return o.SpecFile
-			}
+	if o, ok := loadOrigin(dir); ok && o.SpecFile != "" {
+		if _, err := os.Stat(o.SpecFile); err == nil {
+			return o.SpecFile
 		}
 	}
 	return filepath.Join(dir, specCopy)

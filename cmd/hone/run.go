@@ -38,12 +38,19 @@ type origin struct {
 	Rules int `json:"rules,omitempty"`
 }
 
+// loadOrigin returns the origin of the experiment in dir, and whether it
+// could be read.
+func loadOrigin(dir string) (origin, bool) {
+	var o origin
+	data, err := os.ReadFile(filepath.Join(dir, originFile))
+	return o, err == nil && json.Unmarshal(data, &o) == nil
+}
+
 // storedRules returns the version of the decision rules the experiment in
 // dir was started with: its origin's, or 1 (the rules before the version
 // was recorded) when the origin has none.
 func storedRules(dir string) int {
-	var o origin
-	if data, err := os.ReadFile(filepath.Join(dir, originFile)); err == nil && json.Unmarshal(data, &o) == nil && o.Rules > 0 {
+	if o, ok := loadOrigin(dir); ok && o.Rules > 0 {
 		return o.Rules
 	}
 	return 1
@@ -363,16 +370,13 @@ func loadStoredSpec(dir, specPath string) (*spec.Spec, error) {
 		return spec.Load(specPath)
 	}
 	base := dir
-	if o, err := os.ReadFile(filepath.Join(dir, originFile)); err == nil {
-		var or origin
-		if err := json.Unmarshal(o, &or); err == nil && or.SpecDir != "" {
-			base = or.SpecDir
-			if _, err := os.Stat(base); err != nil {
-				// Resumed on another machine: relative paths resolve
-				// against the current directory, as on a fresh run.
-				if wd, err := os.Getwd(); err == nil {
-					base = wd
-				}
+	if or, ok := loadOrigin(dir); ok && or.SpecDir != "" {
+		base = or.SpecDir
+		if _, err := os.Stat(base); err != nil {
+			// Resumed on another machine: relative paths resolve
+			// against the current directory, as on a fresh run.
+			if wd, err := os.Getwd(); err == nil {
+				base = wd
 			}
 		}
 	}
