@@ -79,11 +79,14 @@
 // seeds than short ones), and reports parallel efficiency and searcher CPU
 // at that size too. A setting is out of reach at the highest concurrency
 // when even the earliest first full-fidelity result there, of any method,
-// comes after 1.5 times the budget the method needs at concurrency 1. At
-// the default budgets (32 to 64 full-fidelity evaluations) sixteen
-// trials at once spend about 16 before the first of them can finish at
-// full fidelity, which bounds how soon any curve at concurrency 16 can
-// start; the report shows that point beside each efficiency figure.
+// comes after 1.5 times the budget the method needs at concurrency 1; the
+// report gives the ratio of the two, the lowest any method could have
+// there. At the default budgets (32 to 64 full-fidelity evaluations)
+// sixteen trials at once spend about 16 before the first of them can
+// finish at full fidelity, which bounds how soon any curve at concurrency
+// 16 can start; the report shows that point beside each efficiency
+// figure, and counts the settings within 1.5× at the concurrencies
+// between 1 and the highest too.
 //
 // # Searcher CPU
 //

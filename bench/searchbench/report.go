@@ -488,7 +488,10 @@ func writeMethodRecord(w io.Writer, cells []*Cell, honeMs []string, cs []int) {
 // method per problem; size, if not empty, says at what size the cells
 // ran. A setting is out of reach when the earliest first full-fidelity
 // result of any method at the highest concurrency (floorAt) already comes
-// after 1.5 times the budget hone's best method needs at concurrency 1.
+// after 1.5 times the budget hone's best method needs at concurrency 1;
+// the ratio of the two is then the lowest any method could have there.
+// The summary also counts the settings within 1.5× at each concurrency
+// between 1 and the highest.
 func writeEfficiencySummary(w io.Writer, cells []*Cell, cs []int, info RunInfo, size string) {
 	es := Efficiencies(cells)
 	if len(es) == 0 || !slices.Contains(cs, 1) {
@@ -509,6 +512,11 @@ func writeEfficiencySummary(w io.Writer, cells []*Cell, cs []int, info RunInfo, 
 	fmt.Fprintf(w, "| problem | hone's best at concurrency 1 | budget to reach (")
 	fmt.Fprintf(w, "%s) | ratio %d/1 | first full-fidelity result at %d |\n|---|---|---|---|---|\n", joinInts(cs), top, top)
 	ok, n, out := 0, 0, 0
+	var between []int       // the concurrencies between 1 and top
+	mid := map[int][2]int{} // per one of them: the settings within 1.5×, and those reached
+	if len(cs) > 2 {
+		between = cs[1 : len(cs)-1]
+	}
 	for _, p := range problems(cells) {
 		c1 := cellOf(cells, p, 1)
 		b := best(c1.Summaries(), func(m string) bool { return !IsBaseline(m) })
@@ -536,9 +544,19 @@ func writeEfficiencySummary(w io.Writer, cells []*Cell, cs []int, info RunInfo, 
 					ok++
 				case floor > 1.5*e.Budget[1]:
 					out++
-					mark = " (over 1.5×; out of reach)"
+					mark = fmt.Sprintf(" (over 1.5×; out of reach: at least %s)", benchutil.Ratio(floor/e.Budget[1]))
 				default:
 					mark = " (over 1.5×)"
+				}
+			}
+			for _, c := range between {
+				if rc := e.Ratio(c); !math.IsNaN(rc) {
+					m := mid[c]
+					if rc <= 1.5 {
+						m[0]++
+					}
+					m[1]++
+					mid[c] = m
 				}
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s%s | %s |\n", p.Name, b.Method, strings.Join(bs, " / "), ratioOrNone(r), mark, num(first))
@@ -550,7 +568,12 @@ func writeEfficiencySummary(w io.Writer, cells []*Cell, cs []int, info RunInfo, 
 	}
 	fmt.Fprintf(w, "\n  hone's best method needs at most 1.5× its concurrency-1 budget at concurrency %d on **%d of %d** problem settings "+
 		"(those where it reached the target at either concurrency); of the other %d, %d %s out of reach at concurrency %d. "+
-		"Every method's figures are in the details below.\n\n", top, ok, n, n-ok, out, verb, top)
+		"Every method's figures are in the details below.", top, ok, n, n-ok, out, verb, top)
+	for _, c := range between {
+		fmt.Fprintf(w, " At concurrency %d, where trials at once spend about %d full evaluations' worth before the first can finish, "+
+			"it needs at most 1.5× its concurrency-1 budget on %d of %d.", c, c, mid[c][0], mid[c][1])
+	}
+	fmt.Fprint(w, "\n\n")
 }
 
 // floorAt returns the earliest median first full-fidelity result of any

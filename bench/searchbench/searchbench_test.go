@@ -328,7 +328,7 @@ func TestOutOfReach(t *testing.T) {
 		first16 float64 // the first full-fidelity results at 16
 		want    string
 	}{
-		{first16: 16, want: "(over 1.5×; out of reach)"},
+		{first16: 16, want: "(over 1.5×; out of reach: at least 4×)"},
 		{first16: 3, want: "(over 1.5×) |"},
 	} {
 		// bohb reaches random's final regret (1) at 4 at concurrency 1,
@@ -342,5 +342,22 @@ func TestOutOfReach(t *testing.T) {
 		if !strings.Contains(b.String(), tc.want) {
 			t.Errorf("first full-fidelity result at 16 at %v: want %q in\n%s", tc.first16, tc.want, b.String())
 		}
+	}
+	// With a concurrency between 1 and the highest, the summary counts
+	// the settings within 1.5× there too: bohb reaches the target at 4
+	// at concurrency 1 and at 6 (1.5×) at concurrency 4.
+	cells := []*Cell{cell(1, 2, 4), cell(4, 3, 6), cell(16, 16, 26)}
+	var b strings.Builder
+	writeEfficiencySummary(&b, cells, []int{1, 4, 16}, RunInfo{}, "")
+	for _, want := range []string{"on **0 of 1** problem settings", "At concurrency 4, where trials at once spend about 4 full evaluations' worth before the first can finish, it needs at most 1.5× its concurrency-1 budget on 1 of 1."} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("want %q in\n%s", want, b.String())
+		}
+	}
+	cells[1] = cell(4, 3, 6.5)
+	b.Reset()
+	writeEfficiencySummary(&b, cells, []int{1, 4, 16}, RunInfo{}, "")
+	if want := "budget on 0 of 1."; !strings.Contains(b.String(), want) {
+		t.Errorf("bohb at 6.5 at concurrency 4: want %q in\n%s", want, b.String())
 	}
 }
