@@ -361,3 +361,41 @@ func TestOutOfReach(t *testing.T) {
 		t.Errorf("bohb at 6.5 at concurrency 4: want %q in\n%s", want, b.String())
 	}
 }
+
+// TestFirstFullFidelityFloor pins the bound behind "out of reach": with
+// 16 trials at once, no method, hone's or a baseline run in Go, has a
+// full-fidelity result before 1 + 15·Cost(Steps−1) was spent. The first
+// trial to reach full fidelity has spent a whole evaluation, 1; every
+// other trial slot has been busy as long, and has finished all but at
+// most its last step, which costs at most 1 − Cost(Steps−1). A method
+// that left trial slots idle at the start could beat the bound; none does.
+func TestFirstFullFidelityFloor(t *testing.T) {
+	var methods []string
+	for _, m := range HoneMethods {
+		methods = append(methods, m.Name)
+	}
+	probs := []*functions.Problem{functions.ByName("park"), functions.ByName("countingones-4+4")}
+	res, err := Run(context.Background(), Config{Problems: probs, Methods: methods, Concurrency: []int{16}, Seeds: 2,
+		Budget: func(*functions.Problem) float64 { return 20 }, TempDir: t.TempDir(), NoOptuna: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := 0
+	for _, c := range res.Cells {
+		bound := 1 + 15*c.Problem.Cost(c.Problem.Steps-1)
+		for m, traces := range c.Traces {
+			for _, tr := range traces {
+				runs++
+				if len(tr.Points) == 0 {
+					continue
+				}
+				if first := tr.Points[0].Budget; first < bound-1e-9 {
+					t.Errorf("%s, %s, seed %d: first full-fidelity result at %v, before the bound %v", c.Problem.Name, m, tr.Seed, first, bound)
+				}
+			}
+		}
+	}
+	if runs != len(probs)*len(methods)*2 {
+		t.Fatalf("%d runs, want %d", runs, len(probs)*len(methods)*2)
+	}
+}
