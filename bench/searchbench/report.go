@@ -511,12 +511,14 @@ func writeEfficiencySummary(w io.Writer, cells []*Cell, cs []int, info RunInfo, 
 	}
 	fmt.Fprintf(w, "| problem | hone's best at concurrency 1 | budget to reach (")
 	fmt.Fprintf(w, "%s) | ratio %d/1 | first full-fidelity result at %d |\n|---|---|---|---|---|\n", joinInts(cs), top, top)
-	ok, n, out := 0, 0, 0
-	var between []int       // the concurrencies between 1 and top
-	mid := map[int][2]int{} // per one of them: the settings within 1.5×, and those reached
-	if len(cs) > 2 {
-		between = cs[1 : len(cs)-1]
+	// Per concurrency: the settings whose best method reached the target
+	// at it or at 1, and those of them within 1.5× of its budget at 1.
+	type tally struct{ reached, within int }
+	counts := map[int]*tally{}
+	for _, c := range cs {
+		counts[c] = &tally{}
 	}
+	out := 0
 	for _, p := range problems(cells) {
 		c1 := cellOf(cells, p, 1)
 		b := best(c1.Summaries(), func(m string) bool { return !IsBaseline(m) })
@@ -530,6 +532,12 @@ func writeEfficiencySummary(w io.Writer, cells []*Cell, cs []int, info RunInfo, 
 			var bs []string
 			for _, c := range cs {
 				bs = append(bs, num(e.Budget[c]))
+				if rc := e.Ratio(c); !math.IsNaN(rc) {
+					counts[c].reached++
+					if rc <= 1.5 {
+						counts[c].within++
+					}
+				}
 			}
 			r := e.Ratio(top)
 			first, floor := math.NaN(), math.NaN()
@@ -537,27 +545,13 @@ func writeEfficiencySummary(w io.Writer, cells []*Cell, cs []int, info RunInfo, 
 				first, floor = firstFull(ct.Traces[b.Method]), floorAt(ct)
 			}
 			mark := ""
-			if !math.IsNaN(r) {
-				n++
-				switch {
-				case r <= 1.5:
-					ok++
-				case floor > 1.5*e.Budget[1]:
-					out++
-					mark = fmt.Sprintf(" (over 1.5×; out of reach: at least %s)", benchutil.Ratio(floor/e.Budget[1]))
-				default:
-					mark = " (over 1.5×)"
-				}
-			}
-			for _, c := range between {
-				if rc := e.Ratio(c); !math.IsNaN(rc) {
-					m := mid[c]
-					if rc <= 1.5 {
-						m[0]++
-					}
-					m[1]++
-					mid[c] = m
-				}
+			switch {
+			case !(r > 1.5): // within, or not reached at either concurrency
+			case floor > 1.5*e.Budget[1]:
+				out++
+				mark = fmt.Sprintf(" (over 1.5×; out of reach: at least %s)", benchutil.Ratio(floor/e.Budget[1]))
+			default:
+				mark = " (over 1.5×)"
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s%s | %s |\n", p.Name, b.Method, strings.Join(bs, " / "), ratioOrNone(r), mark, num(first))
 		}
@@ -566,12 +560,15 @@ func writeEfficiencySummary(w io.Writer, cells []*Cell, cs []int, info RunInfo, 
 	if out == 1 {
 		verb = "is"
 	}
+	ok, n := counts[top].within, counts[top].reached
 	fmt.Fprintf(w, "\n  hone's best method needs at most 1.5× its concurrency-1 budget at concurrency %d on **%d of %d** problem settings "+
 		"(those where it reached the target at either concurrency); of the other %d, %d %s out of reach at concurrency %d. "+
 		"Every method's figures are in the details below.", top, ok, n, n-ok, out, verb, top)
-	for _, c := range between {
-		fmt.Fprintf(w, " At concurrency %d, where trials at once spend about %d full evaluations' worth before the first can finish, "+
-			"it needs at most 1.5× its concurrency-1 budget on %d of %d.", c, c, mid[c][0], mid[c][1])
+	for _, c := range cs {
+		if c != 1 && c != top {
+			fmt.Fprintf(w, " At concurrency %d, where trials at once spend about %d full evaluations' worth before the first can finish, "+
+				"it needs at most 1.5× its concurrency-1 budget on %d of %d.", c, c, counts[c].within, counts[c].reached)
+		}
 	}
 	fmt.Fprint(w, "\n\n")
 }
